@@ -1,0 +1,1 @@
+"""Ports: what the use cases need from the outside world, one module per port."""

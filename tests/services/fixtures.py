@@ -1,0 +1,1 @@
+"""Session-scoped fixtures that start real servers on free loopback ports and stop them."""
