@@ -1,3 +1,3 @@
-"""Shared test configuration. Service fixtures (brokers, S3, Elasticsearch) live in tests/services/."""
+"""Shared test configuration; server fixtures (brokers, S3, Elasticsearch) are in tests/services."""
 
 pytest_plugins = ["tests.services.fixtures"]
