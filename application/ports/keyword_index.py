@@ -1,0 +1,66 @@
+"""Keyword (BM25) index port, fed by the PRETOKENIZE plan (KEYWORD_INDEXING) and searched.
+
+Every write and query is scoped by user_id + dataset_id: one tenant never sees another's docs.
+Tokens are decided by the application's Tokenizer; the index never re-analyses them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Protocol
+
+import attrs
+
+
+class KeywordIndexError(Exception):
+    """Base class for keyword index failures."""
+
+
+class KeywordIndexUnavailable(KeywordIndexError):
+    """The engine cannot be reached or opened."""
+
+
+class KeywordWriteFailed(KeywordIndexError):
+    """A write or delete was refused or only partly applied."""
+
+
+@attrs.frozen
+class KeywordDoc:
+    """One chunk as the keyword index stores it."""
+
+    chunk_id: str
+    doc_id: str
+    user_id: str
+    dataset_id: str
+    parent_id: str | None
+    tokens: Sequence[str]
+    payload: Mapping[str, str] = attrs.field(factory=dict)
+
+
+@attrs.frozen
+class KeywordHit:
+    chunk_id: str
+    doc_id: str
+    score: float
+    payload: Mapping[str, str] = attrs.field(factory=dict)
+
+
+class KeywordIndex(Protocol):
+    async def delete_document(self, user_id: str, dataset_id: str, doc_id: str) -> int:
+        """Remove every chunk of one document in one scope; returns how many were removed."""
+        ...
+
+    async def write(self, docs: Sequence[KeywordDoc]) -> None:
+        """Index (or replace, by chunk_id within the scope) the docs; searchable on return.
+
+        All-or-nothing per call as far as the engine allows; raises KeywordWriteFailed.
+        """
+        ...
+
+    async def search(
+        self, user_id: str, dataset_id: str, tokens: Sequence[str], limit: int
+    ) -> list[KeywordHit]:
+        """BM25 hits within one scope, best first; no tokens gives no hits."""
+        ...
+
+    async def close(self) -> None: ...
