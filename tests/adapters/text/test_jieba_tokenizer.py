@@ -1,0 +1,63 @@
+"""JiebaTokenizer: the tokens the keyword index and the sparse encoder both rely on."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ragline.adapters.jieba_tokenizer import JiebaTokenizer
+
+tokenizer = JiebaTokenizer()
+
+
+def test_chinese_is_segmented_into_words_and_search_subwords() -> None:
+    tokens = tokenizer.tokenize("我们在北京大学学习")
+    assert "北京大学" in tokens
+    assert "北京" in tokens
+    assert "学习" in tokens
+    assert "在" in tokens  # no stopword removal
+
+
+def test_precise_mode_keeps_only_the_longest_words() -> None:
+    tokens = JiebaTokenizer(search_mode=False).tokenize("我们在北京大学学习")
+    assert tokens == ["我们", "在", "北京大学", "学习"]
+
+
+def test_words_are_casefolded_and_punctuation_dropped() -> None:
+    assert tokenizer.tokenize("Hello, WORLD! Straße?") == ["hello", "world", "strasse"]
+
+
+def test_inner_apostrophes_and_periods_join_words() -> None:
+    tokens = tokenizer.tokenize("Don’t use 3.14 e.g. here.")
+    assert tokens == ["don't", "use", "3.14", "e.g", "here"]
+
+
+def test_full_width_forms_are_normalised() -> None:
+    assert tokenizer.tokenize("ＡＢＣ１２３") == ["abc123"]
+
+
+def test_mixed_scripts_keep_text_order() -> None:
+    tokens = tokenizer.tokenize("用Python处理自然语言 and 한국어 text")
+    assert tokens.index("python") < tokens.index("处理") < tokens.index("and")
+    assert "한국어" in tokens
+    assert tokens[-1] == "text"
+
+
+def test_blank_text_gives_no_tokens() -> None:
+    assert tokenizer.tokenize("") == []
+    assert tokenizer.tokenize("  \n\t ,.;!?。，") == []
+
+
+@given(st.text(max_size=200))
+def test_tokens_are_deterministic_non_blank_and_space_free(text: str) -> None:
+    tokens = tokenizer.tokenize(text)
+    assert tokens == tokenizer.tokenize(text)
+    for token in tokens:
+        assert token
+        assert not any(ch.isspace() for ch in token)
+
+
+@given(st.lists(st.sampled_from(["alpha", "Beta", "数据", "检索", "x1"]), max_size=20))
+def test_space_joined_words_tokenize_back_to_themselves(words: list[str]) -> None:
+    tokens = JiebaTokenizer(search_mode=False).tokenize(" ".join(words))
+    assert tokens == [w.casefold() for w in words]
