@@ -1,0 +1,71 @@
+"""Message-bus ports: consume parse tasks, publish results, drop tasks (debug/CLI path).
+
+Vendor-neutral on purpose: bodies are bytes (UTF-8 JSON per contracts.wire), routing keys are
+strings, settlement is `ack` or `dead_letter(reason)`. Delivery is at-least-once; the use case
+is idempotent on task_id, so a redelivery after a crash is expected and harmless.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from typing import Protocol
+
+
+class MessageBusError(Exception):
+    """The broker could not do what was asked (connection lost, publish not confirmed, ...)."""
+
+
+class TaskDelivery(Protocol):
+    """One received message, unsettled until `ack` or `dead_letter` is awaited.
+
+    Settling twice is a no-op (the first settlement wins). A delivery that is never settled
+    is delivered again after the source is closed and reopened (consumer restart).
+    """
+
+    @property
+    def body(self) -> bytes: ...
+
+    @property
+    def routing_key(self) -> str | None:
+        """file_type for tasks, task_id for results; None when the producer set none."""
+        ...
+
+    @property
+    def headers(self) -> Mapping[str, str]: ...
+
+    @property
+    def topic(self) -> str: ...
+
+    async def ack(self) -> None:
+        """Done with it (success or a FAILED result already stored): never deliver it again."""
+        ...
+
+    async def dead_letter(self, reason: str) -> None:
+        """Set it aside on the dead-letter topic with `reason`, then settle it."""
+        ...
+
+
+class TaskSource(Protocol):
+    """The task topic, seen by one consumer (group member). Iterating waits for messages."""
+
+    def __aiter__(self) -> AsyncIterator[TaskDelivery]: ...
+
+    async def close(self) -> None:
+        """Stop consuming: iteration ends; unsettled deliveries will be delivered again."""
+        ...
+
+
+class ResultPublisher(Protocol):
+    """The result topic. Routing key = task_id."""
+
+    async def publish(self, body: bytes, routing_key: str) -> None:
+        """Return once the broker has durably accepted it; raise MessageBusError otherwise."""
+        ...
+
+
+class TaskPublisher(Protocol):
+    """The task topic, for the debug HTTP endpoint and the CLI. Routing key = file_type."""
+
+    async def publish(self, body: bytes, routing_key: str) -> None:
+        """Return once the broker has durably accepted it; raise MessageBusError otherwise."""
+        ...

@@ -1,0 +1,99 @@
+"""ParseTask: the message a business system drops on the task topic (SPEC §5, seed 002).
+
+Compatibility rules: new fields are always optional, unknown fields are ignored, old
+messages keep parsing. Types are strict (no "12" -> 12, no 1 -> True) so that a producer
+bug surfaces as INVALID_TASK_CONTEXT instead of being silently reinterpreted.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated, Self
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, model_validator
+from pydantic.config import JsonDict
+
+NonEmptyStr = Annotated[StrictStr, Field(min_length=1)]
+TASK_ID_MAX_CHARS = 256
+TaskId = Annotated[StrictStr, Field(min_length=1, max_length=TASK_ID_MAX_CHARS, pattern=r"\S")]
+"""Idempotency key: 1-256 characters, not only whitespace."""
+
+
+class TriggerMode(StrEnum):
+    UPLOAD_AUTO = "upload_auto"
+    MANUAL_RETRY = "manual_retry"
+
+
+class PdfParserBackend(StrEnum):
+    MINERU = "mineru"
+    OPENDATALOADER = "opendataloader"
+    NAIVE = "naive"
+    AUTO = "auto"
+
+
+_RETRY_NEEDS_PREVIOUS: JsonDict = {
+    "if": {"properties": {"is_retry": {"const": True}}, "required": ["is_retry"]},
+    "then": {
+        "required": ["previous_task_id"],
+        "properties": {"previous_task_id": {"type": "string"}},
+    },
+}
+
+
+class ParseTask(BaseModel):
+    """One request to parse one uploaded file and index it."""
+
+    model_config = ConfigDict(
+        extra="ignore",
+        frozen=True,
+        title="ParseTask",
+        json_schema_extra=_RETRY_NEEDS_PREVIOUS,
+    )
+
+    task_id: TaskId = Field(description="Unique id chosen by the producer; idempotency key.")
+    original_file_id: StrictInt = Field(description="Primary key of the producer's original file.")
+    document_parse_task_id: StrictInt = Field(
+        description="Primary key of the producer's parse-file row (document_parse_file.id)."
+    )
+    user_id: StrictInt = Field(description="Owner of the file.")
+    dataset_id: StrictInt = Field(description="Dataset the file belongs to.")
+    file_type: NonEmptyStr = Field(description="pdf, docx, html, md, ...; the routing key.")
+    source_bucket: NonEmptyStr = Field(description="Object-storage bucket of the source file.")
+    source_object_key: NonEmptyStr = Field(description="Object-storage key of the source file.")
+    source_filename: StrictStr = Field(description="File name as uploaded by the user.")
+    md_bucket: StrictStr = Field(
+        description="Bucket for the produced Markdown (unused for md/markdown passthrough)."
+    )
+    md_object_key: StrictStr = Field(
+        description="Key for the produced Markdown (unused for md/markdown passthrough)."
+    )
+    trigger_mode: TriggerMode = Field(
+        default=TriggerMode.UPLOAD_AUTO, description="upload_auto (default) or manual_retry."
+    )
+    pdf_parser_backend: PdfParserBackend = Field(
+        default=PdfParserBackend.MINERU,
+        description="PDF parser: mineru (default), opendataloader, naive or auto.",
+    )
+    docling_force_ocr: StrictBool | None = Field(
+        default=None, description="Force OCR; only the Docling backend reads it."
+    )
+    image_bucket: StrictStr | None = Field(default=None, description="Bucket for PDF images.")
+    image_prefix: StrictStr | None = Field(default=None, description="Key prefix for PDF images.")
+    is_retry: StrictBool = Field(
+        default=False, description="True for a user-triggered retry of a failed task."
+    )
+    previous_task_id: TaskId | None = Field(
+        default=None,
+        description="Required when is_retry is true: task_id of the failed run being retried.",
+    )
+
+    @model_validator(mode="after")
+    def _retry_names_its_previous_task(self) -> Self:
+        if self.is_retry and self.previous_task_id is None:
+            raise ValueError("previous_task_id is required when is_retry is true")
+        return self
+
+    @property
+    def routing_key(self) -> str:
+        """Task messages are routed by file type."""
+        return self.file_type
