@@ -25,6 +25,14 @@ class ObjectNotFound(StorageError):
         self.key = key
 
 
+class BucketNotFound(ObjectNotFound):
+    """The bucket does not exist (a write into it cannot succeed until `ensure_bucket`)."""
+
+    def __init__(self, bucket: str, key: str = "") -> None:
+        super().__init__(bucket, key)
+        self.args = (f"bucket not found: {bucket}",)
+
+
 class StorageUnavailable(StorageError):
     """The store cannot be reached or refused the operation (network, permissions, disk)."""
 
@@ -57,13 +65,19 @@ class ObjectStorage(Protocol):
         ...
 
     async def get_to_file(self, bucket: str, key: str, dest: Path) -> ObjectStat:
-        """Stream the object into `dest` (created or replaced). Raises ObjectNotFound."""
+        """Stream the object into `dest` (parents created, file replaced atomically).
+
+        Raises ObjectNotFound (also for a missing bucket); `dest` is untouched then.
+        """
         ...
 
     async def put_file(
         self, bucket: str, key: str, src: Path, content_type: str = DEFAULT_CONTENT_TYPE
     ) -> ObjectStat:
-        """Stream `src` into the object, replacing any previous version."""
+        """Stream `src` into the object, replacing any previous version.
+
+        Raises BucketNotFound when the bucket does not exist.
+        """
         ...
 
     async def put_bytes(

@@ -1,1 +1,96 @@
 """Session-scoped fixtures that start real servers on free loopback ports and stop them."""
+
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+VENV_BIN = Path(sys.executable).parent
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_for_http(url: str, proc: subprocess.Popen[bytes], log: Path, timeout: float = 60) -> None:
+    """Poll `url` until it answers any HTTP status; fail fast if the server process died."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited ({proc.returncode}): {log.read_text()[-2000:]}")
+        try:
+            with urllib.request.urlopen(url, timeout=2):
+                return
+        except urllib.error.HTTPError:
+            return
+        except OSError:
+            time.sleep(0.2)
+    raise RuntimeError(f"server at {url} did not answer in {timeout}s: {log.read_text()[-2000:]}")
+
+
+def stop_process(proc: subprocess.Popen[bytes]) -> None:
+    proc.terminate()
+    try:
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=5)
+
+
+@pytest.fixture(scope="session")
+def s3_endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A moto S3 server on loopback; any access key/secret is accepted, region us-east-1."""
+    port = free_port()
+    log = tmp_path_factory.mktemp("moto") / "moto.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [str(VENV_BIN / "moto_server"), "-H", "127.0.0.1", "-p", str(port)],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_for_http(url, proc, log)
+        yield url
+    finally:
+        stop_process(proc)
+
+
+@pytest.fixture(scope="session")
+def elasticsearch_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """An Elasticsearch-API server (noida-db emulator) on loopback, no auth."""
+    port = free_port()
+    data_dir = tmp_path_factory.mktemp("noida")
+    log = data_dir.parent / f"{data_dir.name}.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [
+                str(VENV_BIN / "noida-db"),
+                "start",
+                "--data-dir",
+                str(data_dir),
+                "--host",
+                "127.0.0.1",
+                "--only",
+                "elasticsearch",
+                "--elasticsearch-port",
+                str(port),
+            ],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_for_http(url, proc, log)
+        yield url
+    finally:
+        stop_process(proc)

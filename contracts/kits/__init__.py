@@ -1,0 +1,1 @@
+"""Reusable port contract test kits: subclass one per adapter and provide its fixture."""

@@ -1,0 +1,183 @@
+"""Contract kit for the ObjectStorage port.
+
+Subclass once per adapter, in a module pytest collects, and provide the `storage` fixture
+(a ready adapter against a real store):
+
+    class TestMyStorage(ObjectStorageContract):
+        @pytest.fixture
+        def storage(self) -> ObjectStorage:
+            return MyStorage(...)
+
+Every test works in its own fresh bucket, so a shared server is fine.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import urllib.request
+import uuid
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from ragline.application.ports.object_storage import (
+    InvalidObjectKey,
+    ObjectNotFound,
+    ObjectStorage,
+)
+
+MULTI_MB = 9 * 1024 * 1024 + 123  # above the usual multipart thresholds (5-8 MiB)
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as source:
+        while block := source.read(1024 * 1024):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def fetch(url: str) -> bytes:
+    with urllib.request.urlopen(url, timeout=30) as response:
+        data: bytes = response.read()
+        return data
+
+
+class ObjectStorageContract:
+    """The behaviour every ObjectStorage adapter must show."""
+
+    @pytest.fixture
+    def storage(self) -> ObjectStorage:
+        raise NotImplementedError("subclass and return the adapter under test")
+
+    @pytest.fixture
+    async def bucket(self, storage: ObjectStorage) -> str:
+        name = f"kit-{uuid.uuid4().hex[:16]}"
+        await storage.ensure_bucket(name)
+        return name
+
+    async def test_ensure_bucket_is_idempotent(self, storage: ObjectStorage, bucket: str) -> None:
+        await storage.ensure_bucket(bucket)
+        await storage.put_bytes(bucket, "still-there.txt", b"x")
+        await storage.ensure_bucket(bucket)
+        assert await storage.stat(bucket, "still-there.txt") is not None
+
+    async def test_large_file_roundtrip_is_streamed_and_identical(
+        self, storage: ObjectStorage, bucket: str, tmp_path: Path
+    ) -> None:
+        src = tmp_path / "big.bin"
+        src.write_bytes(os.urandom(MULTI_MB))
+        put = await storage.put_file(bucket, "docs/big.bin", src, "application/pdf")
+        assert put.size == MULTI_MB
+        dest = tmp_path / "out" / "copy.bin"
+        got = await storage.get_to_file(bucket, "docs/big.bin", dest)
+        assert sha256_of(dest) == sha256_of(src)
+        assert got.size == MULTI_MB
+        assert got.etag == put.etag
+        stat = await storage.stat(bucket, "docs/big.bin")
+        assert stat is not None
+        assert (stat.size, stat.etag, stat.content_type) == (MULTI_MB, put.etag, "application/pdf")
+        assert [p.name for p in dest.parent.iterdir()] == ["copy.bin"]  # no partial files left
+
+    async def test_put_bytes_keeps_content_type(
+        self, storage: ObjectStorage, bucket: str, tmp_path: Path
+    ) -> None:
+        data = "# 标题\n\nbody\n".encode()
+        put = await storage.put_bytes(bucket, "md/a.md", data, "text/markdown; charset=utf-8")
+        stat = await storage.stat(bucket, "md/a.md")
+        assert stat is not None
+        assert stat.size == len(data)
+        assert stat.etag == put.etag
+        assert stat.content_type == "text/markdown; charset=utf-8"
+        dest = tmp_path / "a.md"
+        await storage.get_to_file(bucket, "md/a.md", dest)
+        assert dest.read_bytes() == data
+
+    async def test_empty_object(self, storage: ObjectStorage, bucket: str, tmp_path: Path) -> None:
+        await storage.put_bytes(bucket, "empty", b"")
+        dest = tmp_path / "empty"
+        stat = await storage.get_to_file(bucket, "empty", dest)
+        assert stat.size == 0
+        assert dest.read_bytes() == b""
+
+    async def test_stat_of_missing_is_none(self, storage: ObjectStorage, bucket: str) -> None:
+        assert await storage.stat(bucket, "no/such/key") is None
+        assert await storage.stat(f"missing-{uuid.uuid4().hex[:12]}", "key") is None
+
+    async def test_get_of_missing_raises_and_leaves_dest_alone(
+        self, storage: ObjectStorage, bucket: str, tmp_path: Path
+    ) -> None:
+        work = tmp_path / "work"
+        work.mkdir()
+        dest = work / "dest.bin"
+        dest.write_bytes(b"previous")
+        with pytest.raises(ObjectNotFound):
+            await storage.get_to_file(bucket, "no/such/key", dest)
+        with pytest.raises(ObjectNotFound):
+            await storage.get_to_file(f"missing-{uuid.uuid4().hex[:12]}", "key", dest)
+        assert dest.read_bytes() == b"previous"
+        assert sorted(p.name for p in work.iterdir()) == ["dest.bin"]
+
+    async def test_put_into_missing_bucket_raises_not_found(
+        self, storage: ObjectStorage, tmp_path: Path
+    ) -> None:
+        with pytest.raises(ObjectNotFound):
+            await storage.put_bytes(f"missing-{uuid.uuid4().hex[:12]}", "key", b"x")
+
+    async def test_delete_is_idempotent(self, storage: ObjectStorage, bucket: str) -> None:
+        await storage.put_bytes(bucket, "a/b/c.txt", b"abc")
+        await storage.put_bytes(bucket, "a/b/d.txt", b"abd")
+        await storage.delete(bucket, "a/b/c.txt")
+        assert await storage.stat(bucket, "a/b/c.txt") is None
+        await storage.delete(bucket, "a/b/c.txt")
+        await storage.delete(bucket, "never/existed")
+        assert await storage.stat(bucket, "a/b/d.txt") is not None
+
+    async def test_overwrite_replaces_content(
+        self, storage: ObjectStorage, bucket: str, tmp_path: Path
+    ) -> None:
+        first = await storage.put_bytes(bucket, "same.txt", b"first version", "text/plain")
+        second = await storage.put_bytes(bucket, "same.txt", b"second", "text/markdown")
+        assert first.etag != second.etag
+        dest = tmp_path / "same.txt"
+        await storage.get_to_file(bucket, "same.txt", dest)
+        assert dest.read_bytes() == b"second"
+        stat = await storage.stat(bucket, "same.txt")
+        assert stat is not None
+        assert (stat.size, stat.etag, stat.content_type) == (6, second.etag, "text/markdown")
+
+    async def test_get_replaces_an_existing_destination(
+        self, storage: ObjectStorage, bucket: str, tmp_path: Path
+    ) -> None:
+        await storage.put_bytes(bucket, "k", b"short")
+        dest = tmp_path / "dest"
+        dest.write_bytes(b"a much longer previous content")
+        await storage.get_to_file(bucket, "k", dest)
+        assert dest.read_bytes() == b"short"
+
+    async def test_unicode_keys_roundtrip(
+        self, storage: ObjectStorage, bucket: str, tmp_path: Path
+    ) -> None:
+        key = "报告/2024 年度 summary (v1)+ä.md"
+        data = "内容 content".encode()
+        await storage.put_bytes(bucket, key, data, "text/markdown")
+        dest = tmp_path / "u.md"
+        await storage.get_to_file(bucket, key, dest)
+        assert dest.read_bytes() == data
+        url = await storage.presigned_get_url(bucket, key, timedelta(minutes=5))
+        assert fetch(url) == data
+
+    async def test_presigned_url_downloads_the_bytes(
+        self, storage: ObjectStorage, bucket: str, tmp_path: Path
+    ) -> None:
+        src = tmp_path / "doc.pdf"
+        src.write_bytes(os.urandom(300_000))
+        await storage.put_file(bucket, "src/doc.pdf", src, "application/pdf")
+        url = await storage.presigned_get_url(bucket, "src/doc.pdf", timedelta(minutes=10))
+        assert fetch(url) == src.read_bytes()
+
+    async def test_empty_key_is_rejected(self, storage: ObjectStorage, bucket: str) -> None:
+        with pytest.raises(InvalidObjectKey):
+            await storage.put_bytes(bucket, "", b"x")
