@@ -1,0 +1,287 @@
+"""Unit of work and repositories: the durable state of parse runs, chunks and results.
+
+One `UnitOfWork` is one transaction. Nothing a repository writes is visible to others until
+`commit()`; leaving the `async with` block without committing rolls back. Every status change
+is a compare-and-set in storage (`UPDATE ... WHERE <allowed prior state>`) whose rowcount is
+checked: a lost race raises `ConcurrentUpdate` (runs) or returns a count (chunk moves).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from types import TracebackType
+from typing import Protocol, Self
+
+import attrs
+
+from ragline.domain.parse_run import ChunkIndexStatus, ChunkStatusMove, ParseRun
+
+
+class PersistenceError(Exception):
+    """The store failed (connection lost, constraint the caller did not expect, ...)."""
+
+
+class DuplicateTaskId(PersistenceError):
+    """A run (or parsed log) with this task_id already exists: the idempotency barrier."""
+
+    def __init__(self, task_id: str) -> None:
+        super().__init__(f"task_id already recorded: {task_id}")
+        self.task_id = task_id
+
+
+class ConcurrentUpdate(PersistenceError):
+    """A compare-and-set matched no row: someone else changed the row since it was read."""
+
+
+# -- parsed log ---------------------------------------------------------------------------
+
+
+@attrs.frozen
+class ParsedLog:
+    """The snapshot of one task as received: the wire payload and where its Markdown went.
+
+    `id` is the store's integer key, sent back as `document_parsed_log_id`. `payload_json`
+    is the task message as received (canonical JSON), kept so a redelivery or a later retry
+    can be checked against it and so `ragline status` can show it.
+    """
+
+    id: int
+    task_id: str
+    payload_json: str
+    created_at: datetime
+    retry_of_task_id: str | None = None
+    parsed_bucket: str | None = None
+    parsed_object_key: str | None = None
+
+
+class ParsedLogRepository(Protocol):
+    async def add(
+        self,
+        task_id: str,
+        payload_json: str,
+        created_at: datetime,
+        retry_of_task_id: str | None = None,
+    ) -> ParsedLog:
+        """Insert under the unique task_id (DuplicateTaskId if present) and return the row."""
+        ...
+
+    async def get(self, task_id: str) -> ParsedLog | None: ...
+
+    async def set_parsed_location(self, task_id: str, bucket: str, object_key: str) -> None:
+        """Record where the Markdown was written (after CLEANING uploads it)."""
+        ...
+
+
+# -- parse runs ---------------------------------------------------------------------------
+
+
+class ParseRunRepository(Protocol):
+    async def add(self, run: ParseRun) -> None:
+        """Insert a new run; DuplicateTaskId when its task_id exists."""
+        ...
+
+    async def get(self, task_id: str) -> ParseRun | None:
+        """The stored run, rebuilt as the aggregate (no pending events)."""
+        ...
+
+    async def save(self, run: ParseRun, expected_version: int) -> None:
+        """Write the run's whole state: `UPDATE ... WHERE task_id=:id AND version=:expected`.
+
+        ConcurrentUpdate when the rowcount is not 1. `run.version` is the new version.
+        """
+        ...
+
+    async def mark_superseded(self, task_id: str, by_task_id: str) -> bool:
+        """`UPDATE ... SET superseded_by_task_id=:by WHERE task_id=:id AND
+        superseded_by_task_id IS NULL AND pipeline_status='FAILED'`; True iff rowcount == 1.
+
+        The rowcount arbitrates concurrent retries of the same run (SPEC §4.6). Also bumps
+        the stored version so a stale aggregate cannot overwrite the mark.
+        """
+        ...
+
+    async def list_unfinished(self, limit: int = 100) -> list[ParseRun]:
+        """Runs still PENDING or PROCESSING (interrupted runs waiting for a redelivery)."""
+        ...
+
+    async def list_recent(self, limit: int = 50) -> list[ParseRun]:
+        """Newest runs first, for `ragline status`."""
+        ...
+
+
+# -- chunk truth rows ---------------------------------------------------------------------
+
+
+@attrs.frozen
+class DocumentScope:
+    """Every chunk, index write and query is scoped by tenant and document."""
+
+    user_id: str
+    dataset_id: str
+    doc_id: str
+
+
+@attrs.frozen
+class ChunkRecord:
+    """One chunk truth row. Parents have `parent_id=None` and no index statuses (only
+    children are embedded and indexed); children point at their parent.
+
+    `chunk_id` is deterministic (document + span + text), so rebuilding the same Markdown
+    with the same plan yields the same ids.
+    """
+
+    chunk_id: str
+    scope: DocumentScope
+    task_id: str
+    parent_id: str | None
+    order_index: int
+    text: str
+    section_path: tuple[str, ...]
+    canonical_path: str
+    structure_node_id: str | None
+    node_type: str | None
+    source_type: str
+    span_start: int
+    span_end: int
+    dense_status: ChunkIndexStatus | None = None
+    sparse_status: ChunkIndexStatus | None = None
+
+    @property
+    def is_parent(self) -> bool:
+        return self.parent_id is None
+
+
+class ChunkRepository(Protocol):
+    async def replace_document(self, scope: DocumentScope, chunks: Sequence[ChunkRecord]) -> None:
+        """Delete every chunk of the document, insert `chunks` (same transaction)."""
+        ...
+
+    async def list_document(self, scope: DocumentScope) -> list[ChunkRecord]:
+        """Every chunk of the document in order_index order (parents and children)."""
+        ...
+
+    async def get_many(
+        self, user_id: str, dataset_id: str, chunk_ids: Sequence[str]
+    ) -> list[ChunkRecord]:
+        """The chunks with these ids inside the tenant's dataset (others are never returned)."""
+        ...
+
+    async def move_dense(
+        self, scope: DocumentScope, chunk_ids: Sequence[str], move: ChunkStatusMove
+    ) -> int:
+        """`UPDATE ... SET dense_status=:to WHERE chunk_id IN :ids AND dense_status IN
+        :allowed_from`; returns the rowcount (callers compare it with len(chunk_ids))."""
+        ...
+
+    async def move_sparse(
+        self, scope: DocumentScope, chunk_ids: Sequence[str], move: ChunkStatusMove
+    ) -> int:
+        """As `move_dense`, for sparse_status."""
+        ...
+
+    async def count_document(self, scope: DocumentScope) -> int: ...
+
+
+# -- user model configuration -------------------------------------------------------------
+
+
+@attrs.frozen
+class EmbeddingConfig:
+    """A user's default EMBEDDING model. `api_key` is plaintext here only: storage keeps it
+    encrypted at rest and it is never logged (`repr=False`)."""
+
+    user_id: str
+    provider: str
+    model: str
+    dimension: int
+    base_url: str | None = None
+    api_key: str | None = attrs.field(default=None, repr=False)
+
+
+class ModelConfigRepository(Protocol):
+    async def default_embedding(self, user_id: str) -> EmbeddingConfig | None: ...
+
+    async def put_default_embedding(self, config: EmbeddingConfig) -> None:
+        """Insert or replace the user's default EMBEDDING config."""
+        ...
+
+
+# -- transactional outbox -----------------------------------------------------------------
+
+
+@attrs.frozen
+class OutboxMessage:
+    """A result waiting to be published; written in the same transaction as the terminal
+    state, so a crash between commit and publish loses nothing."""
+
+    id: int
+    task_id: str
+    topic: str
+    routing_key: str
+    body: bytes
+    attempts: int
+    next_attempt_at: datetime
+    status: str  # PENDING | SENT | DEAD
+    last_error: str | None = None
+
+
+class OutboxRepository(Protocol):
+    async def put(
+        self, task_id: str, topic: str, routing_key: str, body: bytes, at: datetime
+    ) -> None:
+        """One row per task_id: insert it PENDING, or set an existing row back to PENDING with
+        the new body (a redelivered terminal task re-sends its result)."""
+        ...
+
+    async def due(self, now: datetime, limit: int = 100) -> list[OutboxMessage]:
+        """PENDING rows whose next_attempt_at <= now, oldest first."""
+        ...
+
+    async def mark_sent(self, message_id: int, attempts: int) -> bool:
+        """CAS PENDING -> SENT where attempts matches; True iff rowcount == 1."""
+        ...
+
+    async def mark_retry(
+        self, message_id: int, attempts: int, next_attempt_at: datetime, error: str
+    ) -> bool:
+        """CAS: still PENDING with `attempts`; store attempts+1, the next time and the error."""
+        ...
+
+    async def mark_dead(self, message_id: int, attempts: int, error: str) -> bool:
+        """CAS PENDING -> DEAD (dead-lettered after the last attempt)."""
+        ...
+
+    async def get(self, task_id: str) -> OutboxMessage | None: ...
+
+
+# -- the unit of work ---------------------------------------------------------------------
+
+
+class UnitOfWork(Protocol):
+    parsed_logs: ParsedLogRepository
+    runs: ParseRunRepository
+    chunks: ChunkRepository
+    model_configs: ModelConfigRepository
+    outbox: OutboxRepository
+
+    async def __aenter__(self) -> Self: ...
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        """Roll back whatever was not committed, release the connection."""
+        ...
+
+    async def commit(self) -> None: ...
+
+    async def rollback(self) -> None: ...
+
+
+class UnitOfWorkFactory(Protocol):
+    def __call__(self) -> UnitOfWork:
+        """A new unit of work (one transaction on its own connection)."""
+        ...
