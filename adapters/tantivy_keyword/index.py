@@ -1,0 +1,206 @@
+"""KeywordIndex on an embedded Tantivy index stored under one directory.
+
+Fields: chunk_id, doc_id, user_id, dataset_id, parent_id (raw, stored), `uid` (raw: one term
+per chunk and scope, for replace-by-chunk), `text` (the plan's tokens joined by spaces, split
+back by Tantivy's whitespace tokenizer: no lower-casing, no stemming, so the PRETOKENIZE plan
+alone decides the terms), and `payload` (stored JSON bytes, not indexed).
+
+Concurrency: Tantivy allows one writer per index directory (a lock file, across processes).
+This adapter opens its writer on the first write or delete and keeps it until `close()`;
+writes in this process are serialised by an asyncio lock. Searching needs no writer, so a
+`ragline search` process can read while an ingest process writes (it sees the last commit).
+Each `write` and `delete_document` ends with a commit; on error it rolls back, so a call is
+all-or-nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import tantivy
+
+from ragline.application.ports.keyword_index import (
+    KeywordDoc,
+    KeywordHit,
+    KeywordIndexUnavailable,
+    KeywordWriteFailed,
+)
+
+T = TypeVar("T")
+_SEP = "\x1f"  # unit separator: cannot be typed into an id by accident
+SCHEMA_VERSION = 1
+
+
+def build_schema() -> tantivy.Schema:
+    builder = tantivy.SchemaBuilder()
+    for name in ("chunk_id", "doc_id", "user_id", "dataset_id", "parent_id"):
+        builder.add_text_field(name, stored=True, tokenizer_name="raw", index_option="basic")
+    builder.add_text_field("uid", stored=False, tokenizer_name="raw", index_option="basic")
+    builder.add_text_field("text", stored=False, tokenizer_name="whitespace", index_option="freq")
+    builder.add_bytes_field("payload", stored=True, indexed=False)
+    return builder.build()
+
+
+class TantivyKeywordIndex:
+    """KeywordIndex in `index_dir` (created if missing)."""
+
+    def __init__(
+        self,
+        index_dir: Path | str,
+        writer_heap_bytes: int = 64_000_000,
+        writer_threads: int = 1,
+    ) -> None:
+        self._dir = Path(index_dir)
+        self._heap = writer_heap_bytes
+        self._threads = writer_threads
+        self._schema = build_schema()
+        try:
+            self._dir.mkdir(parents=True, exist_ok=True)
+            self._index = tantivy.Index(self._schema, path=str(self._dir), reuse=True)
+        except (OSError, ValueError) as exc:
+            raise KeywordIndexUnavailable(f"tantivy index at {self._dir}: {exc}") from exc
+        self._writer: Any = None
+        self._lock = asyncio.Lock()
+        self._closed = False
+
+    async def write(self, docs: Sequence[KeywordDoc]) -> None:
+        if not docs:
+            return
+        documents = [self._document(doc) for doc in docs]
+        uids = [_uid(doc.user_id, doc.dataset_id, doc.chunk_id) for doc in docs]
+
+        def apply(writer: Any) -> None:
+            for uid, document in zip(uids, documents, strict=True):
+                writer.delete_documents_by_term("uid", uid)
+                writer.add_document(document)
+
+        await self._write(apply)
+
+    async def delete_document(self, user_id: str, dataset_id: str, doc_id: str) -> int:
+        query = self._scope(user_id, dataset_id, ("doc_id", doc_id))
+        removed = 0
+
+        def apply(writer: Any) -> None:
+            nonlocal removed
+            self._index.reload()
+            removed = int(self._index.searcher().search(query, limit=1, count=True).count or 0)
+            if removed:
+                writer.delete_documents_by_query(query)
+
+        await self._write(apply)
+        return removed
+
+    async def search(
+        self, user_id: str, dataset_id: str, tokens: Sequence[str], limit: int
+    ) -> list[KeywordHit]:
+        terms = list(dict.fromkeys(t for t in tokens if t))
+        if not terms or limit <= 0:
+            return []
+        return await self._run(lambda: self._search(user_id, dataset_id, terms, limit))
+
+    async def close(self) -> None:
+        async with self._lock:
+            if self._writer is not None:
+                writer, self._writer = self._writer, None
+                await asyncio.to_thread(writer.wait_merging_threads)
+            self._closed = True
+
+    # -- blocking implementation -------------------------------------------------------
+
+    def _document(self, doc: KeywordDoc) -> tantivy.Document:
+        fields: dict[str, Any] = {
+            "chunk_id": doc.chunk_id,
+            "doc_id": doc.doc_id,
+            "user_id": doc.user_id,
+            "dataset_id": doc.dataset_id,
+            "uid": _uid(doc.user_id, doc.dataset_id, doc.chunk_id),
+            "text": " ".join(doc.tokens),
+            "payload": json.dumps(dict(doc.payload), ensure_ascii=False).encode("utf-8"),
+        }
+        if doc.parent_id is not None:
+            fields["parent_id"] = doc.parent_id
+        return tantivy.Document(**fields)
+
+    def _scope(self, user_id: str, dataset_id: str, *terms: tuple[str, str]) -> tantivy.Query:
+        clauses = [("user_id", user_id), ("dataset_id", dataset_id), *terms]
+        return tantivy.Query.boolean_query(
+            [
+                (tantivy.Occur.Must, tantivy.Query.term_query(self._schema, field, value))
+                for field, value in clauses
+            ]
+        )
+
+    def _search(
+        self, user_id: str, dataset_id: str, terms: list[str], limit: int
+    ) -> list[KeywordHit]:
+        text = tantivy.Query.boolean_query(
+            [
+                (tantivy.Occur.Should, tantivy.Query.term_query(self._schema, "text", term))
+                for term in terms
+            ]
+        )
+        query = tantivy.Query.boolean_query(
+            [
+                (tantivy.Occur.Must, text),
+                # Filter only: a constant 0 score keeps BM25 the only ranking signal.
+                (
+                    tantivy.Occur.Must,
+                    tantivy.Query.const_score_query(self._scope(user_id, dataset_id), 0.0),
+                ),
+            ]
+        )
+        self._index.reload()  # see the last commit, also one made by another process
+        searcher = self._index.searcher()
+        result = searcher.search(query, limit=limit, count=False)
+        hits: list[KeywordHit] = []
+        for score, address in result.hits:
+            stored = searcher.doc(address)
+            payload: Mapping[str, str] = json.loads(stored["payload"][0])
+            hits.append(
+                KeywordHit(
+                    chunk_id=stored["chunk_id"][0],
+                    doc_id=stored["doc_id"][0],
+                    score=float(score),
+                    payload=payload,
+                )
+            )
+        return hits
+
+    async def _write(self, apply: Callable[[Any], None]) -> None:
+        async with self._lock:
+            if self._closed:
+                raise KeywordIndexUnavailable("keyword index is closed")
+            if self._writer is None:
+                self._writer = await self._run(self._open_writer)
+            writer = self._writer
+
+            def run() -> None:
+                try:
+                    apply(writer)
+                    writer.commit()
+                except BaseException:
+                    writer.rollback()
+                    raise
+                self._index.reload()
+
+            try:
+                await asyncio.to_thread(run)
+            except Exception as exc:  # tantivy raises ValueError, OSError or bare Exception
+                raise KeywordWriteFailed(f"tantivy write at {self._dir}: {exc}") from exc
+
+    def _open_writer(self) -> Any:
+        return self._index.writer(self._heap, self._threads)
+
+    async def _run(self, func: Callable[[], T]) -> T:
+        try:
+            return await asyncio.to_thread(func)
+        except Exception as exc:  # tantivy raises ValueError, OSError or bare Exception
+            raise KeywordIndexUnavailable(f"tantivy index at {self._dir}: {exc}") from exc
+
+
+def _uid(user_id: str, dataset_id: str, chunk_id: str) -> str:
+    return _SEP.join((user_id, dataset_id, chunk_id))

@@ -1,0 +1,59 @@
+"""TantivyKeywordIndex: the KeywordIndex kit plus persistence and the single-writer rule."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from ragline.adapters.tantivy_keyword import TantivyKeywordIndex
+from ragline.application.ports.keyword_index import (
+    KeywordIndex,
+    KeywordIndexUnavailable,
+)
+from ragline.contracts.kits.keyword_index import KeywordIndexContract, doc, ids
+
+
+class TestTantivyKeywordIndex(KeywordIndexContract):
+    @pytest.fixture
+    async def keyword_index(self, tmp_path: Path) -> AsyncIterator[KeywordIndex]:
+        yield TantivyKeywordIndex(tmp_path / "keyword")
+
+
+async def test_index_survives_reopening(tmp_path: Path) -> None:
+    first = TantivyKeywordIndex(tmp_path / "kw")
+    await first.write([doc("c1", "persistent words")])
+    await first.close()
+    second = TantivyKeywordIndex(tmp_path / "kw")
+    assert ids(await second.search("user-1", "dataset-1", ["persistent"], 10)) == ["c1"]
+    await second.close()
+
+
+async def test_a_reader_sees_another_instances_commits(tmp_path: Path) -> None:
+    writer = TantivyKeywordIndex(tmp_path / "kw")
+    reader = TantivyKeywordIndex(tmp_path / "kw")
+    assert await reader.search("user-1", "dataset-1", ["fresh"], 10) == []
+    await writer.write([doc("c1", "fresh words")])
+    assert ids(await reader.search("user-1", "dataset-1", ["fresh"], 10)) == ["c1"]
+    await writer.close()
+    await reader.close()
+
+
+async def test_a_second_writer_is_refused_while_the_first_holds_the_lock(tmp_path: Path) -> None:
+    first = TantivyKeywordIndex(tmp_path / "kw")
+    second = TantivyKeywordIndex(tmp_path / "kw")
+    await first.write([doc("c1", "one")])
+    with pytest.raises(KeywordIndexUnavailable):
+        await second.write([doc("c2", "two")])
+    await first.close()
+    await second.write([doc("c2", "two")])  # lock released by close()
+    assert ids(await second.search("user-1", "dataset-1", ["one", "two"], 10)) != []
+    await second.close()
+
+
+async def test_closed_index_refuses_writes(tmp_path: Path) -> None:
+    index = TantivyKeywordIndex(tmp_path / "kw")
+    await index.close()
+    with pytest.raises(KeywordIndexUnavailable):
+        await index.write([doc("c1", "x")])
