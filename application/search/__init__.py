@@ -1,0 +1,1 @@
+"""Hybrid retrieval: dense + sparse + BM25, fused by reciprocal rank."""

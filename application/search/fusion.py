@@ -1,0 +1,39 @@
+"""Reciprocal-rank fusion: merge ranked lists whose scores are not comparable.
+
+Dense cosine, sparse dot products and BM25 live on different scales; RRF uses only each
+list's ranks (score = sum of 1 / (k + rank)), so no list needs calibrating. k = 60 is the
+constant of Cormack et al. (2009) and the default of Qdrant and Elasticsearch.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+RRF_K = 60
+
+
+def reciprocal_rank_fusion(
+    rankings: Mapping[str, Sequence[str]], k: int = RRF_K, limit: int | None = None
+) -> list[tuple[str, float]]:
+    """Fuse ranked id lists (best first), named by retriever, into one (id, score) list.
+
+    Ties are broken by the best single rank, then by id, so the output is deterministic.
+    An id repeated inside one list counts once, at its best rank.
+    """
+    if k < 1:
+        raise ValueError("k must be at least 1")
+    contributions: dict[str, list[float]] = {}
+    best_rank: dict[str, int] = {}
+    for ranked in rankings.values():
+        seen: set[str] = set()
+        for rank, item in enumerate(ranked, start=1):
+            if item in seen:
+                continue
+            seen.add(item)
+            contributions.setdefault(item, []).append(1.0 / (k + rank))
+            best_rank[item] = min(best_rank.get(item, rank), rank)
+    # fsum: the same score whatever order the retrievers come in.
+    scores = {item: math.fsum(parts) for item, parts in contributions.items()}
+    fused = sorted(scores.items(), key=lambda pair: (-pair[1], best_rank[pair[0]], pair[0]))
+    return fused if limit is None else fused[:limit]
