@@ -161,7 +161,7 @@ class ElasticsearchKeywordIndex:
                 index=self._index,
                 query=query,
                 size=limit,
-                source=["chunk_id", "doc_id", "payload"],
+                source={"includes": ["chunk_id", "doc_id", "payload"]},
                 track_total_hits=False,
             )
         except NotFoundError:

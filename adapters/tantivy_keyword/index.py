@@ -87,7 +87,8 @@ class TantivyKeywordIndex:
         def apply(writer: Any) -> None:
             nonlocal removed
             self._index.reload()
-            removed = int(self._index.searcher().search(query, limit=1, count=True).count or 0)
+            result: Any = self._index.searcher().search(query, limit=1, count=True)
+            removed = int(result.count or 0)
             if removed:
                 writer.delete_documents_by_query(query)
 
