@@ -1,0 +1,15 @@
+"""What bootstrap calls: the sandboxed Parser for untrusted files, or the in-process one."""
+
+from __future__ import annotations
+
+from ragline.adapters.parsers.registry import ParserRegistry
+from ragline.adapters.parsers.sandbox import SandboxedParser
+from ragline.application.ports.parser import Parser
+
+
+def build_parser(sandbox: bool = True, max_workers: int = 1) -> Parser:
+    """sandbox=True (default): warm worker processes with memory/time bounds. False: parse in
+    the calling process (trusted input, tests, debugging); the output limit still applies."""
+    if sandbox:
+        return SandboxedParser(max_workers=max_workers)
+    return ParserRegistry()

@@ -1,0 +1,39 @@
+"""txt: decode (UTF-8, UTF-16 by BOM, GB18030), normalise newlines, escape block markers."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from ragline.adapters.parsers.text_decoding import (
+    decode_text,
+    normalise_newlines,
+    read_bounded,
+    reject_binary,
+)
+from ragline.application.ports.parser import ParsedDocument, ParseOptions
+
+# A line of plain text must not turn into Markdown structure: escape what would start a
+# heading, quote, list, fence, table, HTML block or setext underline. Inline text is left alone.
+_BLOCK_MARKER = re.compile(r"^( {0,3})([#>+\-*=|<_]|`{3}|~{3})", re.MULTILINE)
+_ORDERED_MARKER = re.compile(r"^( {0,3}\d{1,9})([.)])(?=[ \t]|$)", re.MULTILINE)
+
+
+def escape_block_markers(text: str) -> str:
+    text = _BLOCK_MARKER.sub(r"\1\\\2", text)
+    return _ORDERED_MARKER.sub(r"\1\\\2", text)
+
+
+def parse_text(source: Path, file_type: str, options: ParseOptions) -> ParsedDocument:
+    read_bounded(source.stat().st_size, options.limits.max_output_chars, file_type)
+    data = source.read_bytes()
+    reject_binary(data, file_type)
+    text, codec = decode_text(data, file_type)
+    del data
+    text = normalise_newlines(text).replace("\x00", "")
+    warnings = [] if codec == "utf-8" else [f"decoded as {codec}"]
+    if not text.strip():
+        warnings.append("empty document")
+    head = text.lstrip()[:200].split("\n", 1)
+    title = head[0].strip() if len(head) == 2 and len(head[0]) <= 120 else None
+    return ParsedDocument(markdown=escape_block_markers(text), title=title, warnings=warnings)

@@ -1,0 +1,76 @@
+"""In-process dispatch by file type. Runs parsers in the calling process: use it directly only
+for trusted input or inside the sandbox worker; the pipeline gets the SandboxedParser."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from ragline.adapters.parsers.docx import parse_docx
+from ragline.adapters.parsers.html import parse_html
+from ragline.adapters.parsers.markdown import parse_markdown
+from ragline.adapters.parsers.pdf.dispatch import parse_pdf
+from ragline.adapters.parsers.plaintext import parse_text
+from ragline.application.ports.parser import (
+    ParsedDocument,
+    ParseEngineFailed,
+    ParseError,
+    ParseOptions,
+    UnsupportedFileType,
+)
+
+FormatParser = Callable[[Path, str, ParseOptions], ParsedDocument]
+
+DEFAULT_FORMATS: Mapping[str, FormatParser] = {
+    "md": parse_markdown,
+    "markdown": parse_markdown,
+    "txt": parse_text,
+    "html": parse_html,
+    "htm": parse_html,
+    "docx": parse_docx,
+    "pdf": parse_pdf,
+}
+
+
+def normalise_file_type(file_type: str) -> str:
+    return file_type.strip().lower().lstrip(".")
+
+
+class ParserRegistry:
+    """The Parser port, in-process: one format parser per file type, output limit enforced."""
+
+    def __init__(self, formats: Mapping[str, FormatParser] = DEFAULT_FORMATS) -> None:
+        self._formats = dict(formats)
+
+    @property
+    def file_types(self) -> frozenset[str]:
+        return frozenset(self._formats)
+
+    def parse(self, source: Path, file_type: str, options: ParseOptions) -> ParsedDocument:
+        kind = normalise_file_type(file_type)
+        parser = self._formats.get(kind)
+        if parser is None:
+            shown = f".{kind}" if kind else "(no extension)"
+            raise UnsupportedFileType(f"no parser for file type {shown}")
+        try:
+            parsed = parser(source, kind, options)
+        except ParseError:
+            raise
+        except MemoryError:
+            raise ParseEngineFailed(
+                f"out of memory (limit {options.limits.max_memory_bytes // 1024**2} MiB)"
+            ) from None
+        except RecursionError:
+            raise ParseEngineFailed("document nesting too deep") from None
+        except OSError as exc:
+            raise ParseEngineFailed(f"cannot read source: {exc.strerror or exc}") from None
+        except Exception as exc:
+            raise ParseEngineFailed(
+                f"{kind} parser error: {type(exc).__name__}: {exc}"[:300]
+            ) from None
+        if len(parsed.markdown) > options.limits.max_output_chars:
+            raise ParseEngineFailed(
+                f"output of {len(parsed.markdown)} characters exceeds the limit "
+                f"of {options.limits.max_output_chars}"
+            )
+        return parsed

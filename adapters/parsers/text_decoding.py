@@ -1,0 +1,67 @@
+"""Bytes -> text for md/txt: UTF-8 (BOM allowed), a legacy fallback, binary detection."""
+
+from __future__ import annotations
+
+import codecs
+import re
+
+from ragline.application.ports.parser import ParseEngineFailed, UnsupportedFileType
+
+# C0 controls other than \t \n \v \f \r and ESC are never in real text; NUL marks binary.
+_CONTROL_BYTES = bytes(b for b in range(0x20) if b not in (0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x1B))
+_NOT_CONTROL = bytes(b for b in range(256) if b not in _CONTROL_BYTES)
+_MAX_CONTROL_RATIO = 0.001
+_NEWLINES = re.compile(r"\r\n?")
+
+
+def reject_binary(data: bytes, file_type: str) -> None:
+    """A binary file renamed to a text extension is not that type: UnsupportedFileType."""
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return
+    if b"\x00" in data:
+        raise UnsupportedFileType(f"binary content (NUL bytes) in a .{file_type} file")
+    controls = len(data.translate(None, _NOT_CONTROL))
+    if controls > max(8, len(data) * _MAX_CONTROL_RATIO):
+        raise UnsupportedFileType(
+            f"binary content ({controls} control bytes) in a .{file_type} file"
+        )
+
+
+def decode_utf8(data: bytes, file_type: str) -> str:
+    """Strict UTF-8 with an optional BOM; the error names the first bad byte offset."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ParseEngineFailed(f"invalid UTF-8 in .{file_type} file at byte {exc.start}") from None
+
+
+def decode_text(data: bytes, file_type: str) -> tuple[str, str]:
+    """UTF-8 (BOM allowed), UTF-16 by BOM, else GB18030 (Chinese legacy). Returns (text, codec)."""
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        try:
+            return data.decode("utf-16"), "utf-16"
+        except UnicodeDecodeError:
+            raise ParseEngineFailed(f"invalid UTF-16 in .{file_type} file") from None
+    try:
+        return data.decode("utf-8-sig"), "utf-8"
+    except UnicodeDecodeError as exc:
+        utf8_error = exc.start
+    try:
+        return data.decode("gb18030"), "gb18030"
+    except UnicodeDecodeError:
+        raise ParseEngineFailed(
+            f"undecodable .{file_type} file: not UTF-8 (bad byte at {utf8_error}) nor GB18030"
+        ) from None
+
+
+def normalise_newlines(text: str) -> str:
+    return _NEWLINES.sub("\n", text)
+
+
+def read_bounded(data_size: int, max_output_chars: int, file_type: str) -> None:
+    """Fail before reading a text file that cannot fit the output limit (>= 1 char per 4 bytes)."""
+    if data_size > max_output_chars * 4:
+        raise ParseEngineFailed(
+            f".{file_type} file of {data_size} bytes exceeds the output limit "
+            f"of {max_output_chars} characters"
+        )

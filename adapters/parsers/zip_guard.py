@@ -1,0 +1,49 @@
+"""Zip-bomb guard for OOXML containers, checked on the central directory BEFORE any inflation.
+
+Python's zipfile never inflates an entry past its declared size (it stops at file_size and
+checks the CRC), so bounding the declared sizes bounds the work done by python-docx.
+"""
+
+from __future__ import annotations
+
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from ragline.application.ports.parser import ParseEngineFailed
+
+
+@dataclass(frozen=True, slots=True)
+class ZipBudget:
+    max_total_uncompressed: int = 512 * 1024**2
+    max_ratio: float = 200.0  # real OOXML parts compress 5-30x; bombs go far beyond 1000x
+    ratio_applies_above: int = 1024**2  # tiny entries may compress absurdly well, harmlessly
+    max_entries: int = 20_000
+
+
+def check_zip(source: Path, budget: ZipBudget, what: str) -> None:
+    """Raise ParseEngineFailed for a non-zip, or a zip whose inflated size would be hostile."""
+    try:
+        with zipfile.ZipFile(source) as archive:
+            entries = archive.infolist()
+    except (zipfile.BadZipFile, OSError, ValueError) as exc:
+        raise ParseEngineFailed(f"not a valid {what} (corrupt zip container: {exc})") from None
+    if len(entries) > budget.max_entries:
+        raise ParseEngineFailed(
+            f"{what} has {len(entries)} zip entries (limit {budget.max_entries})"
+        )
+    total = 0
+    for entry in entries:
+        total += entry.file_size
+        if entry.file_size > budget.ratio_applies_above:
+            ratio = entry.file_size / max(entry.compress_size, 1)
+            if ratio > budget.max_ratio:
+                raise ParseEngineFailed(
+                    f"zip bomb suspected in {what}: entry {entry.filename!r} inflates "
+                    f"{ratio:.0f}x to {entry.file_size} bytes"
+                )
+    if total > budget.max_total_uncompressed:
+        raise ParseEngineFailed(
+            f"zip bomb suspected in {what}: {total} bytes uncompressed "
+            f"(limit {budget.max_total_uncompressed})"
+        )

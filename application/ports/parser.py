@@ -1,0 +1,91 @@
+"""Parser port: turns one source file into Markdown for the CLEANING stage.
+
+Parsing is CPU-bound and synchronous; the pipeline runs it off the event loop. The structure
+tree is built later from the Markdown, so a parser's job is good Markdown: ``#`` headings,
+lists, GFM pipe tables, fenced code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Protocol
+
+SUPPORTED_FILE_TYPES: frozenset[str] = frozenset(
+    {"md", "markdown", "txt", "html", "htm", "docx", "pdf"}
+)
+
+
+class PdfParserBackend(StrEnum):
+    """Which engine turns a PDF into Markdown."""
+
+    MINERU = "mineru"  # remote service; the pipeline sends it a URL (direct pull)
+    OPENDATALOADER = "opendataloader"  # the opendataloader-pdf Java CLI, needs `java`
+    NAIVE = "naive"  # pypdfium2 text layer + heading/paragraph recovery
+    AUTO = "auto"  # opendataloader when Java is present, else naive
+
+
+@dataclass(frozen=True, slots=True)
+class ParseLimits:
+    """Bounds for one parse: a hostile file must fail cleanly, never hang or exhaust memory."""
+
+    max_seconds: float = 120.0
+    max_memory_bytes: int = 2 * 1024**3
+    max_output_chars: int = 200_000_000
+
+    def __post_init__(self) -> None:
+        if self.max_seconds <= 0:
+            raise ValueError("max_seconds must be positive")
+        if self.max_memory_bytes < 64 * 1024**2:
+            raise ValueError("max_memory_bytes must be at least 64 MiB")
+        if self.max_output_chars <= 0:
+            raise ValueError("max_output_chars must be positive")
+
+
+@dataclass(frozen=True, slots=True)
+class ParseOptions:
+    """Per-task parse options (from settings or the task message)."""
+
+    pdf_parser_backend: PdfParserBackend = PdfParserBackend.AUTO
+    docling_force_ocr: bool = False  # no OCR engine ships here: ignored, with a warning
+    mineru_url: str | None = None  # only meaningful to the pipeline's MinerU direct pull
+    limits: ParseLimits = field(default_factory=ParseLimits)
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedDocument:
+    """What CLEANING keeps: Markdown plus a little metadata."""
+
+    markdown: str
+    title: str | None = None
+    page_count: int | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+class ParseError(Exception):
+    """Base of parser failures; ``reason`` is short and safe to put in failure_reason."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+    def __reduce__(self) -> tuple[type[ParseError], tuple[str]]:
+        return (type(self), (self.reason,))
+
+
+class UnsupportedFileType(ParseError):
+    """Maps to UNSUPPORTED_FILE_TYPE: no parser for this type, or the bytes are not that type."""
+
+
+class ParseEngineFailed(ParseError):
+    """Maps to PARSE_ENGINE_FAILED: corrupt, encrypted, hostile, too big, timed out, crashed."""
+
+
+class Parser(Protocol):
+    def parse(self, source: Path, file_type: str, options: ParseOptions) -> ParsedDocument:
+        """Parse ``source`` as ``file_type`` (lower-case extension without dot).
+
+        Raises UnsupportedFileType or ParseEngineFailed; nothing else escapes.
+        """
+        ...
