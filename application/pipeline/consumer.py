@@ -1,0 +1,67 @@
+"""TaskConsumer: settles each TaskDelivery after the pipeline has committed its outcome.
+
+ack only once the terminal state and its outbox row are committed; a body without a
+readable task_id is dead-lettered with the reason; an exception escaping the pipeline gets a
+best-effort FAILED INTERNAL_UNKNOWN_ERROR result, then the message is dead-lettered (SPEC §3).
+"""
+
+from __future__ import annotations
+
+import logging
+
+from ragline.application.pipeline.errors import describe
+from ragline.application.pipeline.orchestrator import ParseTaskPipeline
+from ragline.application.pipeline.outcome import OutcomeKind, PipelineOutcome
+from ragline.application.ports.messaging import TaskDelivery, TaskSource
+from ragline.contracts.wire import RejectedMessage, decode_parse_task
+from ragline.domain.parse_run import FailureCode
+
+log = logging.getLogger(__name__)
+
+INTERNAL_ERROR_PREFIX = f"{FailureCode.INTERNAL_UNKNOWN_ERROR.value}:"
+
+
+def readable_task_id(body: bytes) -> str | None:
+    """The task_id of a body, if it can be read at all."""
+    decoded = decode_parse_task(body)
+    return decoded.task_id
+
+
+class TaskConsumer:
+    """Pulls deliveries from a TaskSource and hands each body to the pipeline."""
+
+    def __init__(self, pipeline: ParseTaskPipeline, source: TaskSource) -> None:
+        self.pipeline = pipeline
+        self.source = source
+
+    async def run(self) -> None:
+        """Consume until the source is closed (clean the workspace first)."""
+        self.pipeline.start_up()
+        async for delivery in self.source:
+            await self.process(delivery)
+
+    async def process(self, delivery: TaskDelivery) -> PipelineOutcome | None:
+        """Handle and settle one delivery; None when it was dead-lettered after an error."""
+        body = delivery.body
+        try:
+            outcome = await self.pipeline.handle_message(body)
+        except Exception as error:
+            detail = describe(error)
+            log.exception("parse task failed unexpectedly: %s", detail)
+            task_id = readable_task_id(body)
+            if task_id is not None:
+                try:
+                    await self.pipeline.fail_internal(task_id, detail, body)
+                except Exception:
+                    log.exception("could not record INTERNAL_UNKNOWN_ERROR for %s", task_id)
+            await delivery.dead_letter(f"{INTERNAL_ERROR_PREFIX}{detail}"[:512])
+            return None
+        if outcome.kind is OutcomeKind.UNREADABLE:
+            log.warning("dead-lettering an unreadable task: %s", outcome.detail)
+            await delivery.dead_letter(outcome.detail or "unreadable task")
+            return outcome
+        await delivery.ack()
+        return outcome
+
+
+__all__ = ["RejectedMessage", "TaskConsumer", "readable_task_id"]

@@ -1,0 +1,55 @@
+"""What one run carries from stage to stage (in memory only; the truth is in the store)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import attrs
+
+from ragline.application.ports.keyword_index import KeywordDoc
+from ragline.application.ports.unit_of_work import ChunkRecord, DocumentScope
+from ragline.contracts.wire import ParseTask
+from ragline.domain.parse_run import MarkdownLocation, ParseRun
+
+MARKDOWN_PASSTHROUGH_TYPES: frozenset[str] = frozenset({"md", "markdown"})
+
+
+def is_markdown_source(task: ParseTask) -> bool:
+    """md/markdown sources are not converted and not copied (SPEC §3)."""
+    return task.file_type.lower() in MARKDOWN_PASSTHROUGH_TYPES
+
+
+def markdown_location(task: ParseTask) -> MarkdownLocation:
+    """Where this task's Markdown lives: the source itself for md/markdown, else md_*."""
+    if is_markdown_source(task):
+        return MarkdownLocation(task.source_bucket, task.source_object_key)
+    return MarkdownLocation(task.md_bucket, task.md_object_key)
+
+
+def document_scope(task: ParseTask) -> DocumentScope:
+    """The tenant + document every chunk and index write of this task is scoped by.
+
+    The document is the producer's original file: a retry rebuilds the same document.
+    """
+    return DocumentScope(str(task.user_id), str(task.dataset_id), str(task.original_file_id))
+
+
+@attrs.define
+class RunContext:
+    """One run in flight: the message, the aggregate, and what earlier stages produced."""
+
+    task: ParseTask
+    run: ParseRun
+    parsed_log_id: int
+    scope: DocumentScope
+    markdown: str | None = None
+    chunks: list[ChunkRecord] | None = None
+    keyword_plan: Sequence[KeywordDoc] | None = None
+
+    @property
+    def task_id(self) -> str:
+        return self.task.task_id
+
+    def children(self) -> list[ChunkRecord]:
+        """The child chunks (the ones indexed) of the current chunk set."""
+        return [c for c in self.chunks or () if not c.is_parent]

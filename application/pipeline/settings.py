@@ -1,0 +1,33 @@
+"""Knobs of the parse-task use case, chosen by bootstrap from pydantic settings."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import attrs
+
+from ragline.application.ports.parser import ParseLimits, PdfParserBackend
+from ragline.contracts.wire import DEFAULT_PARSE_RESULT_TOPIC
+
+
+@attrs.frozen
+class PipelineSettings:
+    """What the stages and the orchestrator need besides ports.
+
+    `language` picks the user_message language of results ("zh" by default, as the
+    producer expects); batch sizes bound memory per embed / encode call. Without a MinerU
+    service (`mineru_enabled=False`), tasks asking for mineru use `default_pdf_backend`.
+    """
+
+    result_topic: str = DEFAULT_PARSE_RESULT_TOPIC
+    language: str = "zh"
+    embed_batch_size: int = 64
+    sparse_batch_size: int = 256
+    presigned_url_ttl: timedelta = timedelta(hours=1)
+    mineru_enabled: bool = True
+    default_pdf_backend: PdfParserBackend = PdfParserBackend.AUTO
+    parse_limits: ParseLimits = attrs.field(factory=ParseLimits)
+
+    def __attrs_post_init__(self) -> None:
+        if self.embed_batch_size < 1 or self.sparse_batch_size < 1:
+            raise ValueError("batch sizes must be at least 1")

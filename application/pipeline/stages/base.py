@@ -1,0 +1,110 @@
+"""The one Stage template (SPEC §3, seed 000 "Stage 基类 唯一的执行模板").
+
+skip when inherited SUCCESS -> `skip_inherited_stage`; otherwise `start_stage` (saved with a
+version compare-and-set) -> `run` -> `succeed_stage` | `fail_stage(code)`. Whenever a
+transition makes the run terminal, its result goes into the outbox in the same unit of work.
+No stage writes a status any other way.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Awaitable, Callable
+from datetime import datetime
+from typing import ClassVar
+
+from ragline.application.pipeline.context import RunContext
+from ragline.application.pipeline.errors import StageFailure, describe
+from ragline.application.pipeline.results import put_result
+from ragline.application.pipeline.services import StageServices
+from ragline.application.ports.unit_of_work import PersistenceError, UnitOfWork
+from ragline.domain.parse_run import FailureCode, MarkdownLocation, Stage, StageStatus
+
+ExtraWrite = Callable[[UnitOfWork, RunContext], Awaitable[None]]
+
+
+def _duration_ms(started: datetime | None, finished: datetime) -> int:
+    if started is None:
+        return 0
+    return max(0, int((finished - started).total_seconds() * 1000))
+
+
+class PipelineStage(abc.ABC):
+    """A stage: subclasses say which stage they are, do the work in `run`, and raise
+    StageFailure(code, detail) for a known failure. Any other exception from the work is
+    recorded as `failure_code`; a PersistenceError escapes (the consumer handles it)."""
+
+    stage: ClassVar[Stage]
+    failure_code: ClassVar[FailureCode]
+
+    def __init__(self, services: StageServices) -> None:
+        self.services = services
+
+    @abc.abstractmethod
+    async def run(self, ctx: RunContext) -> MarkdownLocation | None:
+        """Do the stage's work; CLEANING returns where its Markdown is, the others None."""
+
+    async def on_skip(self, ctx: RunContext) -> None:
+        """Prepare what later stages need when this stage is skipped as inherited."""
+        return None
+
+    async def on_success(self, uow: UnitOfWork, ctx: RunContext) -> None:
+        """Extra writes committed together with this stage's success."""
+        return None
+
+    async def execute(self, ctx: RunContext) -> None:
+        """The template; afterwards the run is saved and, if terminal, its result is queued."""
+        run, stage = ctx.run, self.stage
+        state = run.stages[stage]
+        if state.status is StageStatus.SUCCESS and state.inherited:
+            await self.on_skip(ctx)
+            await self._transition(ctx, lambda at: run.skip_inherited_stage(stage, at))
+            return
+        await self._transition(ctx, lambda at: run.start_stage(stage, at))
+        started = run.stages[stage].started_at
+        try:
+            markdown = await self.run(ctx)
+        except StageFailure as failure:
+            code, detail = failure.code, failure.detail
+        except PersistenceError:
+            raise
+        except Exception as error:  # the stage's work failed in a way it did not name
+            code, detail = self.failure_code, describe(error)
+        else:
+            await self._transition(
+                ctx,
+                lambda at: run.succeed_stage(stage, at, _duration_ms(started, at), markdown),
+                self.on_success,
+            )
+            return
+        await self._transition(
+            ctx, lambda at: run.fail_stage(stage, code, detail, at, _duration_ms(started, at))
+        )
+
+    async def _transition(
+        self,
+        ctx: RunContext,
+        command: Callable[[datetime], None],
+        extra: ExtraWrite | None = None,
+    ) -> None:
+        """Apply one domain command and store it (version CAS) in one unit of work, with the
+        result in the outbox when the run just became terminal."""
+        services, run = self.services, ctx.run
+        async with services.uow() as uow:
+            at = services.clock.now()
+            expected = run.version
+            command(at)
+            if extra is not None:
+                await extra(uow, ctx)
+            await uow.runs.save(run, expected)
+            if run.is_terminal:
+                await put_result(
+                    uow,
+                    run,
+                    ctx.parsed_log_id,
+                    topic=services.settings.result_topic,
+                    language=services.settings.language,
+                    at=at,
+                )
+            await uow.commit()
+        run.pull_events()

@@ -1,0 +1,114 @@
+"""CHUNKING: Markdown -> parent/child chunk truth rows, persisted in one transaction
+(SPEC §3 stage 2, §4.7).
+
+The Markdown comes from this run's CLEANING, or is re-read from the stored coordinates when
+CLEANING was inherited. A skipped (inherited) CHUNKING reloads the persisted chunk set.
+After the rows are replaced, the document's stale vectors are deleted: every child starts
+PENDING again, so dense and sparse rewrite them all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import ClassVar
+
+from ragline.application.pipeline.context import RunContext
+from ragline.application.pipeline.errors import StageFailure, describe
+from ragline.application.pipeline.stages.base import PipelineStage
+from ragline.application.pipeline.stages.markdown_io import read_markdown
+from ragline.application.ports.unit_of_work import ChunkRecord, DocumentScope
+from ragline.domain.chunking import ChunkingResult, chunk_id
+from ragline.domain.parse_run import ChunkIndexStatus, FailureCode, Stage
+
+
+def document_key(scope: DocumentScope) -> str:
+    """What chunk ids are derived from besides span and text: tenant + document."""
+    return f"{scope.user_id}/{scope.dataset_id}/{scope.doc_id}"
+
+
+def chunk_records(scope: DocumentScope, task_id: str, result: ChunkingResult) -> list[ChunkRecord]:
+    """Truth rows in order: each parent followed by its children. Ids are deterministic; a
+    parent and its only child may share span and text, so the role is part of the id."""
+    key = document_key(scope)
+    records: list[ChunkRecord] = []
+    for parent in result.parents:
+        parent_id = chunk_id(f"{key}#parent", parent.span, parent.text)
+        records.append(
+            ChunkRecord(
+                chunk_id=parent_id,
+                scope=scope,
+                task_id=task_id,
+                parent_id=None,
+                order_index=len(records),
+                text=parent.text,
+                section_path=parent.section_path,
+                canonical_path=parent.canonical_path,
+                structure_node_id=parent.structure_node_id,
+                node_type=parent.node_type.value if parent.node_type else None,
+                source_type=parent.source_type.value,
+                span_start=parent.start,
+                span_end=parent.end,
+            )
+        )
+        for child in parent.children:
+            records.append(
+                ChunkRecord(
+                    chunk_id=chunk_id(f"{key}#child", child.span, child.text),
+                    scope=scope,
+                    task_id=task_id,
+                    parent_id=parent_id,
+                    order_index=len(records),
+                    text=child.text,
+                    section_path=child.section_path,
+                    canonical_path=child.canonical_path,
+                    structure_node_id=child.structure_node_id,
+                    node_type=child.node_type.value if child.node_type else None,
+                    source_type=child.source_type.value,
+                    span_start=child.start,
+                    span_end=child.end,
+                    dense_status=ChunkIndexStatus.PENDING,
+                    sparse_status=ChunkIndexStatus.PENDING,
+                )
+            )
+    return records
+
+
+class ChunkingStage(PipelineStage):
+    stage: ClassVar[Stage] = Stage.CHUNKING
+    failure_code: ClassVar[FailureCode] = FailureCode.CHUNKING_FAILED
+
+    async def run(self, ctx: RunContext) -> None:
+        markdown = ctx.markdown if ctx.markdown is not None else await self._stored_markdown(ctx)
+        try:
+            result = await asyncio.to_thread(self.services.chunker, markdown)
+        except Exception as error:
+            raise StageFailure(FailureCode.CHUNKING_FAILED, describe(error)) from error
+        records = chunk_records(ctx.scope, ctx.task_id, result)
+        if not any(not r.is_parent for r in records):
+            raise StageFailure(FailureCode.CHUNKING_FAILED, "the document produced no chunks")
+        async with self.services.uow() as uow:
+            await uow.chunks.replace_document(ctx.scope, records)
+            await uow.commit()
+        ctx.chunks = records
+        ctx.markdown = None  # the chunks carry what later stages need
+        scope = ctx.scope
+        await self.services.vectors.delete_document(scope.user_id, scope.dataset_id, scope.doc_id)
+        return None
+
+    async def on_skip(self, ctx: RunContext) -> None:
+        async with self.services.uow() as uow:
+            ctx.chunks = await uow.chunks.list_document(ctx.scope)
+
+    async def _stored_markdown(self, ctx: RunContext) -> str:
+        location = ctx.run.markdown
+        if location is None:
+            raise StageFailure(
+                FailureCode.CHUNKING_FAILED, "no Markdown from CLEANING and no stored coordinates"
+            )
+        return await read_markdown(
+            self.services,
+            ctx.task_id,
+            location.bucket,
+            location.object_key,
+            FailureCode.CHUNKING_FAILED,
+        )

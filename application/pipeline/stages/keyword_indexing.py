@@ -1,0 +1,51 @@
+"""KEYWORD_INDEXING: a full rebuild of the document in the keyword index (SPEC §3 stage 5).
+
+Delete the document's docs, then write the whole plan; a failed write is cleaned up (best
+effort) so no half-written document stays searchable. Rebuilds the plan first when
+PRETOKENIZE was inherited.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import ClassVar
+
+from ragline.application.pipeline.context import RunContext
+from ragline.application.pipeline.errors import StageFailure, describe
+from ragline.application.pipeline.stages.base import PipelineStage
+from ragline.application.pipeline.stages.pretokenize import build_keyword_plan
+from ragline.application.ports.keyword_index import KeywordIndexUnavailable
+from ragline.domain.parse_run import FailureCode, Stage
+
+
+class KeywordIndexingStage(PipelineStage):
+    stage: ClassVar[Stage] = Stage.KEYWORD_INDEXING
+    failure_code: ClassVar[FailureCode] = FailureCode.KEYWORD_INDEXING_FAILED
+
+    async def run(self, ctx: RunContext) -> None:
+        plan = ctx.keyword_plan
+        if plan is None:
+            try:
+                plan = await build_keyword_plan(self.services.tokenizer, ctx)
+            except StageFailure as failure:
+                raise StageFailure(
+                    FailureCode.KEYWORD_INDEXING_FAILED, f"rebuilding the plan: {failure.detail}"
+                ) from failure
+        index, scope = self.services.keywords, ctx.scope
+        try:
+            await index.delete_document(scope.user_id, scope.dataset_id, scope.doc_id)
+        except Exception as error:
+            raise StageFailure(FailureCode.KEYWORD_DELETE_FAILED, describe(error)) from error
+        try:
+            await index.write(plan)
+        except Exception as error:
+            code = (
+                FailureCode.KEYWORD_INDEX_UNAVAILABLE
+                if isinstance(error, KeywordIndexUnavailable)
+                else FailureCode.KEYWORD_INDEXING_FAILED
+            )
+            with contextlib.suppress(Exception):
+                await index.delete_document(scope.user_id, scope.dataset_id, scope.doc_id)
+            raise StageFailure(code, describe(error)) from error
+        ctx.keyword_plan = None
+        return None

@@ -1,0 +1,62 @@
+"""Reading objects through the temp workspace, and the error mapping CLEANING and CHUNKING
+share (missing source, full temp disk)."""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+from pathlib import Path
+
+from ragline.application.pipeline.errors import StageFailure, describe
+from ragline.application.pipeline.services import StageServices
+from ragline.application.pipeline.workspace import discard
+from ragline.application.ports.object_storage import ObjectNotFound, StorageError
+from ragline.domain.parse_run import FailureCode
+
+
+def is_disk_full(error: BaseException) -> bool:
+    """ENOSPC anywhere in the cause chain (adapters may wrap the OSError)."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, OSError) and current.errno == errno.ENOSPC:
+            return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
+def disk_full(error: BaseException) -> StageFailure:
+    return StageFailure(FailureCode.TEMP_DISK_FULL, describe(error))
+
+
+async def download(
+    services: StageServices, bucket: str, key: str, dest: Path, missing: FailureCode
+) -> None:
+    """Stream one object into `dest`; a missing object fails with `missing`."""
+    try:
+        await services.storage.get_to_file(bucket, key, dest)
+    except ObjectNotFound as error:
+        raise StageFailure(missing, f"{bucket}/{key}: {describe(error)}") from error
+    except (StorageError, OSError) as error:
+        if is_disk_full(error):
+            raise disk_full(error) from error
+        raise
+
+
+def _read_text(path: Path) -> str:
+    return path.read_text(encoding="utf-8-sig", errors="replace")
+
+
+async def read_markdown(
+    services: StageServices, task_id: str, bucket: str, key: str, missing: FailureCode
+) -> str:
+    """Download a Markdown object to the task's temp file and read it (off the loop); the
+    temp file is gone when this returns."""
+    with services.workspace.temp_file(task_id, "md") as path:
+        await download(services, bucket, key, path, missing)
+        try:
+            text = await asyncio.to_thread(_read_text, path)
+        finally:
+            discard(path)
+    return text

@@ -1,0 +1,68 @@
+"""SPARSE_VECTORIZING: sparse vectors for child chunks dense=SUCCESS and sparse != SUCCESS
+(SPEC §3 stage 6). It re-reads the chunks (statuses moved since CHUNKING); its success, or
+its inherited skip, is what makes the run SUCCESS."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import ClassVar
+
+from ragline.application.pipeline.context import RunContext
+from ragline.application.pipeline.errors import StageFailure
+from ragline.application.pipeline.stages.base import PipelineStage
+from ragline.application.pipeline.stages.indexing import (
+    BatchIndexer,
+    current_children,
+    move_sparse,
+)
+from ragline.application.pipeline.stages.vectorizing import chunk_payload
+from ragline.application.ports.unit_of_work import ChunkRecord
+from ragline.application.ports.vector_index import SparsePoint
+from ragline.domain.parse_run import ChunkIndexStatus, FailureCode, Stage
+
+
+def _sparse_code(_: Exception) -> FailureCode:
+    return FailureCode.SPARSE_VECTORIZING_FAILED
+
+
+class SparseVectorizingStage(PipelineStage):
+    stage: ClassVar[Stage] = Stage.SPARSE_VECTORIZING
+    failure_code: ClassVar[FailureCode] = FailureCode.SPARSE_VECTORIZING_FAILED
+
+    async def run(self, ctx: RunContext) -> None:
+        children = await current_children(self.services, ctx.scope)
+        if not children:
+            raise StageFailure(FailureCode.SPARSE_VECTORIZING_FAILED, "the document has no chunks")
+        not_dense = sum(c.dense_status is not ChunkIndexStatus.SUCCESS for c in children)
+        if not_dense:
+            raise StageFailure(
+                FailureCode.SPARSE_VECTORIZING_FAILED, f"{not_dense} chunks lack a dense vector"
+            )
+        encoder, vectors = self.services.sparse, self.services.vectors
+
+        async def encode_and_upsert(batch: Sequence[ChunkRecord]) -> None:
+            sparse = await asyncio.to_thread(encoder.encode_documents, [c.text for c in batch])
+            if len(sparse) != len(batch):
+                raise StageFailure(
+                    FailureCode.SPARSE_VECTORIZING_FAILED,
+                    f"encoder returned {len(sparse)} vectors for {len(batch)} texts",
+                )
+            await vectors.upsert_sparse(
+                [
+                    SparsePoint(c.chunk_id, s, chunk_payload(c))
+                    for c, s in zip(batch, sparse, strict=True)
+                ]
+            )
+
+        indexer = BatchIndexer(
+            self.services,
+            ctx.scope,
+            move_sparse,
+            lambda c: c.sparse_status,
+            FailureCode.SPARSE_VECTORIZING_FAILED,
+        )
+        await indexer.run(
+            children, self.services.settings.sparse_batch_size, encode_and_upsert, _sparse_code
+        )
+        return None

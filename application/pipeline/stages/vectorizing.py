@@ -1,0 +1,114 @@
+"""VECTORIZING: dense vectors for every child chunk not yet dense SUCCESS (SPEC §3 stage 3).
+
+The embedder comes from the user's default EMBEDDING config: missing -> LLM_CONFIG_MISSING
+before any chunk status changes; a model whose output dimension differs from the config or
+the collection -> EMBEDDING_DIMENSION_UNSUPPORTED.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import ClassVar
+
+from ragline.application.pipeline.context import RunContext
+from ragline.application.pipeline.errors import StageFailure, describe
+from ragline.application.pipeline.stages.base import PipelineStage
+from ragline.application.pipeline.stages.indexing import (
+    BatchIndexer,
+    current_children,
+    move_dense,
+)
+from ragline.application.ports.embedder import Embedder, EmbeddingDimensionMismatch
+from ragline.application.ports.embedder_resolver import UnusableEmbeddingConfig
+from ragline.application.ports.unit_of_work import ChunkRecord
+from ragline.application.ports.vector_index import ChunkPayload, DensePoint
+from ragline.domain.parse_run import FailureCode, Stage
+
+
+def chunk_payload(chunk: ChunkRecord) -> ChunkPayload:
+    """What a vector point carries: tenant scope, document, parent and where it came from."""
+    scope = chunk.scope
+    return ChunkPayload(
+        user_id=scope.user_id,
+        dataset_id=scope.dataset_id,
+        doc_id=scope.doc_id,
+        parent_id=chunk.parent_id,
+        extra={"task_id": chunk.task_id, "canonical_path": chunk.canonical_path},
+    )
+
+
+def _dimension_code(error: Exception) -> FailureCode:
+    if isinstance(error, EmbeddingDimensionMismatch):
+        return FailureCode.EMBEDDING_DIMENSION_UNSUPPORTED
+    return FailureCode.VECTORIZING_FAILED
+
+
+class VectorizingStage(PipelineStage):
+    stage: ClassVar[Stage] = Stage.VECTORIZING
+    failure_code: ClassVar[FailureCode] = FailureCode.VECTORIZING_FAILED
+
+    async def run(self, ctx: RunContext) -> None:
+        embedder = await self._embedder(ctx)
+        children = await current_children(self.services, ctx.scope)
+        if not children:
+            raise StageFailure(FailureCode.VECTORIZING_FAILED, "the document has no chunks")
+        indexer = BatchIndexer(
+            self.services,
+            ctx.scope,
+            move_dense,
+            lambda c: c.dense_status,
+            FailureCode.VECTORIZING_FAILED,
+        )
+
+        async def embed_and_upsert(batch: Sequence[ChunkRecord]) -> None:
+            vectors = await asyncio.to_thread(embedder.embed_documents, [c.text for c in batch])
+            if len(vectors) != len(batch):
+                raise StageFailure(
+                    FailureCode.VECTORIZING_FAILED,
+                    f"embedder returned {len(vectors)} vectors for {len(batch)} texts",
+                )
+            for vector in vectors:
+                if len(vector) != embedder.dimension:
+                    raise EmbeddingDimensionMismatch(embedder.dimension, len(vector), "output")
+            await self.services.vectors.upsert_dense(
+                [
+                    DensePoint(c.chunk_id, v, chunk_payload(c))
+                    for c, v in zip(batch, vectors, strict=True)
+                ]
+            )
+
+        await indexer.run(
+            children,
+            self.services.settings.embed_batch_size,
+            embed_and_upsert,
+            _dimension_code,
+        )
+        return None
+
+    async def _embedder(self, ctx: RunContext) -> Embedder:
+        """Resolve and check the user's embedder before any chunk status moves."""
+        user_id = ctx.scope.user_id
+        async with self.services.uow() as uow:
+            config = await uow.model_configs.default_embedding(user_id)
+        if config is None:
+            raise StageFailure(
+                FailureCode.LLM_CONFIG_MISSING, f"user {user_id} has no default EMBEDDING config"
+            )
+        try:
+            embedder = await self.services.embedders.resolve(config)
+        except UnusableEmbeddingConfig as error:
+            raise StageFailure(FailureCode.LLM_CONFIG_MISSING, describe(error)) from error
+        if embedder.dimension != config.dimension:
+            raise StageFailure(
+                FailureCode.EMBEDDING_DIMENSION_UNSUPPORTED,
+                f"model {config.model} gives {embedder.dimension} dimensions, "
+                f"config says {config.dimension}",
+            )
+        try:
+            await self.services.vectors.ensure_collection(embedder.dimension)
+        except EmbeddingDimensionMismatch as error:
+            raise StageFailure(
+                FailureCode.EMBEDDING_DIMENSION_UNSUPPORTED, describe(error)
+            ) from error
+        return embedder

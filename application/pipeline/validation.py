@@ -1,0 +1,48 @@
+"""Task-context validation: a message inconsistent with itself is FAILED INVALID_TASK_CONTEXT
+before any stage runs (SPEC §3)."""
+
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+
+from ragline.application.pipeline.context import is_markdown_source
+from ragline.contracts.wire import ParseTask
+
+_ALIASES = {"markdown": "md", "htm": "html"}
+
+
+def _kind(extension: str) -> str:
+    extension = extension.lower().lstrip(".")
+    return _ALIASES.get(extension, extension)
+
+
+def _extension(name: str) -> str | None:
+    suffix = PurePosixPath(name.replace("\\", "/")).suffix
+    return suffix[1:] if len(suffix) > 1 else None
+
+
+def invalid_context(task: ParseTask) -> str | None:
+    """Why the task cannot be processed as given, or None when it is consistent."""
+    for name in ("original_file_id", "document_parse_task_id", "user_id", "dataset_id"):
+        value: int = getattr(task, name)
+        if value <= 0:
+            return f"{name} must be a positive id, got {value}"
+    file_type = task.file_type.strip()
+    if not file_type or file_type != task.file_type or "." in file_type or "/" in file_type:
+        return f"file_type {task.file_type!r} is not a bare extension"
+    if not task.source_bucket.strip() or not task.source_object_key.strip():
+        return "source_bucket and source_object_key must not be blank"
+    if not is_markdown_source(task) and (
+        not task.md_bucket.strip() or not task.md_object_key.strip()
+    ):
+        return "md_bucket and md_object_key are required unless the source is Markdown"
+    for field, name in (
+        ("source_filename", task.source_filename),
+        ("source_object_key", task.source_object_key),
+    ):
+        extension = _extension(name)
+        if extension is not None and _kind(extension) != _kind(file_type):
+            return (
+                f"file_type {file_type!r} does not match the extension of {field} ({extension!r})"
+            )
+    return None

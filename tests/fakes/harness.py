@@ -1,0 +1,157 @@
+"""One object wiring every fake into a ParseTaskPipeline, plus task builders for tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ragline.application.pipeline.chunker import PlanChunker
+from ragline.application.pipeline.consumer import TaskConsumer
+from ragline.application.pipeline.context import document_scope
+from ragline.application.pipeline.orchestrator import ParseTaskPipeline
+from ragline.application.pipeline.outbox_relay import OutboxRelay, RelayPolicy
+from ragline.application.pipeline.services import StageServices
+from ragline.application.pipeline.settings import PipelineSettings
+from ragline.application.pipeline.workspace import Workspace
+from ragline.application.ports.unit_of_work import DocumentScope, EmbeddingConfig
+from ragline.contracts.wire import ParseResult, ParseTask, decode_parse_result, encode_parse_task
+from ragline.domain.chunking import ChunkPlan, ChunkStep, Pipeline, StepParams, Strategy
+from ragline.domain.parse_run import ParseRun
+from tests.fakes.clock import FakeClock
+from tests.fakes.faults import Faults
+from tests.fakes.indexes import FakeKeywordIndex, FakeVectorIndex
+from tests.fakes.messaging import FakeDelivery, FakeResultPublisher
+from tests.fakes.models import (
+    FakeEmbedderResolver,
+    FakeSparseEncoder,
+    FakeTokenizer,
+)
+from tests.fakes.parsing import FakeParser
+from tests.fakes.storage import FakeObjectStorage
+from tests.fakes.unit_of_work import FakeDatabase
+
+DIMENSION = 8
+SOURCE_BUCKET = "uploads"
+MD_BUCKET = "markdown"
+
+# Small sizes so a short test document yields several parents and children.
+SMALL_PLAN = ChunkPlan(
+    "small",
+    (
+        ChunkStep(Pipeline.PARENT, 1, Strategy.RECURSIVE, StepParams(160, 0), id="p1"),
+        ChunkStep(Pipeline.CHILD, 1, Strategy.RECURSIVE, StepParams(60, 0), id="c1"),
+    ),
+)
+
+DOCUMENT_TEXT = "\n\n".join(
+    f"Paragraph {i} talks about topic {i} with words alpha beta gamma delta {i}." for i in range(8)
+)
+
+
+class Harness:
+    def __init__(self, tmp: Path, settings: PipelineSettings | None = None) -> None:
+        self.faults = Faults()
+        self.db = FakeDatabase(self.faults)
+        self.clock = FakeClock()
+        self.storage = FakeObjectStorage(self.faults)
+        self.storage.buckets.add(MD_BUCKET)
+        self.parser = FakeParser(self.faults)
+        self.embedders = FakeEmbedderResolver(self.faults)
+        self.vectors = FakeVectorIndex(self.faults)
+        self.keywords = FakeKeywordIndex(self.faults)
+        self.tokenizer = FakeTokenizer(self.faults)
+        self.sparse = FakeSparseEncoder(self.faults)
+        self.workspace = Workspace(tmp / "work")
+        self.publisher = FakeResultPublisher(self.faults)
+        self.settings = settings or PipelineSettings(embed_batch_size=3, sparse_batch_size=3)
+        self.services = StageServices(
+            uow=self.db,
+            clock=self.clock,
+            storage=self.storage,
+            parser=self.parser,
+            chunker=PlanChunker(SMALL_PLAN),
+            embedders=self.embedders,
+            vectors=self.vectors,
+            keywords=self.keywords,
+            tokenizer=self.tokenizer,
+            sparse=self.sparse,
+            workspace=self.workspace,
+            settings=self.settings,
+        )
+        self.pipeline = ParseTaskPipeline(self.services)
+        self.consumer = TaskConsumer(self.pipeline, source=_NoSource())
+        self.relay = OutboxRelay(
+            self.db, self.publisher, self.clock, RelayPolicy(max_attempts=3, batch_size=50)
+        )
+        self.counter = 0
+
+    # -- setup ------------------------------------------------------------------------
+
+    def configure_embedding(self, user_id: int = 7, dimension: int = DIMENSION, **kw: Any) -> None:
+        config = EmbeddingConfig(
+            user_id=str(user_id),
+            provider=kw.pop("provider", "fake"),
+            model=kw.pop("model", "fake-model"),
+            dimension=dimension,
+            api_key="secret-key",
+        )
+        self.db.configs[str(user_id)] = config
+
+    def task(self, file_type: str = "txt", **overrides: Any) -> ParseTask:
+        """A valid task whose source object exists (unless `upload=False`)."""
+        self.counter += 1
+        upload = overrides.pop("upload", True)
+        content = overrides.pop("content", DOCUMENT_TEXT)
+        fields: dict[str, Any] = {
+            "task_id": f"task-{self.counter}",
+            "original_file_id": 100,
+            "document_parse_task_id": 500 + self.counter,
+            "user_id": 7,
+            "dataset_id": 3,
+            "file_type": file_type,
+            "source_bucket": SOURCE_BUCKET,
+            "source_object_key": f"files/doc-100.{file_type}",
+            "source_filename": f"doc.{file_type}",
+            "md_bucket": MD_BUCKET,
+            "md_object_key": "md/doc-100.md",
+        }
+        fields.update(overrides)
+        task = ParseTask.model_validate(fields)
+        if upload:
+            self.storage.add(task.source_bucket, task.source_object_key, content.encode("utf-8"))
+        return task
+
+    def retry_of(self, previous: ParseTask, **overrides: Any) -> ParseTask:
+        self.counter += 1
+        fields = previous.model_dump(mode="json")
+        fields.update(
+            task_id=f"task-{self.counter}",
+            is_retry=True,
+            previous_task_id=previous.task_id,
+            trigger_mode="manual_retry",
+        )
+        fields.update(overrides)
+        return ParseTask.model_validate(fields)
+
+    # -- reading ----------------------------------------------------------------------
+
+    def run(self, task_id: str) -> ParseRun:
+        return self.db.runs[task_id]
+
+    def scope(self, task: ParseTask) -> DocumentScope:
+        return document_scope(task)
+
+    def result(self, task_id: str) -> ParseResult:
+        row = self.db.outbox[task_id]
+        return decode_parse_result(row.body)
+
+    def delivery(self, task: ParseTask) -> FakeDelivery:
+        return FakeDelivery(encode_parse_task(task), task.file_type)
+
+
+class _NoSource:
+    def __aiter__(self) -> Any:
+        raise NotImplementedError
+
+    async def close(self) -> None:
+        return None

@@ -1,0 +1,38 @@
+"""A parser that turns plain text into Markdown, recording how it was called."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import attrs
+
+from ragline.application.ports.parser import ParsedDocument, ParseOptions, PdfParserBackend
+from tests.fakes.faults import Faults
+
+
+@attrs.define
+class ParseCall:
+    source: Path
+    file_type: str
+    options: ParseOptions
+    source_existed: bool
+
+
+class FakeParser:
+    """Markdown = a title plus the source text; MinerU (direct pull) returns `remote_markdown`."""
+
+    def __init__(self, faults: Faults | None = None, remote_markdown: str | None = None) -> None:
+        self.faults = faults or Faults()
+        self.remote_markdown = remote_markdown or (
+            "# Remote\n\nThe remote parser read this PDF from a presigned URL.\n"
+        )
+        self.calls: list[ParseCall] = []
+
+    def parse(self, source: Path, file_type: str, options: ParseOptions) -> ParsedDocument:
+        self.calls.append(ParseCall(source, file_type, options, source.exists()))
+        self.faults.check("parser.parse")
+        if options.pdf_parser_backend is PdfParserBackend.MINERU and file_type == "pdf":
+            assert options.mineru_url is not None, "direct pull needs a URL"
+            return ParsedDocument(self.remote_markdown)
+        text = source.read_text(encoding="utf-8", errors="replace")
+        return ParsedDocument(f"# Document\n\n{text}\n")

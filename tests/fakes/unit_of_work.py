@@ -1,0 +1,420 @@
+"""In-memory UnitOfWork with the storage semantics of the real adapters.
+
+- Uncommitted writes live in the unit of work; others see only committed state.
+- A writer locks each row it writes (run / parsed log / outbox by task_id, chunks by
+  document) until commit or rollback; another writer of the same row waits, then evaluates
+  its compare-and-set against the newly committed row (read-committed + row locks, as
+  PostgreSQL and InnoDB do). That is what makes `mark_superseded` a real arbiter.
+- `runs.save` is a version CAS; `mark_superseded` returns the rowcount as a bool; chunk
+  moves count only rows whose status is in the move's allowed prior states.
+- Faults: `db.faults.arm("uow.commit", error)` and friends ("uow.<repository>.<method>").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from types import TracebackType
+from typing import Self
+
+import attrs
+
+from ragline.application.ports.unit_of_work import (
+    ChunkRecord,
+    ConcurrentUpdate,
+    DocumentScope,
+    DuplicateTaskId,
+    EmbeddingConfig,
+    OutboxMessage,
+    ParsedLog,
+    PersistenceError,
+)
+from ragline.domain.parse_run import ChunkStatusMove, ParseRun, PipelineStatus
+from tests.fakes.faults import Faults
+
+LOCK_TIMEOUT_SECONDS = 5.0
+
+
+def snapshot(run: ParseRun) -> ParseRun:
+    """An independent copy of a run without pending events (what storage would return)."""
+    return attrs.evolve(run, stages=dict(run.stages))
+
+
+class FakeDatabase:
+    """The committed state, shared by every unit of work."""
+
+    def __init__(self, faults: Faults | None = None) -> None:
+        self.faults = faults or Faults()
+        self.parsed_logs: dict[str, ParsedLog] = {}
+        self.runs: dict[str, ParseRun] = {}
+        self.chunks: dict[DocumentScope, dict[str, ChunkRecord]] = {}
+        self.configs: dict[str, EmbeddingConfig] = {}
+        self.outbox: dict[str, OutboxMessage] = {}
+        self.commits = 0
+        self._log_ids = itertools.count(1)
+        self._outbox_ids = itertools.count(1)
+        self._locks: dict[tuple[str, object], object] = {}
+        self._condition: asyncio.Condition | None = None
+
+    def __call__(self) -> FakeUnitOfWork:
+        """The UnitOfWorkFactory."""
+        return FakeUnitOfWork(self)
+
+    # -- row locks ----------------------------------------------------------------------
+
+    def _cond(self) -> asyncio.Condition:
+        if self._condition is None:
+            self._condition = asyncio.Condition()
+        return self._condition
+
+    async def lock(self, key: tuple[str, object], owner: object) -> None:
+        cond = self._cond()
+        async with cond:
+            try:
+                await asyncio.wait_for(
+                    cond.wait_for(lambda: self._locks.get(key) in (None, owner)),
+                    LOCK_TIMEOUT_SECONDS,
+                )
+            except TimeoutError:
+                raise PersistenceError(f"lock wait timeout on {key}") from None
+            self._locks[key] = owner
+
+    async def release(self, owner: object) -> None:
+        cond = self._cond()
+        async with cond:
+            for key in [k for k, v in self._locks.items() if v is owner]:
+                del self._locks[key]
+            cond.notify_all()
+
+    @property
+    def locked(self) -> int:
+        return len(self._locks)
+
+    # -- helpers for tests ----------------------------------------------------------------
+
+    def chunks_of(self, scope: DocumentScope) -> list[ChunkRecord]:
+        return sorted(self.chunks.get(scope, {}).values(), key=lambda c: c.order_index)
+
+    def outbox_row(self, task_id: str) -> OutboxMessage | None:
+        return self.outbox.get(task_id)
+
+
+class _Repo:
+    def __init__(self, uow: FakeUnitOfWork) -> None:
+        self.uow = uow
+        self.db = uow.db
+
+    async def check(self, name: str) -> None:
+        """Every statement yields to the loop once, so concurrent units of work interleave
+        the way separate connections do."""
+        self.uow.require_active()
+        self.db.faults.check(f"uow.{name}")
+        await asyncio.sleep(0)
+
+
+class FakeParsedLogs(_Repo):
+    async def add(
+        self,
+        task_id: str,
+        payload_json: str,
+        created_at: datetime,
+        retry_of_task_id: str | None = None,
+    ) -> ParsedLog:
+        await self.check("parsed_logs.add")
+        await self.uow.lock(("log", task_id))
+        if task_id in self.uow.pending_logs or task_id in self.db.parsed_logs:
+            raise DuplicateTaskId(task_id)
+        row = ParsedLog(next(self.db._log_ids), task_id, payload_json, created_at, retry_of_task_id)
+        self.uow.pending_logs[task_id] = row
+        return row
+
+    async def get(self, task_id: str) -> ParsedLog | None:
+        await self.check("parsed_logs.get")
+        return self.uow.pending_logs.get(task_id) or self.db.parsed_logs.get(task_id)
+
+    async def set_parsed_location(self, task_id: str, bucket: str, object_key: str) -> None:
+        await self.check("parsed_logs.set_parsed_location")
+        await self.uow.lock(("log", task_id))
+        row = self.uow.pending_logs.get(task_id) or self.db.parsed_logs.get(task_id)
+        if row is None:
+            raise PersistenceError(f"no parsed log for {task_id}")
+        self.uow.pending_logs[task_id] = attrs.evolve(
+            row, parsed_bucket=bucket, parsed_object_key=object_key
+        )
+
+
+class FakeRuns(_Repo):
+    def _current(self, task_id: str) -> ParseRun | None:
+        return self.uow.pending_runs.get(task_id) or self.db.runs.get(task_id)
+
+    async def add(self, run: ParseRun) -> None:
+        await self.check("runs.add")
+        await self.uow.lock(("run", run.task_id))
+        if self._current(run.task_id) is not None:
+            raise DuplicateTaskId(run.task_id)
+        self.uow.pending_runs[run.task_id] = snapshot(run)
+
+    async def get(self, task_id: str) -> ParseRun | None:
+        await self.check("runs.get")
+        current = self._current(task_id)
+        return snapshot(current) if current is not None else None
+
+    async def save(self, run: ParseRun, expected_version: int) -> None:
+        await self.check("runs.save")
+        await self.uow.lock(("run", run.task_id))
+        current = self._current(run.task_id)
+        if current is None or current.version != expected_version:
+            found = None if current is None else current.version
+            raise ConcurrentUpdate(
+                f"run {run.task_id}: expected version {expected_version}, found {found}"
+            )
+        self.uow.pending_runs[run.task_id] = snapshot(run)
+
+    async def mark_superseded(self, task_id: str, by_task_id: str) -> bool:
+        await self.check("runs.mark_superseded")
+        await self.uow.lock(("run", task_id))
+        current = self._current(task_id)
+        if (
+            current is None
+            or current.superseded_by_task_id is not None
+            or current.pipeline_status is not PipelineStatus.FAILED
+        ):
+            return False
+        marked = snapshot(current)
+        marked.superseded_by_task_id = by_task_id
+        marked.version += 1
+        self.uow.pending_runs[task_id] = marked
+        return True
+
+    def _all(self) -> list[ParseRun]:
+        merged = dict(self.db.runs) | self.uow.pending_runs
+        return [snapshot(r) for r in merged.values()]
+
+    async def list_unfinished(self, limit: int = 100) -> list[ParseRun]:
+        await self.check("runs.list_unfinished")
+        return [r for r in self._all() if not r.is_terminal][:limit]
+
+    async def list_recent(self, limit: int = 50) -> list[ParseRun]:
+        await self.check("runs.list_recent")
+        return sorted(self._all(), key=lambda r: r.created_at, reverse=True)[:limit]
+
+
+class FakeChunks(_Repo):
+    def _doc(self, scope: DocumentScope) -> dict[str, ChunkRecord]:
+        if scope in self.uow.pending_chunks:
+            return self.uow.pending_chunks[scope]
+        return self.db.chunks.get(scope, {})
+
+    async def _writable(self, scope: DocumentScope) -> dict[str, ChunkRecord]:
+        await self.uow.lock(("chunks", scope))
+        if scope not in self.uow.pending_chunks:
+            self.uow.pending_chunks[scope] = dict(self.db.chunks.get(scope, {}))
+        return self.uow.pending_chunks[scope]
+
+    async def replace_document(self, scope: DocumentScope, chunks: Sequence[ChunkRecord]) -> None:
+        await self.check("chunks.replace_document")
+        await self._writable(scope)
+        rows: dict[str, ChunkRecord] = {}
+        for chunk in chunks:
+            if chunk.scope != scope:
+                raise PersistenceError(f"chunk {chunk.chunk_id} is not in {scope}")
+            if chunk.chunk_id in rows:
+                raise PersistenceError(f"duplicate chunk_id {chunk.chunk_id}")
+            rows[chunk.chunk_id] = chunk
+        self.uow.pending_chunks[scope] = rows
+
+    async def list_document(self, scope: DocumentScope) -> list[ChunkRecord]:
+        await self.check("chunks.list_document")
+        return sorted(self._doc(scope).values(), key=lambda c: c.order_index)
+
+    async def get_many(
+        self, user_id: str, dataset_id: str, chunk_ids: Sequence[str]
+    ) -> list[ChunkRecord]:
+        await self.check("chunks.get_many")
+        wanted = set(chunk_ids)
+        scopes = set(self.db.chunks) | set(self.uow.pending_chunks)
+        found = []
+        for scope in scopes:
+            if scope.user_id == user_id and scope.dataset_id == dataset_id:
+                found.extend(c for c in self._doc(scope).values() if c.chunk_id in wanted)
+        return found
+
+    async def _move(
+        self, scope: DocumentScope, ids: Iterable[str], move: ChunkStatusMove, field: str
+    ) -> int:
+        rows = await self._writable(scope)
+        moved = 0
+        for chunk_id in set(ids):
+            row = rows.get(chunk_id)
+            status = getattr(row, field) if row is not None else None
+            if row is not None and status is not None and move.permits(status):
+                rows[chunk_id] = attrs.evolve(row, **{field: move.to})
+                moved += 1
+        return moved
+
+    async def move_dense(
+        self, scope: DocumentScope, chunk_ids: Sequence[str], move: ChunkStatusMove
+    ) -> int:
+        await self.check("chunks.move_dense")
+        return await self._move(scope, chunk_ids, move, "dense_status")
+
+    async def move_sparse(
+        self, scope: DocumentScope, chunk_ids: Sequence[str], move: ChunkStatusMove
+    ) -> int:
+        await self.check("chunks.move_sparse")
+        return await self._move(scope, chunk_ids, move, "sparse_status")
+
+    async def count_document(self, scope: DocumentScope) -> int:
+        await self.check("chunks.count_document")
+        return len(self._doc(scope))
+
+
+class FakeModelConfigs(_Repo):
+    async def default_embedding(self, user_id: str) -> EmbeddingConfig | None:
+        await self.check("model_configs.default_embedding")
+        return self.uow.pending_configs.get(user_id) or self.db.configs.get(user_id)
+
+    async def put_default_embedding(self, config: EmbeddingConfig) -> None:
+        await self.check("model_configs.put_default_embedding")
+        await self.uow.lock(("config", config.user_id))
+        self.uow.pending_configs[config.user_id] = config
+
+
+class FakeOutbox(_Repo):
+    def _row(self, task_id: str) -> OutboxMessage | None:
+        return self.uow.pending_outbox.get(task_id) or self.db.outbox.get(task_id)
+
+    def _by_id(self, message_id: int) -> OutboxMessage | None:
+        merged = dict(self.db.outbox) | self.uow.pending_outbox
+        return next((m for m in merged.values() if m.id == message_id), None)
+
+    async def put(
+        self, task_id: str, topic: str, routing_key: str, body: bytes, at: datetime
+    ) -> None:
+        await self.check("outbox.put")
+        await self.uow.lock(("outbox", task_id))
+        row = self._row(task_id)
+        if row is None:
+            row = OutboxMessage(
+                next(self.db._outbox_ids), task_id, topic, routing_key, body, 0, at, "PENDING"
+            )
+        else:
+            row = attrs.evolve(
+                row,
+                topic=topic,
+                routing_key=routing_key,
+                body=body,
+                attempts=0,
+                next_attempt_at=at,
+                status="PENDING",
+                last_error=None,
+            )
+        self.uow.pending_outbox[task_id] = row
+
+    async def due(self, now: datetime, limit: int = 100) -> list[OutboxMessage]:
+        await self.check("outbox.due")
+        merged = dict(self.db.outbox) | self.uow.pending_outbox
+        rows = [m for m in merged.values() if m.status == "PENDING" and m.next_attempt_at <= now]
+        return sorted(rows, key=lambda m: (m.next_attempt_at, m.id))[:limit]
+
+    async def _cas(self, message_id: int, attempts: int, **changes: object) -> bool:
+        row = self._by_id(message_id)
+        if row is None:
+            return False
+        await self.uow.lock(("outbox", row.task_id))
+        row = self._row(row.task_id)
+        if row is None or row.status != "PENDING" or row.attempts != attempts:
+            return False
+        self.uow.pending_outbox[row.task_id] = attrs.evolve(row, **changes)  # type: ignore[arg-type]
+        return True
+
+    async def mark_sent(self, message_id: int, attempts: int) -> bool:
+        await self.check("outbox.mark_sent")
+        return await self._cas(message_id, attempts, status="SENT", attempts=attempts + 1)
+
+    async def mark_retry(
+        self, message_id: int, attempts: int, next_attempt_at: datetime, error: str
+    ) -> bool:
+        await self.check("outbox.mark_retry")
+        return await self._cas(
+            message_id,
+            attempts,
+            attempts=attempts + 1,
+            next_attempt_at=next_attempt_at,
+            last_error=error,
+        )
+
+    async def mark_dead(self, message_id: int, attempts: int, error: str) -> bool:
+        await self.check("outbox.mark_dead")
+        return await self._cas(
+            message_id, attempts, status="DEAD", attempts=attempts + 1, last_error=error
+        )
+
+    async def get(self, task_id: str) -> OutboxMessage | None:
+        await self.check("outbox.get")
+        return self._row(task_id)
+
+
+class FakeUnitOfWork:
+    def __init__(self, db: FakeDatabase) -> None:
+        self.db = db
+        self.pending_logs: dict[str, ParsedLog] = {}
+        self.pending_runs: dict[str, ParseRun] = {}
+        self.pending_chunks: dict[DocumentScope, dict[str, ChunkRecord]] = {}
+        self.pending_configs: dict[str, EmbeddingConfig] = {}
+        self.pending_outbox: dict[str, OutboxMessage] = {}
+        self.parsed_logs = FakeParsedLogs(self)
+        self.runs = FakeRuns(self)
+        self.chunks = FakeChunks(self)
+        self.model_configs = FakeModelConfigs(self)
+        self.outbox = FakeOutbox(self)
+        self._active = False
+        self._owner = object()
+
+    def require_active(self) -> None:
+        if not self._active:
+            raise PersistenceError("unit of work used outside `async with`")
+
+    async def lock(self, key: tuple[str, object]) -> None:
+        await self.db.lock(key, self._owner)
+
+    async def __aenter__(self) -> Self:
+        self._active = True
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.rollback()
+        self._active = False
+
+    async def commit(self) -> None:
+        self.require_active()
+        try:
+            self.db.faults.check("uow.commit")
+        except BaseException:
+            await self.rollback()
+            raise
+        db = self.db
+        db.parsed_logs.update(self.pending_logs)
+        db.runs.update(self.pending_runs)
+        db.chunks.update(self.pending_chunks)
+        db.configs.update(self.pending_configs)
+        db.outbox.update(self.pending_outbox)
+        if any((self.pending_logs, self.pending_runs, self.pending_chunks, self.pending_outbox)):
+            db.commits += 1
+        self._clear()
+        await db.release(self._owner)
+
+    async def rollback(self) -> None:
+        self._clear()
+        await self.db.release(self._owner)
+
+    def _clear(self) -> None:
+        self.pending_logs, self.pending_runs, self.pending_chunks = {}, {}, {}
+        self.pending_configs, self.pending_outbox = {}, {}
