@@ -1,0 +1,71 @@
+"""Reusable property kit for the parse-run domain (needs hypothesis; the domain does not).
+
+from ragline.contracts.testing import ParseRunMachine
+TestMyStore = type("M", (ParseRunMachine,), {"make_store": lambda self: MyStore()}).TestCase
+"""
+
+from ragline.contracts.testing.commands import (
+    Command,
+    Converge,
+    Fail,
+    Reject,
+    Skip,
+    Start,
+    Succeed,
+    Supersede,
+    expected_after,
+    expected_error,
+)
+from ragline.contracts.testing.invariants import (
+    InvariantViolation,
+    check_events,
+    check_family,
+    check_run,
+    check_step,
+)
+from ragline.contracts.testing.machine import ChunkStatusMachine, ParseRunMachine
+from ragline.contracts.testing.store import InMemoryRunStore, RunStore
+from ragline.contracts.testing.strategies import (
+    EPOCH,
+    commands,
+    durations,
+    failure_codes,
+    failure_details,
+    markdown_locations,
+    next_move,
+    reachable_runs,
+    stages,
+    task_identities,
+)
+
+__all__ = [
+    "EPOCH",
+    "ChunkStatusMachine",
+    "Command",
+    "Converge",
+    "Fail",
+    "InMemoryRunStore",
+    "InvariantViolation",
+    "ParseRunMachine",
+    "Reject",
+    "RunStore",
+    "Skip",
+    "Start",
+    "Succeed",
+    "Supersede",
+    "check_events",
+    "check_family",
+    "check_run",
+    "check_step",
+    "commands",
+    "durations",
+    "expected_after",
+    "expected_error",
+    "failure_codes",
+    "failure_details",
+    "markdown_locations",
+    "next_move",
+    "reachable_runs",
+    "stages",
+    "task_identities",
+]
