@@ -74,12 +74,15 @@ class VectorIndex(Protocol):
         ...
 
     async def upsert_dense(self, points: Sequence[DensePoint]) -> None:
-        """Write dense vectors (and payloads) by chunk_id, keeping any sparse vector already
-        stored for the same chunk. Re-upserting the same point is a no-op in effect."""
+        """Write dense vectors by (scope, chunk_id), keeping any sparse vector already stored
+        for the same chunk; the payload given replaces the stored one. Re-upserting the same
+        point is a no-op in effect. A vector of the wrong length raises
+        EmbeddingDimensionMismatch; the collection must exist (ensure_collection)."""
         ...
 
     async def upsert_sparse(self, points: Sequence[SparsePoint]) -> None:
-        """Write sparse vectors by chunk_id, keeping any dense vector already stored."""
+        """Write sparse vectors by (scope, chunk_id), keeping any dense vector already stored;
+        the payload given replaces the stored one."""
         ...
 
     async def delete_document(self, user_id: str, dataset_id: str, doc_id: str) -> None:
