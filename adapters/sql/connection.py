@@ -1,0 +1,36 @@
+"""The connection a unit of work holds while it is open, shared by its repositories."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from ragline.application.ports.unit_of_work import PersistenceError
+
+# Long IN lists are sent in slices: SQLite caps bound parameters, and huge statements are
+# slow to compile everywhere.
+IN_LIST_SLICE = 500
+
+
+class ConnectionSlot:
+    """Holds the open AsyncConnection; repositories ask for it at each call."""
+
+    def __init__(self) -> None:
+        self._conn: AsyncConnection | None = None
+
+    @property
+    def conn(self) -> AsyncConnection:
+        if self._conn is None:
+            raise PersistenceError("the unit of work is not open: use it inside `async with`")
+        return self._conn
+
+    def attach(self, conn: AsyncConnection | None) -> None:
+        self._conn = conn
+
+
+class SystemClock:
+    """Wall-clock UTC, for the bookkeeping columns (`updated_at`) the port gives no time for."""
+
+    def now(self) -> datetime:
+        return datetime.now(UTC)

@@ -1,0 +1,116 @@
+"""Engines from a database URL, with the per-backend setup the repositories rely on.
+
+- SQLite (aiosqlite / sqlite3): WAL, busy_timeout, foreign keys, and `BEGIN IMMEDIATE` for
+  every transaction: writers queue at BEGIN (up to busy_timeout) instead of failing later
+  with "database is locked" when a read snapshot turns stale.
+- PostgreSQL (psycopg 3): READ COMMITTED, session time zone UTC.
+- MariaDB/MySQL (asyncmy / pymysql): utf8mb4, READ COMMITTED, session time zone UTC, and
+  the FOUND_ROWS client flag (SQLAlchemy sets it) so rowcount counts matched rows.
+
+Plain URLs are accepted and given the right driver: `sqlite:///x.db`,
+`postgresql://user@host/db`, `mysql://root@host/db`, `mariadb://...`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+
+DEFAULT_BUSY_TIMEOUT_MS = 30_000
+
+_ASYNC_DRIVERS = {"sqlite": "aiosqlite", "postgresql": "psycopg", "mysql": "asyncmy"}
+_SYNC_DRIVERS = {"sqlite": "pysqlite", "postgresql": "psycopg", "mysql": "pymysql"}
+
+
+def backend_of(url: str | URL) -> str:
+    """'sqlite', 'postgresql' or 'mysql' (MariaDB counts as mysql); ValueError otherwise."""
+    name = make_url(url).get_backend_name()
+    backend = {"postgres": "postgresql", "mariadb": "mysql"}.get(name, name)
+    if backend not in _ASYNC_DRIVERS:
+        raise ValueError(f"unsupported database backend {name!r} (sqlite, postgresql, mysql)")
+    return backend
+
+
+def _with_driver(url: str | URL, drivers: dict[str, str]) -> URL:
+    parsed = make_url(url)
+    backend = backend_of(parsed)
+    dialect = "mariadb" if parsed.get_backend_name() == "mariadb" else backend
+    parsed = parsed.set(drivername=f"{dialect}+{drivers[backend]}")
+    if backend == "mysql" and "charset" not in parsed.query:
+        parsed = parsed.update_query_dict({"charset": "utf8mb4"})
+    return parsed
+
+
+def async_url(url: str | URL) -> URL:
+    """The URL with the asyncio driver of its backend."""
+    return _with_driver(url, _ASYNC_DRIVERS)
+
+
+def sync_url(url: str | URL) -> URL:
+    """The URL with the blocking driver of its backend (used by migrations)."""
+    return _with_driver(url, _SYNC_DRIVERS)
+
+
+def _engine_kwargs(backend: str) -> dict[str, Any]:
+    if backend == "postgresql":
+        return {
+            "isolation_level": "READ COMMITTED",
+            "pool_pre_ping": True,
+            "connect_args": {"options": "-c timezone=UTC"},
+        }
+    if backend == "mysql":
+        return {
+            "isolation_level": "READ COMMITTED",
+            "pool_pre_ping": True,
+            "pool_recycle": 3600,
+            "connect_args": {"init_command": "SET time_zone = '+00:00'"},
+        }
+    return {}
+
+
+def _install_sqlite_hooks(engine: Engine, busy_timeout_ms: int) -> None:
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        # Take BEGIN away from the driver (its legacy mode skips BEGIN before SELECT and
+        # breaks SAVEPOINT); `_on_begin` emits BEGIN IMMEDIATE instead.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        try:
+            cursor.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+            cursor.execute("PRAGMA journal_mode = WAL")
+            cursor.execute("PRAGMA synchronous = NORMAL")
+            cursor.execute("PRAGMA foreign_keys = ON")
+        finally:
+            cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(connection: Any) -> None:
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+def _install_hooks(engine: Engine, backend: str, busy_timeout_ms: int) -> None:
+    if backend == "sqlite":
+        _install_sqlite_hooks(engine, busy_timeout_ms)
+
+
+def create_async_engine_for(
+    url: str | URL, *, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS, echo: bool = False
+) -> AsyncEngine:
+    """An AsyncEngine for `url` with the backend's setup (see the module docstring)."""
+    backend = backend_of(url)
+    engine = create_async_engine(async_url(url), echo=echo, **_engine_kwargs(backend))
+    _install_hooks(engine.sync_engine, backend, busy_timeout_ms)
+    return engine
+
+
+def create_sync_engine_for(
+    url: str | URL, *, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS, echo: bool = False
+) -> Engine:
+    """A blocking Engine for `url` with the same setup (migrations, admin tools)."""
+    backend = backend_of(url)
+    engine = create_engine(sync_url(url), echo=echo, **_engine_kwargs(backend))
+    _install_hooks(engine, backend, busy_timeout_ms)
+    return engine

@@ -1,0 +1,161 @@
+"""chunk: chunk truth rows, always scoped by tenant (user, dataset) and document.
+
+Index-status moves are compare-and-sets over the move's allowed prior states; the caller
+gets the rowcount (chunks actually moved) and compares it with what it asked for.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from sqlalchemy import ColumnElement, and_, delete, func, select, update
+
+from ragline.adapters.sql.connection import IN_LIST_SLICE, ConnectionSlot
+from ragline.adapters.sql.errors import store_errors
+from ragline.adapters.sql.tables import chunk
+from ragline.application.ports.unit_of_work import ChunkRecord, DocumentScope
+from ragline.domain.parse_run import ChunkIndexStatus, ChunkStatusMove
+
+INSERT_BATCH = 1000
+
+
+def _slices(ids: Sequence[str]) -> Iterator[list[str]]:
+    unique = list(dict.fromkeys(ids))
+    for start in range(0, len(unique), IN_LIST_SLICE):
+        yield unique[start : start + IN_LIST_SLICE]
+
+
+def _status(value: str | None) -> ChunkIndexStatus | None:
+    return None if value is None else ChunkIndexStatus(value)
+
+
+def chunk_to_row(record: ChunkRecord) -> dict[str, Any]:
+    return {
+        "user_id": record.scope.user_id,
+        "dataset_id": record.scope.dataset_id,
+        "doc_id": record.scope.doc_id,
+        "chunk_id": record.chunk_id,
+        "task_id": record.task_id,
+        "parent_id": record.parent_id,
+        "order_index": record.order_index,
+        "text": record.text,
+        "section_path": json.dumps(list(record.section_path), ensure_ascii=False),
+        "canonical_path": record.canonical_path,
+        "structure_node_id": record.structure_node_id,
+        "node_type": record.node_type,
+        "source_type": record.source_type,
+        "span_start": record.span_start,
+        "span_end": record.span_end,
+        "dense_status": None if record.dense_status is None else record.dense_status.value,
+        "sparse_status": None if record.sparse_status is None else record.sparse_status.value,
+    }
+
+
+def row_to_chunk(m: Mapping[Any, Any]) -> ChunkRecord:
+    return ChunkRecord(
+        chunk_id=m["chunk_id"],
+        scope=DocumentScope(m["user_id"], m["dataset_id"], m["doc_id"]),
+        task_id=m["task_id"],
+        parent_id=m["parent_id"],
+        order_index=int(m["order_index"]),
+        text=m["text"],
+        section_path=tuple(json.loads(m["section_path"])),
+        canonical_path=m["canonical_path"],
+        structure_node_id=m["structure_node_id"],
+        node_type=m["node_type"],
+        source_type=m["source_type"],
+        span_start=int(m["span_start"]),
+        span_end=int(m["span_end"]),
+        dense_status=_status(m["dense_status"]),
+        sparse_status=_status(m["sparse_status"]),
+    )
+
+
+def _in_document(scope: DocumentScope) -> ColumnElement[bool]:
+    return and_(
+        chunk.c.user_id == scope.user_id,
+        chunk.c.dataset_id == scope.dataset_id,
+        chunk.c.doc_id == scope.doc_id,
+    )
+
+
+class SqlChunkRepository:
+    def __init__(self, slot: ConnectionSlot) -> None:
+        self._slot = slot
+
+    async def replace_document(self, scope: DocumentScope, chunks: Sequence[ChunkRecord]) -> None:
+        strangers = [c.chunk_id for c in chunks if c.scope != scope]
+        if strangers:
+            raise ValueError(f"chunks outside {scope}: {strangers[:5]}")
+        conn = self._slot.conn
+        rows = [chunk_to_row(c) for c in chunks]
+        with store_errors("chunk replace_document"):
+            await conn.execute(delete(chunk).where(_in_document(scope)))
+            for start in range(0, len(rows), INSERT_BATCH):
+                await conn.execute(chunk.insert(), rows[start : start + INSERT_BATCH])
+
+    async def list_document(self, scope: DocumentScope) -> list[ChunkRecord]:
+        with store_errors("chunk list_document"):
+            result = await self._slot.conn.execute(
+                select(chunk)
+                .where(_in_document(scope))
+                .order_by(chunk.c.order_index, chunk.c.chunk_id)
+            )
+            rows = result.all()
+        return [row_to_chunk(row._mapping) for row in rows]
+
+    async def get_many(
+        self, user_id: str, dataset_id: str, chunk_ids: Sequence[str]
+    ) -> list[ChunkRecord]:
+        found: dict[str, ChunkRecord] = {}
+        with store_errors("chunk get_many"):
+            for ids in _slices(chunk_ids):
+                result = await self._slot.conn.execute(
+                    select(chunk)
+                    .where(chunk.c.user_id == user_id)
+                    .where(chunk.c.dataset_id == dataset_id)
+                    .where(chunk.c.chunk_id.in_(ids))
+                )
+                for row in result.all():
+                    record = row_to_chunk(row._mapping)
+                    found[record.chunk_id] = record
+        return [found[i] for i in dict.fromkeys(chunk_ids) if i in found]
+
+    async def move_dense(
+        self, scope: DocumentScope, chunk_ids: Sequence[str], move: ChunkStatusMove
+    ) -> int:
+        return await self._move("dense_status", scope, chunk_ids, move)
+
+    async def move_sparse(
+        self, scope: DocumentScope, chunk_ids: Sequence[str], move: ChunkStatusMove
+    ) -> int:
+        return await self._move("sparse_status", scope, chunk_ids, move)
+
+    async def _move(
+        self, column: str, scope: DocumentScope, chunk_ids: Sequence[str], move: ChunkStatusMove
+    ) -> int:
+        if move.to in move.allowed_from:
+            raise ValueError(f"{move.name} would leave some rows unchanged; not a real move")
+        status = chunk.c[column]
+        allowed = sorted(s.value for s in move.allowed_from)
+        moved = 0
+        with store_errors(f"chunk move {column}"):
+            for ids in _slices(chunk_ids):
+                result = await self._slot.conn.execute(
+                    update(chunk)
+                    .where(_in_document(scope))
+                    .where(chunk.c.chunk_id.in_(ids))
+                    .where(status.in_(allowed))
+                    .values({column: move.to.value})
+                )
+                moved += result.rowcount
+        return moved
+
+    async def count_document(self, scope: DocumentScope) -> int:
+        with store_errors("chunk count_document"):
+            result = await self._slot.conn.execute(
+                select(func.count()).select_from(chunk).where(_in_document(scope))
+            )
+            return int(result.scalar_one())

@@ -1,0 +1,76 @@
+"""parsed_log: the task snapshot; its integer id is the `document_parsed_log_id`."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import Row, select, update
+
+from ragline.adapters.sql.connection import ConnectionSlot
+from ragline.adapters.sql.errors import store_errors, unique_task_id
+from ragline.adapters.sql.tables import parsed_log
+from ragline.application.ports.unit_of_work import ParsedLog, PersistenceError
+
+
+def _to_log(row: Row[tuple[object, ...]]) -> ParsedLog:
+    m = row._mapping
+    return ParsedLog(
+        id=m["id"],
+        task_id=m["task_id"],
+        payload_json=m["payload_json"],
+        created_at=m["created_at"],
+        retry_of_task_id=m["retry_of_task_id"],
+        parsed_bucket=m["parsed_bucket"],
+        parsed_object_key=m["parsed_object_key"],
+    )
+
+
+class SqlParsedLogRepository:
+    def __init__(self, slot: ConnectionSlot) -> None:
+        self._slot = slot
+
+    async def add(
+        self,
+        task_id: str,
+        payload_json: str,
+        created_at: datetime,
+        retry_of_task_id: str | None = None,
+    ) -> ParsedLog:
+        conn = self._slot.conn
+        with store_errors("parsed_log add"), unique_task_id(task_id):
+            async with conn.begin_nested():  # a duplicate leaves the transaction usable
+                result = await conn.execute(
+                    parsed_log.insert().values(
+                        task_id=task_id,
+                        payload_json=payload_json,
+                        created_at=created_at,
+                        retry_of_task_id=retry_of_task_id,
+                    )
+                )
+        key = result.inserted_primary_key
+        assert key is not None
+        return ParsedLog(
+            id=int(key[0]),
+            task_id=task_id,
+            payload_json=payload_json,
+            created_at=created_at,
+            retry_of_task_id=retry_of_task_id,
+        )
+
+    async def get(self, task_id: str) -> ParsedLog | None:
+        with store_errors("parsed_log get"):
+            result = await self._slot.conn.execute(
+                select(parsed_log).where(parsed_log.c.task_id == task_id)
+            )
+            row = result.first()
+        return None if row is None else _to_log(row)
+
+    async def set_parsed_location(self, task_id: str, bucket: str, object_key: str) -> None:
+        with store_errors("parsed_log set_parsed_location"):
+            result = await self._slot.conn.execute(
+                update(parsed_log)
+                .where(parsed_log.c.task_id == task_id)
+                .values(parsed_bucket=bucket, parsed_object_key=object_key)
+            )
+        if result.rowcount != 1:
+            raise PersistenceError(f"no parsed log for task_id {task_id!r}")

@@ -1,0 +1,189 @@
+"""parse_run: the ParseRun aggregate, one row per run, one column group per stage.
+
+Every write after the insert is a compare-and-set: `save` on (task_id, version),
+`mark_superseded` on (superseded_by_task_id IS NULL, pipeline_status = FAILED), and both
+bump `version`, so the row always changes and a stale aggregate cannot overwrite it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from sqlalchemy import Row, select, update
+
+from ragline.adapters.sql.connection import ConnectionSlot
+from ragline.adapters.sql.errors import store_errors, unique_task_id
+from ragline.adapters.sql.tables import parse_run, stage_prefix
+from ragline.application.ports.unit_of_work import ConcurrentUpdate
+from ragline.domain.parse_run import (
+    STAGE_ORDER,
+    FailurePoint,
+    FailureReason,
+    MarkdownLocation,
+    ParseRun,
+    PipelineStatus,
+    Stage,
+    StageState,
+    StageStatus,
+    TaskIdentity,
+)
+
+UNFINISHED = (PipelineStatus.PENDING.value, PipelineStatus.PROCESSING.value)
+
+
+def _state_columns(run: ParseRun) -> dict[str, Any]:
+    """Every column but the identity (which never changes after the insert)."""
+    values: dict[str, Any] = {}
+    for stage, state in run.stages_in_order():
+        prefix = stage_prefix(stage)
+        values[f"{prefix}_status"] = state.status.value
+        values[f"{prefix}_started_at"] = state.started_at
+        values[f"{prefix}_finished_at"] = state.finished_at
+        values[f"{prefix}_duration_ms"] = state.duration_ms
+        values[f"{prefix}_inherited"] = state.inherited
+    markdown = run.markdown
+    values.update(
+        pipeline_status=run.pipeline_status.value,
+        failed_stage=None if run.failed_stage is None else run.failed_stage.value,
+        recover_from_stage=None if run.recover_from_stage is None else run.recover_from_stage.value,
+        failure_reason=None if run.failure_reason is None else run.failure_reason.text,
+        created_at=run.created_at,
+        started_at=run.started_at,
+        finished_at=run.finished_at,
+        superseded_by_task_id=run.superseded_by_task_id,
+        retry_of_task_id=run.retry_of_task_id,
+        markdown_bucket=None if markdown is None else markdown.bucket,
+        markdown_object_key=None if markdown is None else markdown.object_key,
+        version=run.version,
+    )
+    return values
+
+
+def run_to_row(run: ParseRun) -> dict[str, Any]:
+    """The full row of a run."""
+    identity = run.identity
+    return {
+        "task_id": identity.task_id,
+        "original_file_id": identity.original_file_id,
+        "document_parse_task_id": identity.document_parse_task_id,
+        "user_id": identity.user_id,
+        "dataset_id": identity.dataset_id,
+        "file_type": identity.file_type,
+        **_state_columns(run),
+    }
+
+
+def _stage_state(m: Mapping[Any, Any], stage: Stage) -> StageState:
+    prefix = stage_prefix(stage)
+    duration = m[f"{prefix}_duration_ms"]
+    return StageState(
+        status=StageStatus(m[f"{prefix}_status"]),
+        started_at=m[f"{prefix}_started_at"],
+        finished_at=m[f"{prefix}_finished_at"],
+        duration_ms=None if duration is None else int(duration),
+        inherited=bool(m[f"{prefix}_inherited"]),
+    )
+
+
+def row_to_run(m: Mapping[Any, Any]) -> ParseRun:
+    """The aggregate rebuilt from its row with the plain attrs init (no pending events)."""
+    bucket, key = m["markdown_bucket"], m["markdown_object_key"]
+    return ParseRun(
+        identity=TaskIdentity(
+            task_id=m["task_id"],
+            original_file_id=m["original_file_id"],
+            document_parse_task_id=m["document_parse_task_id"],
+            user_id=m["user_id"],
+            dataset_id=m["dataset_id"],
+            file_type=m["file_type"],
+        ),
+        created_at=m["created_at"],
+        stages={stage: _stage_state(m, stage) for stage in STAGE_ORDER},
+        pipeline_status=PipelineStatus(m["pipeline_status"]),
+        failed_stage=None if m["failed_stage"] is None else FailurePoint(m["failed_stage"]),
+        recover_from_stage=(
+            None if m["recover_from_stage"] is None else Stage(m["recover_from_stage"])
+        ),
+        failure_reason=(
+            None if m["failure_reason"] is None else FailureReason.parse(m["failure_reason"])
+        ),
+        started_at=m["started_at"],
+        finished_at=m["finished_at"],
+        markdown=None if bucket is None or key is None else MarkdownLocation(bucket, key),
+        superseded_by_task_id=m["superseded_by_task_id"],
+        retry_of_task_id=m["retry_of_task_id"],
+        version=int(m["version"]),
+    )
+
+
+def _rows_to_runs(rows: list[Row[Any]]) -> list[ParseRun]:
+    return [row_to_run(row._mapping) for row in rows]
+
+
+class SqlParseRunRepository:
+    def __init__(self, slot: ConnectionSlot) -> None:
+        self._slot = slot
+
+    async def add(self, run: ParseRun) -> None:
+        conn = self._slot.conn
+        with store_errors("parse_run add"), unique_task_id(run.task_id):
+            async with conn.begin_nested():  # a duplicate leaves the transaction usable
+                await conn.execute(parse_run.insert().values(**run_to_row(run)))
+
+    async def get(self, task_id: str) -> ParseRun | None:
+        with store_errors("parse_run get"):
+            result = await self._slot.conn.execute(
+                select(parse_run).where(parse_run.c.task_id == task_id)
+            )
+            row = result.first()
+        return None if row is None else row_to_run(row._mapping)
+
+    async def save(self, run: ParseRun, expected_version: int) -> None:
+        if run.version <= expected_version:
+            raise ValueError(
+                f"run {run.task_id} version {run.version} is not newer than {expected_version}"
+            )
+        with store_errors("parse_run save"):
+            result = await self._slot.conn.execute(
+                update(parse_run)
+                .where(parse_run.c.task_id == run.task_id)
+                .where(parse_run.c.version == expected_version)
+                .values(**_state_columns(run))
+            )
+        if result.rowcount != 1:
+            raise ConcurrentUpdate(
+                f"run {run.task_id} is no longer at version {expected_version} (or is gone)"
+            )
+
+    async def mark_superseded(self, task_id: str, by_task_id: str) -> bool:
+        with store_errors("parse_run mark_superseded"):
+            result = await self._slot.conn.execute(
+                update(parse_run)
+                .where(parse_run.c.task_id == task_id)
+                .where(parse_run.c.superseded_by_task_id.is_(None))
+                .where(parse_run.c.pipeline_status == PipelineStatus.FAILED.value)
+                .values(superseded_by_task_id=by_task_id, version=parse_run.c.version + 1)
+            )
+        return result.rowcount == 1
+
+    async def list_unfinished(self, limit: int = 100) -> list[ParseRun]:
+        with store_errors("parse_run list_unfinished"):
+            result = await self._slot.conn.execute(
+                select(parse_run)
+                .where(parse_run.c.pipeline_status.in_(UNFINISHED))
+                .order_by(parse_run.c.created_at, parse_run.c.id)
+                .limit(limit)
+            )
+            rows = list(result.all())
+        return _rows_to_runs(rows)
+
+    async def list_recent(self, limit: int = 50) -> list[ParseRun]:
+        with store_errors("parse_run list_recent"):
+            result = await self._slot.conn.execute(
+                select(parse_run)
+                .order_by(parse_run.c.created_at.desc(), parse_run.c.id.desc())
+                .limit(limit)
+            )
+            rows = list(result.all())
+        return _rows_to_runs(rows)

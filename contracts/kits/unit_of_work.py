@@ -1,0 +1,853 @@
+"""Contract kit for the UnitOfWork port (parsed logs, runs, chunks, model configs, outbox).
+
+Subclass once per adapter/backend, in a module pytest collects, and provide three fixtures:
+
+    class TestMyStore(UnitOfWorkContract):
+        @pytest.fixture
+        async def uow_factory(self) -> AsyncIterator[UnitOfWorkFactory]:
+            ...  # units of work on a migrated database, API-key secret "A"
+
+        @pytest.fixture
+        async def other_key_uow_factory(self, uow_factory) -> AsyncIterator[UnitOfWorkFactory]:
+            ...  # the SAME database, API-key secret "B"
+
+        @pytest.fixture
+        def stored_api_key(self, uow_factory) -> StoredApiKey:
+            ...  # async user_id -> the raw stored api-key column (to prove it is encrypted)
+
+The database may be shared by every test of a session: each test works under fresh ids.
+Set `serializes_transactions = True` when the store admits one unit of work at a time
+(SQLite with BEGIN IMMEDIATE): the race test then cannot make both contenders read before
+either writes, and checks the same outcome without forcing that interleaving.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime, timedelta, timezone
+from typing import ClassVar
+
+import pytest
+
+from ragline.application.ports.unit_of_work import (
+    ChunkRecord,
+    ConcurrentUpdate,
+    DocumentScope,
+    DuplicateTaskId,
+    EmbeddingConfig,
+    PersistenceError,
+    UnitOfWorkFactory,
+)
+from ragline.domain.parse_run import (
+    BEGIN_INDEXING,
+    COMPLETE,
+    FAIL,
+    ChunkIndexStatus,
+    FailureCode,
+    FailurePoint,
+    FailureReason,
+    MarkdownLocation,
+    ParseRun,
+    PipelineStatus,
+    RetryRefusal,
+    Stage,
+    StageStatus,
+    TaskIdentity,
+    retry_refusal,
+)
+
+StoredApiKey = Callable[[str], Awaitable[str | None]]
+
+T0 = datetime(2026, 3, 4, 5, 6, 7, 123456, tzinfo=UTC)
+CJK_DETAIL = "解析引擎失败：第３页表格无法识别（𠀀 扩展字符）"
+MD = MarkdownLocation("md-bucket", "users/u1/数据集/文档.md")
+
+
+def uid(prefix: str = "t") -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:16]}"
+
+
+def at(seconds: float) -> datetime:
+    return T0 + timedelta(seconds=seconds)
+
+
+def identity(task_id: str | None = None, user_id: str = "u1") -> TaskIdentity:
+    return TaskIdentity(
+        task_id=task_id or uid(),
+        original_file_id="1001",
+        document_parse_task_id="2002",
+        user_id=user_id,
+        dataset_id="d1",
+        file_type="pdf",
+    )
+
+
+def run_until_failed_at(stage: Stage, task_id: str | None = None) -> ParseRun:
+    """A run whose stages before `stage` succeeded and `stage` failed (CJK detail)."""
+    run = ParseRun.open(identity(task_id), at(0))
+    for index, current in enumerate(Stage):
+        run.start_stage(current, at(index + 1))
+        if current is stage:
+            run.fail_stage(current, FailureCode.VECTORIZING_FAILED, CJK_DETAIL, at(index + 1.5))
+            return run
+        markdown = MD if current is Stage.CLEANING else None
+        run.succeed_stage(current, at(index + 1.25), duration_ms=250 + index, markdown=markdown)
+    raise AssertionError("unreachable")
+
+
+def _pending() -> ParseRun:
+    return ParseRun.open(identity(), at(0))
+
+
+def _processing() -> ParseRun:
+    run = ParseRun.open(identity(), at(0))
+    run.start_stage(Stage.CLEANING, at(1))
+    run.succeed_stage(Stage.CLEANING, at(2), duration_ms=1000, markdown=MD)
+    run.start_stage(Stage.CHUNKING, at(3))
+    return run
+
+
+def _succeeded() -> ParseRun:
+    run = ParseRun.open(identity(), at(0))
+    for index, stage in enumerate(Stage):
+        run.start_stage(stage, at(index + 1))
+        markdown = MD if stage is Stage.CLEANING else None
+        run.succeed_stage(stage, at(index + 1.5), duration_ms=500, markdown=markdown)
+    return run
+
+
+def _failed_mid_run() -> ParseRun:
+    return run_until_failed_at(Stage.VECTORIZING)
+
+
+def _rejected() -> ParseRun:
+    run = ParseRun.open(identity(), at(0))
+    run.reject(FailureCode.INVALID_TASK_CONTEXT, "file_type 与文件记录不一致", at(1))
+    return run
+
+
+def _long_reason() -> ParseRun:
+    run = ParseRun.open(identity(), at(0))
+    run.start_stage(Stage.CLEANING, at(1))
+    run.fail_stage(Stage.CLEANING, FailureCode.PARSE_ENGINE_FAILED, "错误" * 600, at(2), 1000)
+    assert run.failure_reason is not None and run.failure_reason.truncated
+    return run
+
+
+def _interrupted() -> ParseRun:
+    run = _processing()
+    run.converge_interrupted(at(9), "重投时发现未完成")
+    return run
+
+
+def _inherited_retry() -> ParseRun:
+    previous = run_until_failed_at(Stage.PRETOKENIZE)
+    new_id = uid("retry")
+    previous.supersede(new_id)
+    run = previous.derive_retry(new_id, at(20))
+    run.skip_inherited_stage(Stage.CLEANING, at(21))
+    return run
+
+
+def _retry_loser() -> ParseRun:
+    return ParseRun.retry_loser(identity(), uid("old"), RetryRefusal.CONCURRENT_SUPERSEDE, at(5))
+
+
+def _superseded() -> ParseRun:
+    run = run_until_failed_at(Stage.CHUNKING)
+    run.supersede(uid("retry"))
+    return run
+
+
+def _other_time_zone() -> ParseRun:
+    run = ParseRun.open(identity(), T0.astimezone(timezone(timedelta(hours=8))))
+    run.start_stage(Stage.CLEANING, at(1).astimezone(timezone(timedelta(hours=-5))))
+    return run
+
+
+RUN_STATES: dict[str, Callable[[], ParseRun]] = {
+    "pending": _pending,
+    "processing": _processing,
+    "succeeded": _succeeded,
+    "failed-mid-run-cjk": _failed_mid_run,
+    "rejected-task-validation": _rejected,
+    "failed-long-reason-truncated": _long_reason,
+    "interrupted": _interrupted,
+    "retry-with-inherited-stages": _inherited_retry,
+    "retry-loser": _retry_loser,
+    "superseded": _superseded,
+    "non-utc-times": _other_time_zone,
+}
+
+
+def scope(user_id: str = "u1", dataset_id: str = "d1", doc_id: str | None = None) -> DocumentScope:
+    return DocumentScope(user_id, dataset_id, doc_id or uid("doc"))
+
+
+def chunk_set(
+    where: DocumentScope, task_id: str, parents: int = 2, per_parent: int = 3
+) -> list[ChunkRecord]:
+    """Parents (no index statuses) followed by their children (PENDING), in order."""
+    records: list[ChunkRecord] = []
+    order = 0
+    for p in range(parents):
+        parent_id = f"{where.doc_id}-p{p}"
+        records.append(
+            ChunkRecord(
+                chunk_id=parent_id,
+                scope=where,
+                task_id=task_id,
+                parent_id=None,
+                order_index=order,
+                text=f"第{p}章 父块正文 " * 20,
+                section_path=("文档", f"第{p}章"),
+                canonical_path=f"/文档/第{p}章",
+                structure_node_id=f"node-{p}",
+                node_type="section",
+                source_type="markdown",
+                span_start=p * 1000,
+                span_end=p * 1000 + 999,
+            )
+        )
+        order += 1
+        for c in range(per_parent):
+            records.append(
+                ChunkRecord(
+                    chunk_id=f"{where.doc_id}-p{p}-c{c}",
+                    scope=where,
+                    task_id=task_id,
+                    parent_id=parent_id,
+                    order_index=order,
+                    text=f"子块 {p}.{c}：向量检索与关键词检索 mixed text",
+                    section_path=("文档", f"第{p}章", f"{p}.{c}"),
+                    canonical_path=f"/文档/第{p}章/{p}.{c}",
+                    structure_node_id=None,
+                    node_type=None,
+                    source_type="markdown",
+                    span_start=p * 1000 + c * 100,
+                    span_end=p * 1000 + c * 100 + 99,
+                    dense_status=ChunkIndexStatus.PENDING,
+                    sparse_status=ChunkIndexStatus.PENDING,
+                )
+            )
+            order += 1
+    return records
+
+
+def children(records: list[ChunkRecord]) -> list[ChunkRecord]:
+    return [r for r in records if not r.is_parent]
+
+
+class UnitOfWorkContract:
+    """The behaviour every UnitOfWork adapter must show."""
+
+    serializes_transactions: ClassVar[bool] = False
+    race_rounds: ClassVar[int] = 6
+
+    @pytest.fixture
+    def uow_factory(self) -> UnitOfWorkFactory:
+        raise NotImplementedError("subclass and return a factory on a migrated database")
+
+    @pytest.fixture
+    def other_key_uow_factory(self) -> UnitOfWorkFactory:
+        raise NotImplementedError("subclass: same database, a different API-key secret")
+
+    @pytest.fixture
+    def stored_api_key(self) -> StoredApiKey:
+        raise NotImplementedError("subclass: read the raw stored api-key column")
+
+    # -- helpers ------------------------------------------------------------------------
+
+    @staticmethod
+    async def add_run(factory: UnitOfWorkFactory, run: ParseRun) -> None:
+        async with factory() as uow:
+            await uow.runs.add(run)
+            await uow.commit()
+
+    @staticmethod
+    async def get_run(factory: UnitOfWorkFactory, task_id: str) -> ParseRun | None:
+        async with factory() as uow:
+            return await uow.runs.get(task_id)
+
+    # -- parse runs ---------------------------------------------------------------------
+
+    @pytest.mark.parametrize("state", sorted(RUN_STATES))
+    async def test_run_round_trips_in_every_state(
+        self, uow_factory: UnitOfWorkFactory, state: str
+    ) -> None:
+        run = RUN_STATES[state]()
+        await self.add_run(uow_factory, run)
+        stored = await self.get_run(uow_factory, run.task_id)
+        assert stored == run
+        assert stored is not None
+        assert stored.pending_events == ()
+        assert list(stored.stages) == list(Stage)
+        for when in (stored.created_at, stored.started_at, stored.finished_at):
+            assert when is None or when.utcoffset() == timedelta(0)
+
+    async def test_failure_reason_text_survives_exactly(
+        self, uow_factory: UnitOfWorkFactory
+    ) -> None:
+        run = _long_reason()
+        await self.add_run(uow_factory, run)
+        stored = await self.get_run(uow_factory, run.task_id)
+        assert stored is not None and stored.failure_reason is not None
+        assert run.failure_reason is not None
+        assert stored.failure_reason.text == run.failure_reason.text
+        assert len(stored.failure_reason.text) == 512
+        assert stored.failure_reason == FailureReason.parse(run.failure_reason.text)
+
+    async def test_unknown_run_is_none(self, uow_factory: UnitOfWorkFactory) -> None:
+        assert await self.get_run(uow_factory, uid("missing")) is None
+
+    async def test_duplicate_task_id_is_refused_and_the_transaction_goes_on(
+        self, uow_factory: UnitOfWorkFactory
+    ) -> None:
+        first = _pending()
+        await self.add_run(uow_factory, first)
+        other = _pending()
+        async with uow_factory() as uow:
+            with pytest.raises(DuplicateTaskId) as raised:
+                await uow.runs.add(ParseRun.open(first.identity, at(99)))
+            assert raised.value.task_id == first.task_id
+            await uow.runs.add(other)  # the same transaction is still usable
+            await uow.commit()
+        assert await self.get_run(uow_factory, first.task_id) == first
+        assert await self.get_run(uow_factory, other.task_id) == other
+
+    async def test_save_writes_the_new_state_and_a_stale_save_is_refused(
+        self, uow_factory: UnitOfWorkFactory
+    ) -> None:
+        run = _pending()
+        await self.add_run(uow_factory, run)
+        stale = await self.get_run(uow_factory, run.task_id)
+        assert stale is not None
+
+        async with uow_factory() as uow:
+            current = await uow.runs.get(run.task_id)
+            assert current is not None
+            loaded = current.version
+            current.start_stage(Stage.CLEANING, at(1))
+            current.succeed_stage(Stage.CLEANING, at(2), duration_ms=1000, markdown=MD)
+            await uow.runs.save(current, loaded)
+            await uow.commit()
+        assert await self.get_run(uow_factory, run.task_id) == current
+
+        stale.reject(FailureCode.INVALID_TASK_CONTEXT, "late", at(3))
+        async with uow_factory() as uow:
+            with pytest.raises(ConcurrentUpdate):
+                await uow.runs.save(stale, 0)
+        assert await self.get_run(uow_factory, run.task_id) == current
+
+    async def test_save_of_a_missing_run_is_a_concurrent_update(
+        self, uow_factory: UnitOfWorkFactory
+    ) -> None:
+        run = _pending()
+        run.start_stage(Stage.CLEANING, at(1))
+        async with uow_factory() as uow:
+            with pytest.raises(ConcurrentUpdate):
+                await uow.runs.save(run, 0)
+
+    async def test_mark_superseded_only_once_only_failed_and_bumps_version(
+        self, uow_factory: UnitOfWorkFactory
+    ) -> None:
+        failed = run_until_failed_at(Stage.CHUNKING)
+        processing = _processing()
+        for run in (failed, processing):
+            await self.add_run(uow_factory, run)
+        first, second = uid("retry"), uid("retry")
+        async with uow_factory() as uow:
+            assert await uow.runs.mark_superseded(processing.task_id, first) is False
+            assert await uow.runs.mark_superseded(uid("missing"), first) is False
+            assert await uow.runs.mark_superseded(failed.task_id, first) is True
+            await uow.commit()
+        async with uow_factory() as uow:
+            assert await uow.runs.mark_superseded(failed.task_id, second) is False
+        stored = await self.get_run(uow_factory, failed.task_id)
+        assert stored is not None
+        assert stored.superseded_by_task_id == first
+        assert stored.version == failed.version + 1
+        # A stale aggregate (loaded before the mark) can no longer overwrite the row.
+        failed.supersede(second)
+        async with uow_factory() as uow:
+            with pytest.raises(ConcurrentUpdate):
+                await uow.runs.save(failed, failed.version - 1)
+
+    async def test_list_unfinished_and_recent(self, uow_factory: UnitOfWorkFactory) -> None:
+        future = datetime(2300, 1, 1, tzinfo=UTC) + timedelta(days=uuid.uuid4().int % 10_000)
+        runs = []
+        for offset, build in enumerate((_pending, _processing, _succeeded, _failed_mid_run)):
+            run = build()
+            run.created_at = future + timedelta(seconds=offset)
+            runs.append(run)
+            await self.add_run(uow_factory, run)
+        async with uow_factory() as uow:
+            recent = await uow.runs.list_recent(limit=4)
+            unfinished = await uow.runs.list_unfinished(limit=100_000)
+        assert [r.task_id for r in recent] == [r.task_id for r in reversed(runs)]
+        assert recent[0] == runs[-1]
+        unfinished_ids = [r.task_id for r in unfinished]
+        assert runs[0].task_id in unfinished_ids and runs[1].task_id in unfinished_ids
+        assert runs[2].task_id not in unfinished_ids and runs[3].task_id not in unfinished_ids
+        assert all(not r.is_terminal for r in unfinished)
+
+    # -- the unit of work ---------------------------------------------------------------
+
+    async def test_leaving_without_commit_rolls_back(self, uow_factory: UnitOfWorkFactory) -> None:
+        run = _pending()
+        log_id = uid("log")
+        async with uow_factory() as uow:
+            await uow.runs.add(run)
+            await uow.parsed_logs.add(log_id, "{}", at(0))
+        assert await self.get_run(uow_factory, run.task_id) is None
+        async with uow_factory() as uow:
+            assert await uow.parsed_logs.get(log_id) is None
+
+    async def test_an_exception_rolls_back_and_propagates(
+        self, uow_factory: UnitOfWorkFactory
+    ) -> None:
+        run = _pending()
+        with pytest.raises(RuntimeError, match="boom"):
+            async with uow_factory() as uow:
+                await uow.runs.add(run)
+                raise RuntimeError("boom")
+        assert await self.get_run(uow_factory, run.task_id) is None
+
+    async def test_rollback_discards_and_the_unit_goes_on(
+        self, uow_factory: UnitOfWorkFactory
+    ) -> None:
+        dropped, kept = _pending(), _pending()
+        async with uow_factory() as uow:
+            await uow.runs.add(dropped)
+            await uow.rollback()
+            await uow.runs.add(kept)
+            await uow.commit()
+        assert await self.get_run(uow_factory, dropped.task_id) is None
+        assert await self.get_run(uow_factory, kept.task_id) == kept
+
+    async def test_work_after_commit_needs_its_own_commit(
+        self, uow_factory: UnitOfWorkFactory
+    ) -> None:
+        committed, uncommitted = _pending(), _pending()
+        async with uow_factory() as uow:
+            await uow.runs.add(committed)
+            await uow.commit()
+            await uow.runs.add(uncommitted)
+        assert await self.get_run(uow_factory, committed.task_id) == committed
+        assert await self.get_run(uow_factory, uncommitted.task_id) is None
+
+    async def test_uncommitted_work_is_invisible_to_another_unit(
+        self, uow_factory: UnitOfWorkFactory
+    ) -> None:
+        run = _pending()
+        if self.serializes_transactions:
+            # One unit at a time: the other unit can only start once this one is gone.
+            async with uow_factory() as uow:
+                await uow.runs.add(run)
+                other = asyncio.create_task(self.get_run(uow_factory, run.task_id))
+                await asyncio.sleep(0.2)
+                assert not other.done(), "a second unit of work ran inside the first"
+            assert await other is None
+            return
+        async with uow_factory() as writer:
+            await writer.runs.add(run)
+            assert await self.get_run(uow_factory, run.task_id) is None
+            await writer.commit()
+        assert await self.get_run(uow_factory, run.task_id) == run
+
+    # -- parsed log ---------------------------------------------------------------------
+
+    async def test_parsed_log_round_trip_location_and_duplicates(
+        self, uow_factory: UnitOfWorkFactory
+    ) -> None:
+        first_id, retry_id = uid("log"), uid("log")
+        payload = '{"task_id": "x", "source_filename": "年度报告.pdf"}'
+        async with uow_factory() as uow:
+            first = await uow.parsed_logs.add(first_id, payload, at(0))
+            retry = await uow.parsed_logs.add(retry_id, payload, at(1), retry_of_task_id=first_id)
+            await uow.commit()
+        assert isinstance(first.id, int) and isinstance(retry.id, int)
+        assert first.id != retry.id
+        async with uow_factory() as uow:
+            with pytest.raises(DuplicateTaskId):
+                await uow.parsed_logs.add(first_id, "{}", at(2))
+            await uow.parsed_logs.set_parsed_location(first_id, "md", "解析/文档.md")
+            with pytest.raises(PersistenceError):
+                await uow.parsed_logs.set_parsed_location(uid("missing"), "md", "k")
+            await uow.commit()
+        async with uow_factory() as uow:
+            stored = await uow.parsed_logs.get(first_id)
+            stored_retry = await uow.parsed_logs.get(retry_id)
+            assert await uow.parsed_logs.get(uid("missing")) is None
+        assert stored is not None and stored_retry is not None
+        assert (stored.id, stored.task_id, stored.payload_json) == (first.id, first_id, payload)
+        assert stored.created_at == at(0) and stored.created_at.utcoffset() == timedelta(0)
+        assert (stored.parsed_bucket, stored.parsed_object_key) == ("md", "解析/文档.md")
+        assert stored.retry_of_task_id is None
+        assert stored_retry == retry
+
+    # -- chunks -------------------------------------------------------------------------
+
+    async def test_replace_and_list_a_document(self, uow_factory: UnitOfWorkFactory) -> None:
+        doc = scope()
+        neighbour = scope(doc_id=uid("doc"))
+        first = chunk_set(doc, uid("task"))
+        kept = chunk_set(neighbour, uid("task"), parents=1)
+        async with uow_factory() as uow:
+            await uow.chunks.replace_document(doc, first)
+            await uow.chunks.replace_document(neighbour, kept)
+            await uow.commit()
+        async with uow_factory() as uow:
+            assert await uow.chunks.list_document(doc) == first
+            assert await uow.chunks.count_document(doc) == len(first)
+
+        second = chunk_set(doc, uid("task"), parents=1, per_parent=2)
+        async with uow_factory() as uow:
+            await uow.chunks.replace_document(doc, second)
+            await uow.commit()
+        async with uow_factory() as uow:
+            assert await uow.chunks.list_document(doc) == second
+            assert await uow.chunks.list_document(neighbour) == kept
+            assert await uow.chunks.count_document(scope()) == 0
+
+    async def test_replace_is_atomic_with_the_unit(self, uow_factory: UnitOfWorkFactory) -> None:
+        doc = scope()
+        original = chunk_set(doc, uid("task"))
+        async with uow_factory() as uow:
+            await uow.chunks.replace_document(doc, original)
+            await uow.commit()
+        with pytest.raises(RuntimeError):
+            async with uow_factory() as uow:
+                await uow.chunks.replace_document(doc, chunk_set(doc, uid("task"), parents=5))
+                raise RuntimeError("crash mid-chunking")
+        async with uow_factory() as uow:
+            assert await uow.chunks.list_document(doc) == original
+
+    async def test_long_cjk_text_survives(self, uow_factory: UnitOfWorkFactory) -> None:
+        doc = scope()
+        record = chunk_set(doc, uid("task"), parents=1, per_parent=0)[0]
+        text = ("长文本𠀀測試 emoji 🙂 " * 8000)[:120_000]
+        import attrs
+
+        record = attrs.evolve(record, text=text, section_path=("第一章", "引言：背景", ""))
+        async with uow_factory() as uow:
+            await uow.chunks.replace_document(doc, [record])
+            await uow.commit()
+        async with uow_factory() as uow:
+            (stored,) = await uow.chunks.list_document(doc)
+        assert stored.text == text
+        assert stored.section_path == ("第一章", "引言：背景", "")
+
+    async def test_get_many_never_crosses_tenants(self, uow_factory: UnitOfWorkFactory) -> None:
+        doc_id = uid("doc")
+        mine = scope("u-a", "d-a", doc_id)
+        other_user = scope("u-b", "d-a", doc_id)
+        other_dataset = scope("u-a", "d-b", doc_id)
+        sets = {
+            s: chunk_set(s, uid("task"), parents=1, per_parent=2)
+            for s in (mine, other_user, other_dataset)
+        }
+        async with uow_factory() as uow:
+            for where, records in sets.items():
+                await uow.chunks.replace_document(where, records)
+            await uow.commit()
+        ids = [r.chunk_id for r in sets[mine]]  # the same ids exist in the other tenants
+        async with uow_factory() as uow:
+            got = await uow.chunks.get_many("u-a", "d-a", [*reversed(ids), uid("missing")])
+            assert got == list(reversed(sets[mine]))
+            assert await uow.chunks.get_many("u-a", "d-a", []) == []
+            assert await uow.chunks.get_many("u-c", "d-a", ids) == []
+            other = await uow.chunks.get_many("u-b", "d-a", ids)
+            assert other == sets[other_user]
+            assert all(r.scope == other_user for r in other)
+            # Moves are scoped too: moving "my" ids leaves the other tenants' rows alone.
+            assert await uow.chunks.move_dense(mine, ids, BEGIN_INDEXING) == len(
+                children(sets[mine])
+            )
+            await uow.commit()
+        async with uow_factory() as uow:
+            for where in (other_user, other_dataset):
+                for record in await uow.chunks.list_document(where):
+                    assert record.dense_status in (None, ChunkIndexStatus.PENDING)
+
+    async def test_chunk_moves_are_compare_and_set(self, uow_factory: UnitOfWorkFactory) -> None:
+        doc = scope()
+        records = chunk_set(doc, uid("task"), parents=1, per_parent=6)
+        parent, kids = records[0], children(records)
+        ids = [k.chunk_id for k in kids]
+        async with uow_factory() as uow:
+            await uow.chunks.replace_document(doc, records)
+            # the parent has no index status: it never moves
+            assert await uow.chunks.move_dense(doc, [parent.chunk_id], BEGIN_INDEXING) == 0
+            assert await uow.chunks.move_dense(doc, ids, BEGIN_INDEXING) == 6
+            assert await uow.chunks.move_dense(doc, ids, BEGIN_INDEXING) == 0  # now INDEXING
+            assert await uow.chunks.move_dense(doc, ids[:2], COMPLETE) == 2
+            assert await uow.chunks.move_dense(doc, ids[2:4], FAIL) == 2
+            await uow.commit()
+        async with uow_factory() as uow:
+            by_id = {r.chunk_id: r for r in await uow.chunks.list_document(doc)}
+            assert [by_id[i].dense_status for i in ids] == [
+                ChunkIndexStatus.SUCCESS,
+                ChunkIndexStatus.SUCCESS,
+                ChunkIndexStatus.FAILED,
+                ChunkIndexStatus.FAILED,
+                ChunkIndexStatus.INDEXING,
+                ChunkIndexStatus.INDEXING,
+            ]
+            assert all(by_id[i].sparse_status is ChunkIndexStatus.PENDING for i in ids)
+            assert by_id[parent.chunk_id].dense_status is None
+            # PENDING|FAILED -> INDEXING takes the two FAILED only; SUCCESS is never re-done.
+            assert await uow.chunks.move_dense(doc, ids, BEGIN_INDEXING) == 2
+            assert await uow.chunks.move_dense(doc, ids[:2], FAIL) == 0
+            assert await uow.chunks.move_dense(doc, ids, COMPLETE) == 4
+            assert await uow.chunks.move_dense(doc, [*ids, *ids], BEGIN_INDEXING) == 0
+            assert await uow.chunks.move_dense(doc, [uid("missing")], BEGIN_INDEXING) == 0
+            # sparse is independent of dense
+            assert await uow.chunks.move_sparse(doc, ids[:3], BEGIN_INDEXING) == 3
+            await uow.commit()
+        async with uow_factory() as uow:
+            stored = [r for r in await uow.chunks.list_document(doc) if not r.is_parent]
+        assert all(r.dense_status is ChunkIndexStatus.SUCCESS for r in stored)
+        assert [r.sparse_status for r in stored] == [ChunkIndexStatus.INDEXING] * 3 + [
+            ChunkIndexStatus.PENDING
+        ] * 3
+
+    async def test_a_big_document_moves_in_one_call(self, uow_factory: UnitOfWorkFactory) -> None:
+        doc = scope()
+        records = chunk_set(doc, uid("task"), parents=30, per_parent=60)
+        ids = [r.chunk_id for r in children(records)]
+        async with uow_factory() as uow:
+            await uow.chunks.replace_document(doc, records)
+            assert await uow.chunks.move_dense(doc, ids, BEGIN_INDEXING) == len(ids) == 1800
+            assert len(await uow.chunks.get_many(doc.user_id, doc.dataset_id, ids)) == 1800
+            await uow.commit()
+        async with uow_factory() as uow:
+            assert await uow.chunks.count_document(doc) == len(records)
+
+    # -- model configs ------------------------------------------------------------------
+
+    async def test_default_embedding_round_trip_and_replace(
+        self, uow_factory: UnitOfWorkFactory
+    ) -> None:
+        user = uid("user")
+        first = EmbeddingConfig(
+            user,
+            "openai",
+            "text-embedding-3-small",
+            1536,
+            "https://api.example.com/v1",
+            "sk-first-秘密",
+        )
+        second = EmbeddingConfig(user, "local", "bge-m3", 1024, None, None)
+        async with uow_factory() as uow:
+            assert await uow.model_configs.default_embedding(user) is None
+            await uow.model_configs.put_default_embedding(first)
+            await uow.commit()
+        async with uow_factory() as uow:
+            assert await uow.model_configs.default_embedding(user) == first
+            await uow.model_configs.put_default_embedding(second)
+            await uow.commit()
+        async with uow_factory() as uow:
+            assert await uow.model_configs.default_embedding(user) == second
+            assert await uow.model_configs.default_embedding(uid("user")) is None
+        assert "sk-first" not in repr(first)
+
+    async def test_api_key_is_encrypted_at_rest_and_a_wrong_key_fails_clearly(
+        self,
+        uow_factory: UnitOfWorkFactory,
+        other_key_uow_factory: UnitOfWorkFactory,
+        stored_api_key: StoredApiKey,
+    ) -> None:
+        user = uid("user")
+        plaintext = "sk-live-" + uuid.uuid4().hex
+        config = EmbeddingConfig(user, "openai", "text-embedding-3-large", 3072, None, plaintext)
+        async with uow_factory() as uow:
+            await uow.model_configs.put_default_embedding(config)
+            await uow.commit()
+        raw = await stored_api_key(user)
+        assert raw is not None and raw != ""
+        assert plaintext not in raw
+        assert plaintext[8:] not in raw
+        async with other_key_uow_factory() as uow:
+            with pytest.raises(PersistenceError) as raised:
+                await uow.model_configs.default_embedding(user)
+        assert plaintext not in str(raised.value)
+        assert "key" in str(raised.value).lower()
+        async with uow_factory() as uow:
+            assert await uow.model_configs.default_embedding(user) == config
+
+    # -- outbox -------------------------------------------------------------------------
+
+    async def test_outbox_put_due_and_marks_are_compare_and_set(
+        self, uow_factory: UnitOfWorkFactory
+    ) -> None:
+        base = datetime(2400, 1, 1, tzinfo=UTC) + timedelta(days=uuid.uuid4().int % 10_000)
+        early, late = uid("task"), uid("task")
+        async with uow_factory() as uow:
+            await uow.outbox.put(late, "results", late, b'{"n": 2}', base + timedelta(seconds=2))
+            await uow.outbox.put(early, "results", early, "结果".encode(), base)
+            await uow.commit()
+        async with uow_factory() as uow:
+            due = [
+                m
+                for m in await uow.outbox.due(base + timedelta(seconds=1), 100_000)
+                if m.task_id in (early, late)
+            ]
+            later = [m.task_id for m in await uow.outbox.due(base + timedelta(seconds=2), 100_000)]
+        assert [m.task_id for m in due] == [early]
+        assert later.index(early) < later.index(late)
+        message = due[0]
+        assert (message.topic, message.routing_key, message.body) == (
+            "results",
+            early,
+            "结果".encode(),
+        )
+        assert (message.attempts, message.status, message.last_error) == (0, "PENDING", None)
+        assert message.next_attempt_at == base
+
+        async with uow_factory() as uow:
+            assert await uow.outbox.mark_sent(message.id, attempts=1) is False  # wrong attempts
+            retry_at = base + timedelta(minutes=5)
+            assert await uow.outbox.mark_retry(message.id, 0, retry_at, "broker down：超时") is True
+            assert await uow.outbox.mark_retry(message.id, 0, retry_at, "again") is False
+            await uow.commit()
+        async with uow_factory() as uow:
+            stored = await uow.outbox.get(early)
+            assert stored is not None
+            assert (stored.attempts, stored.status) == (1, "PENDING")
+            assert (stored.next_attempt_at, stored.last_error) == (retry_at, "broker down：超时")
+            assert early not in [
+                m.task_id for m in await uow.outbox.due(base + timedelta(minutes=4), 100_000)
+            ]
+            assert await uow.outbox.mark_sent(stored.id, 1) is True
+            assert await uow.outbox.mark_sent(stored.id, 1) is False
+            assert await uow.outbox.mark_dead(stored.id, 2, "late") is False  # not PENDING any more
+            await uow.commit()
+        async with uow_factory() as uow:
+            sent = await uow.outbox.get(early)
+            assert sent is not None and (sent.status, sent.attempts) == ("SENT", 2)
+            assert early not in [
+                m.task_id for m in await uow.outbox.due(base + timedelta(days=1), 100_000)
+            ]
+            late_message = await uow.outbox.get(late)
+            assert late_message is not None
+            assert await uow.outbox.mark_dead(late_message.id, 0, "gave up") is True
+            await uow.commit()
+        async with uow_factory() as uow:
+            dead = await uow.outbox.get(late)
+            assert dead is not None and (dead.status, dead.attempts, dead.last_error) == (
+                "DEAD",
+                1,
+                "gave up",
+            )
+            assert await uow.outbox.get(uid("missing")) is None
+
+    async def test_outbox_keeps_one_row_per_task_and_re_put_resends(
+        self, uow_factory: UnitOfWorkFactory
+    ) -> None:
+        task = uid("task")
+        base = datetime(2500, 1, 1, tzinfo=UTC) + timedelta(days=uuid.uuid4().int % 10_000)
+        async with uow_factory() as uow:
+            await uow.outbox.put(task, "results", task, b"first", base)
+            await uow.commit()
+        async with uow_factory() as uow:
+            first = await uow.outbox.get(task)
+            assert first is not None
+            assert await uow.outbox.mark_dead(first.id, 0, "dead-lettered") is True
+            await uow.commit()
+        async with uow_factory() as uow:
+            await uow.outbox.put(task, "results-2", task, b"second", base + timedelta(hours=1))
+            await uow.commit()
+        async with uow_factory() as uow:
+            again = await uow.outbox.get(task)
+            due = [
+                m
+                for m in await uow.outbox.due(base + timedelta(hours=1), 100_000)
+                if m.task_id == task
+            ]
+        assert again is not None
+        assert again.id == first.id
+        assert (again.status, again.attempts, again.body, again.topic) == (
+            "PENDING",
+            0,
+            b"second",
+            "results-2",
+        )
+        assert again.last_error is None
+        assert [m.id for m in due] == [first.id]
+
+    async def test_outbox_put_rolls_back_with_the_unit(
+        self, uow_factory: UnitOfWorkFactory
+    ) -> None:
+        task = uid("task")
+        async with uow_factory() as uow:
+            await uow.outbox.put(task, "results", task, b"x", T0)
+        async with uow_factory() as uow:
+            assert await uow.outbox.get(task) is None
+
+    # -- the retry race (SPEC §4.6) -----------------------------------------------------
+
+    async def _contend(
+        self,
+        factory: UnitOfWorkFactory,
+        previous_id: str,
+        new_id: str,
+        barrier: asyncio.Barrier | None,
+    ) -> bool:
+        """One retry, as the use case runs it: read, supersede by CAS, write the new run."""
+        async with factory() as uow:
+            previous = await uow.runs.get(previous_id)
+            assert previous is not None
+            refusal = retry_refusal(previous, new_id)
+            if barrier is not None:
+                await asyncio.wait_for(barrier.wait(), timeout=30)
+            won = await uow.runs.mark_superseded(previous_id, new_id)
+            if won:
+                assert refusal is None
+                previous.supersede(new_id)
+                await uow.runs.add(previous.derive_retry(new_id, at(100)))
+                await uow.commit()
+                return True
+            await uow.rollback()
+            loser = ParseRun.retry_loser(
+                identity(new_id), previous_id, RetryRefusal.CONCURRENT_SUPERSEDE, at(100)
+            )
+            await uow.runs.add(loser)
+            await uow.commit()
+            return False
+
+    async def test_two_concurrent_retries_exactly_one_wins(
+        self, uow_factory: UnitOfWorkFactory
+    ) -> None:
+        for _ in range(self.race_rounds):
+            previous = run_until_failed_at(Stage.CHUNKING)
+            await self.add_run(uow_factory, previous)
+            contenders = [uid("retry-a"), uid("retry-b")]
+            barrier = None if self.serializes_transactions else asyncio.Barrier(2)
+            outcomes = await asyncio.gather(
+                *(self._contend(uow_factory, previous.task_id, c, barrier) for c in contenders)
+            )
+            assert sorted(outcomes) == [False, True], outcomes
+            winner, loser = contenders if outcomes[0] else list(reversed(contenders))
+            async with uow_factory() as uow:
+                old = await uow.runs.get(previous.task_id)
+                won = await uow.runs.get(winner)
+                lost = await uow.runs.get(loser)
+            assert old is not None and won is not None and lost is not None
+            assert old.superseded_by_task_id == winner
+            assert old.version == previous.version + 1  # superseded exactly once
+            assert old.pipeline_status is PipelineStatus.FAILED
+            assert won.retry_of_task_id == previous.task_id
+            assert won.pipeline_status is PipelineStatus.PENDING
+            assert won.stages[Stage.CLEANING].inherited
+            assert won.status_of(Stage.CLEANING) is StageStatus.SUCCESS
+            assert won.status_of(Stage.CHUNKING) is StageStatus.PENDING
+            assert won.markdown == MD
+            assert lost.pipeline_status is PipelineStatus.FAILED
+            assert lost.failed_stage is FailurePoint.RETRY_VALIDATION
+            assert lost.failure_reason == FailureReason.of(
+                FailureCode.RETRY_VALIDATION_FAILED, RetryRefusal.CONCURRENT_SUPERSEDE.value
+            )
+            assert lost.superseded_by_task_id is None

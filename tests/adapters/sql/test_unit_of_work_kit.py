@@ -1,0 +1,78 @@
+"""The UnitOfWork contract kit on SQLite (a file per test), PostgreSQL and MariaDB."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+
+from ragline.adapters.sql import (
+    ApiKeyCipher,
+    SqlUnitOfWorkFactory,
+    create_unit_of_work_factory,
+    upgrade_to_head,
+)
+from ragline.adapters.sql.tables import model_config
+from ragline.contracts.kits.unit_of_work import StoredApiKey, UnitOfWorkContract
+
+
+class SqlUnitOfWorkKit(UnitOfWorkContract):
+    """The kit's fixtures for the SQL adapter; subclasses name the database."""
+
+    @pytest.fixture
+    def database_url(self) -> str:
+        raise NotImplementedError
+
+    @pytest.fixture
+    async def uow_factory(
+        self, database_url: str, api_key_secrets: tuple[bytes, bytes]
+    ) -> AsyncIterator[SqlUnitOfWorkFactory]:
+        factory = create_unit_of_work_factory(database_url, cipher=ApiKeyCipher(api_key_secrets[0]))
+        yield factory
+        await factory.dispose()
+
+    @pytest.fixture
+    async def other_key_uow_factory(
+        self, database_url: str, api_key_secrets: tuple[bytes, bytes]
+    ) -> AsyncIterator[SqlUnitOfWorkFactory]:
+        factory = create_unit_of_work_factory(database_url, cipher=ApiKeyCipher(api_key_secrets[1]))
+        yield factory
+        await factory.dispose()
+
+    @pytest.fixture
+    def stored_api_key(self, uow_factory: SqlUnitOfWorkFactory) -> StoredApiKey:
+        async def read(user_id: str) -> str | None:
+            async with uow_factory.engine.connect() as conn:
+                result = await conn.execute(
+                    select(model_config.c.api_key_encrypted).where(
+                        model_config.c.user_id == user_id
+                    )
+                )
+                value: str | None = result.scalar_one()
+                return value
+
+        return read
+
+
+class TestSqliteUnitOfWork(SqlUnitOfWorkKit):
+    serializes_transactions = True
+
+    @pytest.fixture
+    def database_url(self, tmp_path: Path) -> str:
+        url = f"sqlite:///{tmp_path / 'ragline.db'}"
+        upgrade_to_head(url)
+        return url
+
+
+class TestPostgresUnitOfWork(SqlUnitOfWorkKit):
+    @pytest.fixture
+    def database_url(self, postgres_database_url: str) -> str:
+        return postgres_database_url
+
+
+class TestMariaDbUnitOfWork(SqlUnitOfWorkKit):
+    @pytest.fixture
+    def database_url(self, mariadb_database_url: str) -> str:
+        return mariadb_database_url
