@@ -1,7 +1,7 @@
 """Mixed Chinese/other-script tokenizer shared by the keyword index and the sparse encoder.
 
-Text is NFKC-normalised (full-width letters and digits become ASCII) and split into
-Han runs and word runs. Han runs go through rjieba (search mode by default: a long word
+Text is split into Han runs and word runs, each NFKC-normalised (full-width letters and
+digits become ASCII). Han runs go through rjieba (search mode by default: a long word
 also yields its dictionary sub-words, so a query for 北京 finds 北京大学). Word runs follow
 the Unicode word rules closely enough for search: letters, digits and marks, joined across
 an inner apostrophe or period (don't, e.g, 3.14). Words are casefolded. Nothing is dropped as
@@ -18,8 +18,21 @@ import rjieba
 
 # CJK Unified Ideographs (+ extension A, compatibility, extensions B..F in plane 2, plane 3).
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f\U00030000-\U0003134f"
-_WORD_CHAR = rf"[^\W{_HAN}]"
-_TOKEN = re.compile(rf"(?P<han>[{_HAN}]+)|(?P<word>{_WORD_CHAR}+(?:['’.]{_WORD_CHAR}+)*)")
+_BASE = rf"[^\W{_HAN}]"  # a letter, digit or underscore outside Han
+
+
+# Combining marks of the scripts that write words with them (Latin/Greek/Cyrillic diacritics,
+# Hebrew and Arabic points, the Indic blocks without their dandas, Thai): they extend the word
+# before them. A coarse class, not the full Unicode list: far cheaper for the regex engine.
+_MARK = (
+    "[\u0300-\u036f\u0483-\u0489\u0591-\u05c7\u0610-\u061a\u064b-\u065f\u0670"
+    "\u06d6-\u06ed\u0711\u0730-\u074a\u0900-\u0963\u0966-\u0dff\u0e31-\u0e3a"
+    "\u0e47-\u0e4e\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]"
+)
+_WORD_RUN = rf"{_BASE}(?:{_BASE}|{_MARK})*"
+_JOINER = "['’.．＇]"  # inner apostrophe or period, ASCII or full-width
+_TOKEN = re.compile(rf"([{_HAN}]+)|({_WORD_RUN}(?:{_JOINER}{_WORD_RUN})*)")
+_PLAIN_WORD = re.compile(rf"{_WORD_RUN}(?:['.]{_WORD_RUN})*")
 
 
 @cache
@@ -32,21 +45,30 @@ class JiebaTokenizer:
     """Deterministic tokenizer: Han text via rjieba, other words by Unicode word rules."""
 
     def __init__(self, search_mode: bool = True, hmm: bool = True) -> None:
-        self._search_mode = search_mode
+        jieba = _jieba()
+        self._cut = jieba.cut_for_search if search_mode else jieba.cut
         self._hmm = hmm
 
     def tokenize(self, text: str) -> list[str]:
-        if not text:
-            return []
-        normalized = unicodedata.normalize("NFKC", text)
-        jieba = _jieba()
         tokens: list[str] = []
-        for match in _TOKEN.finditer(normalized):
-            han = match.group("han")
-            if han is None:
-                tokens.append(match.group("word").casefold().replace("’", "'"))
-            elif self._search_mode:
-                tokens.extend(jieba.cut_for_search(han, self._hmm))
+        cut, hmm = self._cut, self._hmm
+        # Normalising only the matched runs (not the whole text) keeps the common case cheap:
+        # full-width punctuation is dropped anyway, and ASCII words need no NFKC.
+        for han, word in _TOKEN.findall(text):
+            if han:
+                if not unicodedata.is_normalized("NFKC", han):
+                    han = unicodedata.normalize("NFKC", han)
+                tokens.extend(cut(han, hmm))
+            elif word.isascii():
+                tokens.append(word.lower())
             else:
-                tokens.extend(jieba.cut(han, self._hmm))
+                tokens.extend(_normalized_words(word))
         return tokens
+
+
+def _normalized_words(word: str) -> list[str]:
+    """NFKC + casefold a non-ASCII word; re-split it if normalising produced separators."""
+    folded = unicodedata.normalize("NFKC", word).casefold().replace("’", "'")
+    if _PLAIN_WORD.fullmatch(folded):
+        return [folded]
+    return [w.casefold() for w in _PLAIN_WORD.findall(folded)]

@@ -18,14 +18,19 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from functools import lru_cache
 from hashlib import blake2b
 
 from ragline.application.ports.sparse_encoder import SparseVector
 from ragline.application.ports.tokenizer import Tokenizer
 
 
+@lru_cache(maxsize=1 << 18)
 def term_id(token: str) -> int:
-    """Stable uint32 id of a token (independent of process, platform and hash seed)."""
+    """Stable uint32 id of a token (independent of process, platform and hash seed).
+
+    Cached: a corpus reuses a small vocabulary, and hashing dominates encoding otherwise.
+    """
     digest = blake2b(token.encode("utf-8"), digest_size=4).digest()
     return int.from_bytes(digest, "big")
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import unicodedata
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -61,3 +63,17 @@ def test_tokens_are_deterministic_non_blank_and_space_free(text: str) -> None:
 def test_space_joined_words_tokenize_back_to_themselves(words: list[str]) -> None:
     tokens = JiebaTokenizer(search_mode=False).tokenize(" ".join(words))
     assert tokens == [w.casefold() for w in words]
+
+
+def test_combining_marks_stay_inside_their_word() -> None:
+    decomposed = unicodedata.normalize("NFD", "naïve café")
+    assert tokenizer.tokenize(decomposed) == ["naïve", "café"]
+    assert tokenizer.tokenize("हिन्दी भाषा।") == ["हिन्दी", "भाषा"]
+
+
+def test_symbols_and_variation_selectors_are_not_tokens() -> None:
+    assert tokenizer.tokenize("❤️ ㈱ → ✓") == []
+
+
+def test_compatibility_forms_are_folded() -> None:
+    assert tokenizer.tokenize("ﬁne ３．１４ Ｄｏｎ＇ｔ") == ["fine", "3.14", "don't"]
