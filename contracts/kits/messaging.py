@@ -11,6 +11,7 @@ fixture: a `MessagingHarness` over a fresh, isolated pair of topics on a real br
             yield MyHarness(...)
 
 The kit closes every source and publisher it opened (anything with an async `close()`).
+It never holds more than one unsettled delivery per source, so prefetch 1 is enough.
 """
 
 from __future__ import annotations
@@ -147,8 +148,14 @@ class Bus:
         except TimeoutError:
             pytest.fail(f"no delivery within {self.timeout}s")
 
-    async def receive_many(self, source: TaskSource, count: int) -> list[TaskDelivery]:
-        return [await self.receive(source) for _ in range(count)]
+    async def receive_acked(self, source: TaskSource, count: int) -> list[TaskDelivery]:
+        """Receive and ack one at a time: a source may hold back more (prefetch 1)."""
+        received = []
+        for _ in range(count):
+            delivery = await self.receive(source)
+            await delivery.ack()
+            received.append(delivery)
+        return received
 
     async def close_all(self) -> None:
         for opened in reversed(self._opened):
@@ -189,11 +196,10 @@ class MessagingContract:
             await publisher.publish(body, file_type)
         source = await bus.source()
         received = {}
-        for delivery in await bus.receive_many(source, 2):
+        for delivery in await bus.receive_acked(source, 2):
             assert delivery.topic == bus.harness.task_topic
             assert isinstance(delivery.routing_key, str)
             received[delivery.routing_key] = delivery.body
-            await delivery.ack()
         assert received == sent
         decoded = decode_parse_task(received["docx"])
         assert isinstance(decoded, ParseTask)
@@ -207,10 +213,9 @@ class MessagingContract:
             await publisher.publish(task_body(task_id, file_type), file_type)
         source = await bus.source()
         received: dict[str, list[str]] = {"pdf": [], "docx": []}
-        for delivery in await bus.receive_many(source, len(sent)):
+        for delivery in await bus.receive_acked(source, len(sent)):
             assert delivery.routing_key in received
             received[delivery.routing_key].append(task_id_of(delivery))
-            await delivery.ack()
         for file_type, got in received.items():
             assert got == [task_id for task_id, kind in sent if kind == file_type]
 
@@ -294,12 +299,11 @@ class MessagingContract:
         for task_id, status in zip(task_ids, statuses, strict=True):
             await publisher.publish(result_body(task_id, status), task_id)
         by_key = {}
-        for delivery in await bus.receive_many(reader, 3):
+        for delivery in await bus.receive_acked(reader, 3):
             assert delivery.topic == bus.harness.result_topic
             result = decode_parse_result(delivery.body)
             assert delivery.routing_key == result.task_id
             by_key[result.task_id] = result.task_status
-            await delivery.ack()
         assert by_key == dict(zip(task_ids, statuses, strict=True))
 
     async def test_close_ends_iteration_and_unsettles(self, bus: Bus) -> None:

