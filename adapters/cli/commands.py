@@ -1,1 +1,3 @@
 """Imports every command module so that each registers itself on the app."""
+
+from ragline.adapters.cli import chunk  # noqa: F401

@@ -1,0 +1,1 @@
+"""Benchmarks (not tests): speed and memory measured against peers, written as JSON."""

@@ -1,0 +1,264 @@
+"""The parent/child chunking engine (SPEC §6): structure first, pipelines as the fallback.
+
+Compute, then commit: `chunk_document` only returns candidates; nothing is written.
+Parent seeds follow one of three paths — the section tree refined by the remaining steps; the
+full pipeline on the whole text when the tree yields no seed; the full pipeline when there is
+no structure — then each parent is cut into children from its own span only, three cleanup
+rounds drop blanks and duplicates, and a parent with no child gets itself as its only child.
+The same Markdown, tree and plan always give the same output.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from enum import StrEnum
+
+import attrs
+
+from ragline.domain.chunking.candidate import NO_ANCHOR, ChunkCandidate, ParentBlock, SourceType
+from ragline.domain.chunking.cleanup import CleanupTally, Piece, Trimmed, cleanup, final_cleanup
+from ragline.domain.chunking.models import ChunkModels
+from ragline.domain.chunking.plan import ChunkPlan, ChunkStep, StepParams, Strategy
+from ragline.domain.chunking.separators import CutIndex
+from ragline.domain.chunking.strategies.llm import align_proposal, spans_from_cuts
+from ragline.domain.chunking.strategies.recursive import RecursiveSplitter
+from ragline.domain.chunking.strategies.semantic import semantic_groups
+from ragline.domain.chunking.strategies.structure import (
+    structure_child_seeds,
+    structure_parent_seeds,
+)
+from ragline.domain.chunking.structure import NodeType, StructureTree
+
+_NO_HEADINGS: list[int] = []
+
+
+class ParentPath(StrEnum):
+    """Which SPEC §6 path produced the parent seeds."""
+
+    STRUCTURE = "STRUCTURE"  # section seeds, refined by the remaining steps
+    STRUCTURE_YIELDED_NOTHING = "STRUCTURE_YIELDED_NOTHING"  # full pipeline on the whole text
+    NO_STRUCTURE = "NO_STRUCTURE"  # full pipeline on the whole text
+
+
+@attrs.frozen
+class ChunkingReport:
+    """What happened besides the output: the path taken, what cleanup dropped (blank pieces;
+    exact duplicates per round: parent seeds, children, final parents; and the spans of parent
+    text dropped as duplicates), and how many model-driven cuts fell back to RECURSIVE."""
+
+    parent_path: ParentPath
+    blank_dropped: int
+    duplicates_dropped: tuple[int, int, int]
+    duplicate_parent_spans: tuple[tuple[int, int], ...]
+    fallbacks: int
+
+
+@attrs.frozen
+class ChunkingResult:
+    markdown: str
+    plan_name: str
+    parents: tuple[ParentBlock, ...]
+    report: ChunkingReport
+
+    @property
+    def child_count(self) -> int:
+        return sum(len(p.children) for p in self.parents)
+
+
+def _has(steps: Sequence[ChunkStep], strategy: Strategy) -> bool:
+    return any(s.strategy is strategy for s in steps)
+
+
+class _Run:
+    """One engine run over one document: the model ports, splitters and tallies."""
+
+    def __init__(self, markdown: str, tree: StructureTree | None, models: ChunkModels) -> None:
+        self.text = markdown
+        self.tree = tree if tree is not None and len(tree.nodes) > 1 else None
+        self.models = models
+        self.tally = CleanupTally()
+        self.fallbacks = 0
+        self._splitters: dict[StepParams, RecursiveSplitter] = {}
+
+    def splitter(self, params: StepParams) -> RecursiveSplitter:
+        sp = self._splitters.get(params)
+        if sp is None:
+            sp = self._splitters[params] = RecursiveSplitter(params, self.models.token_counter)
+        return sp
+
+    # -- pipelines -------------------------------------------------------------------------
+
+    def pipeline(self, pieces: list[Piece], steps: Sequence[ChunkStep]) -> list[Piece]:
+        for step in steps:
+            if step.strategy is Strategy.RECURSIVE:
+                pieces = self._recursive(pieces, step.params)
+            elif step.strategy is Strategy.SEMANTIC:
+                pieces = self._semantic(pieces, step.params)
+            elif step.strategy is Strategy.LLM:
+                pieces = self._llm(pieces, step.params)
+            # STRUCTURE inside a pipeline: already applied, or no tree to follow
+        return pieces
+
+    def _recursive(self, pieces: list[Piece], params: StepParams) -> list[Piece]:
+        sp = self.splitter(params)
+        fits, split = sp.fits, sp.split
+        out: list[Piece] = []
+        append = out.append
+        recursive = SourceType.RECURSIVE
+        for piece in pieces:
+            s, e, _, anchor, index = piece
+            if fits(index, s, e):
+                append(piece)
+                continue
+            for a, b in split(index, s, e):
+                append((a, b, recursive, anchor, index))
+        return out
+
+    def _refine(
+        self, piece: Piece, spans: list[tuple[int, int]], source: SourceType, params: StepParams
+    ) -> list[Piece]:
+        """Model-chosen spans, each still too large one cut recursively to fit."""
+        sp = self.splitter(params)
+        _, _, _, anchor, index = piece
+        out: list[Piece] = []
+        for a, b in spans:
+            if sp.fits(index, a, b):
+                out.append((a, b, source, anchor, index))
+            else:
+                out.extend(
+                    (x, y, SourceType.RECURSIVE, anchor, index) for x, y in sp.split(index, a, b)
+                )
+        return out
+
+    def _semantic(self, pieces: list[Piece], params: StepParams) -> list[Piece]:
+        sp = self.splitter(params)
+        todo = [i for i, p in enumerate(pieces) if not sp.fits(p[4], p[0], p[1])]
+        embedder = self.models.embedder
+        if not todo:
+            return pieces
+        if embedder is None:
+            self.fallbacks += len(todo)
+            return self._recursive(pieces, params)
+        try:
+            groups = semantic_groups(
+                [(pieces[i][4], pieces[i][0], pieces[i][1]) for i in todo],
+                embedder,
+                params.percentile,
+                params.batch_size,
+            )
+        except Exception:  # any model failure: cut recursively instead
+            self.fallbacks += len(todo)
+            return self._recursive(pieces, params)
+        by_index = dict(zip(todo, groups, strict=True))
+        out: list[Piece] = []
+        for i, piece in enumerate(pieces):
+            spans = by_index.get(i)
+            if spans is None:
+                out.append(piece)
+            else:
+                out.extend(self._refine(piece, spans, SourceType.SEMANTIC, params))
+        return out
+
+    def _llm(self, pieces: list[Piece], params: StepParams) -> list[Piece]:
+        sp = self.splitter(params)
+        proposer = self.models.proposer
+        out: list[Piece] = []
+        for piece in pieces:
+            s, e, _, _, index = piece
+            if sp.fits(index, s, e):
+                out.append(piece)
+                continue
+            cuts: list[int] | None = None
+            if proposer is not None:
+                local = index.slice(s, e)
+                try:
+                    cuts = align_proposal(local, proposer.propose(local))
+                except Exception:  # timeout, HTTP error, garbage: fall back
+                    cuts = None
+            if not cuts:
+                self.fallbacks += 1
+                out.extend(self._recursive([piece], params))
+                continue
+            spans = spans_from_cuts(s, e, [s + c for c in cuts])
+            out.extend(self._refine(piece, spans, SourceType.LLM, params))
+        return out
+
+    # -- seeds -----------------------------------------------------------------------------
+
+    def parent_seeds(self, steps: Sequence[ChunkStep]) -> tuple[list[Piece], ParentPath]:
+        if not (_has(steps, Strategy.STRUCTURE) and self.tree is not None):
+            return self.pipeline([self._whole()], steps), ParentPath.NO_STRUCTURE
+        seeds = structure_parent_seeds(self.text, self.tree)
+        if not seeds:
+            return self.pipeline([self._whole()], steps), ParentPath.STRUCTURE_YIELDED_NOTHING
+        text = self.text
+        # each seed gets its own compact text; sections hold no heading outside fenced code
+        pieces: list[Piece] = [
+            (s, e, src, anchor, CutIndex(text[s:e], s, _NO_HEADINGS)) for s, e, src, anchor in seeds
+        ]
+        rest = [s for s in steps if s.strategy is not Strategy.STRUCTURE]
+        return (self.pipeline(pieces, rest) if rest else pieces), ParentPath.STRUCTURE
+
+    def _whole(self) -> Piece:
+        headings = list(self.tree.section_starts) if self.tree is not None else None
+        index = CutIndex(self.text, 0, headings)
+        return (0, len(self.text), SourceType.ORIGINAL, NO_ANCHOR, index)
+
+    def child_seeds(
+        self, parent: Trimmed, steps: Sequence[ChunkStep], structure: bool
+    ) -> list[Piece]:
+        """Children cut from the parent's text only; `structure`: the child pipeline has a
+        STRUCTURE step (it needs a parent anchored in the tree to follow)."""
+        ps, pe, ptext, source, anchor = parent
+        in_section = anchor.node_type is NodeType.SECTION or anchor.node_type is NodeType.DOCUMENT
+        index = CutIndex(ptext, ps, _NO_HEADINGS if in_section else None)
+        own: Piece = (ps, pe, source, anchor, index)
+        if structure and self.tree is not None and anchor.structure_node_id is not None:
+            seeds = structure_child_seeds(self.tree, own) or [own]
+            rest = [s for s in steps if s.strategy is not Strategy.STRUCTURE]
+            return self.pipeline(seeds, rest) if rest else seeds
+        return self.pipeline([own], steps)
+
+
+def chunk_document(
+    markdown: str,
+    plan: ChunkPlan,
+    *,
+    tree: StructureTree | None = None,
+    models: ChunkModels | None = None,
+) -> ChunkingResult:
+    """Cut `markdown` into parent blocks with children, following `plan`.
+
+    `tree` is the document's structure (from a StructureBuilder); without it the STRUCTURE
+    steps have nothing to follow and the pipelines run on the full text. `models` supplies the
+    embedder / boundary proposer / token counter the SEMANTIC, LLM and token-sized steps use.
+    Raises IncompletePlanError when the plan lacks a PARENT or CHILD pipeline.
+    """
+    parent_steps = plan.parent_steps
+    child_steps = plan.child_steps
+    run = _Run(markdown, tree, models or ChunkModels())
+    tally = run.tally
+    structure_children = _has(child_steps, Strategy.STRUCTURE)
+    seeds, path = run.parent_seeds(parent_steps)
+    blocks: list[tuple[Trimmed, tuple[ChunkCandidate, ...]]] = []
+    new = tuple.__new__
+    for parent in cleanup(seeds, tally, 0):
+        kids = cleanup(run.child_seeds(parent, child_steps, structure_children), tally, 1)
+        children: tuple[ChunkCandidate, ...] = tuple(
+            new(ChunkCandidate, (*a[:4], i, t, src, s, e))
+            for i, (s, e, t, src, a) in enumerate(kids)
+        ) or (new(ChunkCandidate, (*parent[4][:4], 0, parent[2], parent[3], parent[0], parent[1])),)
+        blocks.append((parent, children))
+    blocks = final_cleanup(blocks, tally)
+    parents = tuple(
+        new(ParentBlock, (*a[:4], i, t, src, s, e, children))
+        for i, ((s, e, t, src, a), children) in enumerate(blocks)
+    )
+    report = ChunkingReport(
+        parent_path=path,
+        blank_dropped=tally.blank,
+        duplicates_dropped=(tally.duplicates[0], tally.duplicates[1], tally.duplicates[2]),
+        duplicate_parent_spans=tuple(tally.duplicate_spans),
+        fallbacks=run.fallbacks,
+    )
+    return ChunkingResult(markdown, plan.name, parents, report)

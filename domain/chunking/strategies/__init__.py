@@ -1,0 +1,1 @@
+"""The four cutting strategies: STRUCTURE, RECURSIVE, SEMANTIC, LLM."""

@@ -1,0 +1,165 @@
+"""RECURSIVE: cut along the separator hierarchy (headings, blank lines, lines, sentence ends,
+clause marks, spaces, characters) so that every piece fits `max_size`.
+
+Greedy packing over cut offsets: from the current start, cut at the furthest cut position that
+still fits; a segment too large on its own is split at the next finer level. Sizes are in
+characters (offset arithmetic, no copies) or in tokens (through a TokenCounter).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+
+from ragline.domain.chunking.plan import SizeUnit, StepParams
+from ragline.domain.chunking.separators import CutIndex, Level
+from ragline.domain.chunking.sizing import TokenCounter
+
+Span = tuple[int, int]
+
+
+class RecursiveSplitter:
+    __slots__ = ("_count", "_index", "_max", "_min", "_overlap", "_tokens")
+
+    def __init__(self, params: StepParams, counter: TokenCounter) -> None:
+        self._index = CutIndex("")
+        self._max = params.max_size
+        self._min = params.min_size
+        self._overlap = params.overlap
+        self._tokens = params.unit is SizeUnit.TOKENS
+        self._count = counter.count
+
+    def size(self, start: int, end: int) -> int:
+        if self._tokens:
+            return self._count(self._index.slice(start, end))
+        return end - start
+
+    def fits(self, index: CutIndex, start: int, end: int) -> bool:
+        if end - start <= self._max:
+            return True  # a token never spans less than one character
+        if not self._tokens:
+            return False
+        return self._count(index.slice(start, end)) <= self._max
+
+    def _fits(self, start: int, end: int) -> bool:
+        return self.fits(self._index, start, end)
+
+    def split(
+        self, index: CutIndex, start: int, end: int, level: int = Level.HEADING
+    ) -> list[Span]:
+        """Consecutive (or overlapping, with overlap) spans covering [start, end), which lies
+        in `index`'s text."""
+        self._index = index
+        if self._fits(start, end):
+            return [(start, end)]
+        out: list[Span] = []
+        if self._tokens:
+            self._split_tokens(start, end, level, out)
+        else:
+            self._split_chars(start, end, level, out)
+        if self._min and len(out) > 1:
+            out = self._merge_small(out)
+        return out
+
+    def _split_chars(self, s: int, e: int, level: int, out: list[Span]) -> None:
+        mx, ov = self._max, self._overlap
+        if e - s <= mx:
+            out.append((s, e))
+            return
+        if level == Level.CHARACTER:
+            a = s
+            while True:
+                b = min(a + mx, e)
+                out.append((a, b))
+                if b == e:
+                    return
+                a = b - ov
+        arr, lo, hi = self._index.cuts(level, s, e)
+        if lo >= hi:
+            self._split_chars(s, e, level + 1, out)
+            return
+        cur = prev_end = s
+        while e - cur > mx:
+            i = bisect_right(arr, cur + mx, lo, hi) - 1
+            if i >= lo and arr[i] > prev_end:
+                c = arr[i]
+                out.append((cur, c))
+                prev_end = cur = c
+                if ov:
+                    j = bisect_left(arr, c - ov, lo, i + 1)
+                    if j <= i and arr[j] < c:
+                        cur = arr[j]
+                lo = bisect_right(arr, cur, lo, hi)
+            elif cur < prev_end:  # the overlap left no room: restart at the previous end
+                cur = prev_end
+                lo = bisect_right(arr, cur, lo, hi)
+            else:  # the next segment alone is too large: split it finer
+                nxt = arr[lo] if lo < hi else e
+                self._split_chars(cur, nxt, level + 1, out)
+                cur = prev_end = nxt
+                lo += 1
+                if cur >= e:
+                    return
+        out.append((cur, e))
+
+    def _split_tokens(self, s: int, e: int, level: int, out: list[Span]) -> None:
+        mx = self._max
+        if self._fits(s, e):
+            out.append((s, e))
+            return
+        if level == Level.CHARACTER:
+            self._split_tokens_by_prefix(s, e, out)
+            return
+        arr, lo, hi = self._index.cuts(level, s, e)
+        if lo >= hi:
+            self._split_tokens(s, e, level + 1, out)
+            return
+        bounds = [s, *arr[lo:hi], e]
+        sizes = [self.size(bounds[k], bounds[k + 1]) for k in range(len(bounds) - 1)]
+        n = len(sizes)
+        i = 0
+        while i < n:
+            if sizes[i] > mx:
+                self._split_tokens(bounds[i], bounds[i + 1], level + 1, out)
+                i += 1
+                continue
+            total, j = 0, i
+            while j < n and sizes[j] <= mx and total + sizes[j] <= mx:
+                total += sizes[j]
+                j += 1
+            out.append((bounds[i], bounds[j]))
+            if j >= n:
+                return
+            back, k = 0, j
+            while self._overlap and k - 1 > i and back + sizes[k - 1] <= self._overlap:
+                k -= 1
+                back += sizes[k]
+            i = k
+
+    def _split_tokens_by_prefix(self, s: int, e: int, out: list[Span]) -> None:
+        """Unsplittable by any separator: binary-search the longest prefix within max_size."""
+        a = s
+        while a < e:
+            if self._fits(a, e):
+                out.append((a, e))
+                return
+            lo, hi = a + 1, e  # the answer b in [a+1, e)
+            while lo < hi:
+                mid = (lo + hi + 1) // 2
+                if self.size(a, mid) <= self._max:
+                    lo = mid
+                else:
+                    hi = mid - 1
+            out.append((a, lo))
+            a = lo
+
+    def _merge_small(self, pieces: list[Span]) -> list[Span]:
+        mn = self._min
+        merged: list[Span] = [pieces[0]]
+        for a, b in pieces[1:]:
+            pa, pb = merged[-1]
+            small = self.size(a, b) < mn or self.size(pa, pb) < mn
+            if small and self._fits(pa, b):
+                merged[-1] = (pa, b)
+            else:
+                merged.append((a, b))
+        return merged
