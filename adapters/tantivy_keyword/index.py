@@ -7,7 +7,7 @@ alone decides the terms), and `payload` (stored JSON bytes, not indexed).
 
 Concurrency: Tantivy allows one writer per index directory (a lock file, across processes).
 This adapter opens its writer on the first write or delete and keeps it until `close()`;
-writes in this process are serialised by an asyncio lock. Searching needs no writer, so a
+writes in this process are serialised by a lock. Searching needs no writer, so a
 `ragline search` process can read while an ingest process writes (it sees the last commit).
 Each `write` and `delete_document` ends with a commit; on error it rolls back, so a call is
 all-or-nothing.
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -64,7 +65,7 @@ class TantivyKeywordIndex:
         except (OSError, ValueError) as exc:
             raise KeywordIndexUnavailable(f"tantivy index at {self._dir}: {exc}") from exc
         self._writer: Any = None
-        self._lock = asyncio.Lock()
+        self._lock = threading.Lock()
         self._closed = False
 
     async def write(self, docs: Sequence[KeywordDoc]) -> None:
@@ -73,10 +74,11 @@ class TantivyKeywordIndex:
         documents = [self._document(doc) for doc in docs]
         uids = [_uid(doc.user_id, doc.dataset_id, doc.chunk_id) for doc in docs]
 
-        def apply(writer: Any) -> None:
+        def apply(writer: Any) -> bool:
             for uid, document in zip(uids, documents, strict=True):
                 writer.delete_documents_by_term("uid", uid)
                 writer.add_document(document)
+            return True
 
         await self._write(apply)
 
@@ -84,13 +86,14 @@ class TantivyKeywordIndex:
         query = self._scope(user_id, dataset_id, ("doc_id", doc_id))
         removed = 0
 
-        def apply(writer: Any) -> None:
+        def apply(writer: Any) -> bool:
             nonlocal removed
             self._index.reload()
             result: Any = self._index.searcher().search(query, limit=1, count=True)
             removed = int(result.count or 0)
             if removed:
                 writer.delete_documents_by_query(query)
+            return removed > 0  # nothing to delete: skip the commit (≈100 ms of fsyncs)
 
         await self._write(apply)
         return removed
@@ -104,11 +107,16 @@ class TantivyKeywordIndex:
         return await self._run(lambda: self._search(user_id, dataset_id, terms, limit))
 
     async def close(self) -> None:
-        async with self._lock:
-            if self._writer is not None:
+        """Release the writer (and its lock file) after merges finish; idempotent."""
+
+        def release() -> None:
+            with self._lock:
+                self._closed = True
                 writer, self._writer = self._writer, None
-                await asyncio.to_thread(writer.wait_merging_threads)
-            self._closed = True
+            if writer is not None:
+                writer.wait_merging_threads()
+
+        await asyncio.to_thread(release)
 
     # -- blocking implementation -------------------------------------------------------
 
@@ -171,30 +179,40 @@ class TantivyKeywordIndex:
             )
         return hits
 
-    async def _write(self, apply: Callable[[Any], None]) -> None:
-        async with self._lock:
-            if self._closed:
-                raise KeywordIndexUnavailable("keyword index is closed")
-            if self._writer is None:
-                self._writer = await self._run(self._open_writer)
-            writer = self._writer
+    async def _write(self, apply: Callable[[Any], bool]) -> None:
+        """Run `apply` on the writer, then commit if it changed anything; roll back on error.
 
-            def run() -> None:
+        A thread lock (not an asyncio one) serialises writers, so the adapter may be shared
+        across event loops and threads.
+        """
+
+        def run() -> None:
+            with self._lock:
+                if self._closed:
+                    raise KeywordIndexUnavailable("keyword index is closed")
+                if self._writer is None:
+                    try:
+                        self._writer = self._index.writer(self._heap, self._threads)
+                    except Exception as exc:  # another process holds the writer lock
+                        raise KeywordIndexUnavailable(
+                            f"tantivy writer for {self._dir}: {exc}"
+                        ) from exc
+                writer = self._writer
                 try:
-                    apply(writer)
+                    if not apply(writer):
+                        return
                     writer.commit()
                 except BaseException:
                     writer.rollback()
                     raise
                 self._index.reload()
 
-            try:
-                await asyncio.to_thread(run)
-            except Exception as exc:  # tantivy raises ValueError, OSError or bare Exception
-                raise KeywordWriteFailed(f"tantivy write at {self._dir}: {exc}") from exc
-
-    def _open_writer(self) -> Any:
-        return self._index.writer(self._heap, self._threads)
+        try:
+            await asyncio.to_thread(run)
+        except KeywordIndexUnavailable:
+            raise
+        except Exception as exc:  # tantivy raises ValueError, OSError or bare Exception
+            raise KeywordWriteFailed(f"tantivy write at {self._dir}: {exc}") from exc
 
     async def _run(self, func: Callable[[], T]) -> T:
         try:

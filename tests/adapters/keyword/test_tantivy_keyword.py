@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -57,3 +58,19 @@ async def test_closed_index_refuses_writes(tmp_path: Path) -> None:
     await index.close()
     with pytest.raises(KeywordIndexUnavailable):
         await index.write([doc("c1", "x")])
+
+
+async def test_concurrent_writes_are_serialised(tmp_path: Path) -> None:
+    index = TantivyKeywordIndex(tmp_path / "kw")
+    batches = [[doc(f"c{n}-{i}", "parallel", doc_id=f"d{n}") for i in range(5)] for n in range(6)]
+    await asyncio.gather(*(index.write(batch) for batch in batches))
+    assert len(await index.search("user-1", "dataset-1", ["parallel"], 100)) == 30
+    await index.close()
+
+
+def test_one_adapter_serves_successive_event_loops(tmp_path: Path) -> None:
+    index = TantivyKeywordIndex(tmp_path / "kw")
+    asyncio.run(index.write([doc("c1", "first loop")]))
+    asyncio.run(index.write([doc("c2", "second loop")]))
+    assert len(asyncio.run(index.search("user-1", "dataset-1", ["loop"], 10))) == 2
+    asyncio.run(index.close())
