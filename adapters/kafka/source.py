@@ -39,7 +39,7 @@ DEFAULT_MAX_POLL_INTERVAL_MS = 900_000
 """One task must finish within this window (seed: KAFKA_MAX_POLL_INTERVAL_MS, 15 minutes)."""
 
 
-class _Offsets:
+class PartitionOffsets:
     """Per partition: offsets handed out and not yet settled, and the next offset to read."""
 
     def __init__(self) -> None:
@@ -72,7 +72,7 @@ class _Offsets:
 
 
 class _Revocations(ConsumerRebalanceListener):  # type: ignore[misc]
-    def __init__(self, offsets: _Offsets) -> None:
+    def __init__(self, offsets: PartitionOffsets) -> None:
         self._offsets = offsets
 
     async def on_partitions_revoked(self, revoked: set[TopicPartition]) -> None:
@@ -151,7 +151,7 @@ class KafkaTaskSource:
         }
         self._consumer: AIOKafkaConsumer | None = None  # aiokafka needs a running loop
         self._dead_letter_publisher: KafkaPublisher | None = None
-        self._offsets = _Offsets()
+        self._offsets = PartitionOffsets()
         self._closing = asyncio.Event()
         self._lock = asyncio.Lock()
 

@@ -178,7 +178,12 @@ class RabbitTaskSource:
         self.topology.declare(channel)
         channel.confirm_delivery()
         channel.basic_qos(prefetch_count=self._prefetch_count)
+        channel.add_on_cancel_callback(self._cancelled_by_broker)
         channel.basic_consume(self.topology.queue, self._received, auto_ack=False)
+
+    def _cancelled_by_broker(self, _frame: object) -> None:
+        """Queue deleted or node failed over: end iteration with an error, do not hang."""
+        self._hand_over(MessageBusError(f"{self.topology.queue}: consumer cancelled by broker"))
 
     def _received(
         self,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncIterator
 
@@ -125,3 +126,40 @@ async def test_bindings_filter_tasks_by_file_type(rabbit: RabbitHarness) -> None
         channel.queue_delete(f"{rabbit.queue}-pdf")
         channel.queue_delete(f"{rabbit.queue}-pdf.DLQ")
         connection.close()
+
+
+async def test_a_consumer_cancelled_by_the_broker_ends_with_an_error(rabbit: RabbitHarness) -> None:
+    source = await rabbit.task_source()
+    try:
+        waiting = asyncio.ensure_future(anext(aiter(source)))
+        connection = pika.BlockingConnection(CONNECTION.parameters())
+        connection.channel().queue_delete(rabbit.queue)
+        connection.close()
+        with pytest.raises(MessageBusError, match="cancelled by broker"):
+            await asyncio.wait_for(waiting, 20)
+    finally:
+        await source.close()
+
+
+async def test_messages_the_broker_rejects_land_in_the_dead_letter_queue(
+    rabbit: RabbitHarness,
+) -> None:
+    publisher = RabbitPublisher(CONNECTION, rabbit.task_topic)
+    try:
+        await publisher.publish(task_body("rejected"), "pdf")
+    finally:
+        await publisher.close()
+    connection = pika.BlockingConnection(CONNECTION.parameters())
+    channel = connection.channel()
+    method, _, _ = channel.basic_get(rabbit.queue)
+    assert method is not None
+    channel.basic_reject(method.delivery_tag, requeue=False)
+    connection.close()
+    reader = await rabbit.dead_letter_reader()
+    try:
+        letter = await asyncio.wait_for(anext(aiter(reader)), 20)
+        assert letter.routing_key == "pdf" and b'"rejected"' in letter.body
+        assert "x-death" in letter.headers
+        await letter.ack()
+    finally:
+        await reader.close()
