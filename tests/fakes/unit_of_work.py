@@ -319,13 +319,13 @@ class FakeOutbox(_Repo):
         rows = [m for m in merged.values() if m.status == "PENDING" and m.next_attempt_at <= now]
         return sorted(rows, key=lambda m: (m.next_attempt_at, m.id))[:limit]
 
-    async def _cas(self, message_id: int, attempts: int, **changes: object) -> bool:
+    async def _cas(self, message_id: int, expected_attempts: int, **changes: object) -> bool:
         row = self._by_id(message_id)
         if row is None:
             return False
         await self.uow.lock(("outbox", row.task_id))
         row = self._row(row.task_id)
-        if row is None or row.status != "PENDING" or row.attempts != attempts:
+        if row is None or row.status != "PENDING" or row.attempts != expected_attempts:
             return False
         self.uow.pending_outbox[row.task_id] = attrs.evolve(row, **changes)  # type: ignore[arg-type]
         return True

@@ -1,0 +1,130 @@
+"""TaskConsumer: bad messages never crash it; ack only after the outcome is committed."""
+
+from __future__ import annotations
+
+import json
+
+from ragline.application.pipeline.outcome import OutcomeKind
+from ragline.application.ports.unit_of_work import PersistenceError
+from ragline.contracts.testing import check_run
+from ragline.contracts.wire import TaskStatus, encode_parse_task
+from ragline.domain.parse_run import FailureCode, FailurePoint, PipelineStatus
+from tests.fakes.harness import Harness
+from tests.fakes.messaging import FakeDelivery, FakeTaskSource
+
+
+class CheckingDelivery(FakeDelivery):
+    """Records, at ack time, whether the task's result was already committed."""
+
+    def __init__(self, body: bytes, h: Harness, task_id: str) -> None:
+        super().__init__(body)
+        self.h, self.task_id = h, task_id
+        self.committed_at_ack: bool | None = None
+
+    async def ack(self) -> None:
+        run = self.h.db.runs.get(self.task_id)
+        self.committed_at_ack = (
+            run is not None and run.is_terminal and self.task_id in self.h.db.outbox
+        )
+        await super().ack()
+
+
+async def test_valid_task_is_acked_after_terminal_state_and_outbox_commit(h: Harness) -> None:
+    task = h.task()
+    delivery = CheckingDelivery(encode_parse_task(task), h, task.task_id)
+    outcome = await h.consumer.process(delivery)
+    assert outcome is not None and outcome.kind is OutcomeKind.RAN
+    assert delivery.acked and delivery.committed_at_ack is True
+
+
+async def test_unreadable_body_without_task_id_is_dead_lettered(h: Harness) -> None:
+    for body in (b"\xff\xfe not json", b"[1, 2, 3]", b'{"no_task_id": 1}', b""):
+        delivery = FakeDelivery(body)
+        outcome = await h.consumer.process(delivery)
+        assert outcome is not None and outcome.kind is OutcomeKind.UNREADABLE
+        assert not delivery.acked and delivery.dead_letter_reason
+    assert h.db.runs == {} and h.db.outbox == {}
+
+
+async def test_invalid_fields_with_a_task_id_get_a_failed_invalid_context_result(
+    h: Harness,
+) -> None:
+    body = json.dumps(
+        {"task_id": "bad-1", "original_file_id": 5, "user_id": 7, "dataset_id": "three"}
+    ).encode()
+    delivery = FakeDelivery(body)
+    outcome = await h.consumer.process(delivery)
+    assert outcome is not None and outcome.kind is OutcomeKind.REJECTED
+    assert delivery.acked
+    run = h.db.runs["bad-1"]
+    check_run(run)
+    assert run.failed_stage is FailurePoint.TASK_VALIDATION
+    assert run.failure_reason is not None
+    assert run.failure_reason.code is FailureCode.INVALID_TASK_CONTEXT
+    result = h.result("bad-1")
+    assert result.task_status is TaskStatus.FAILED
+    assert (result.original_file_id, result.user_id, result.dataset_id) == (5, 7, 0)
+    # the same bad message again is a redelivery, not a second run
+    again = FakeDelivery(body)
+    outcome = await h.consumer.process(again)
+    assert outcome is not None and outcome.kind is OutcomeKind.RESENT
+    assert len(h.db.runs) == 1
+
+
+async def test_oversize_message_with_a_task_id_is_answered(h: Harness) -> None:
+    body = b'{"task_id": "big-1", "pad": "' + b"x" * 2_000_000 + b'"}'
+    delivery = FakeDelivery(body)
+    outcome = await h.consumer.process(delivery)
+    assert outcome is not None and outcome.kind is OutcomeKind.REJECTED and delivery.acked
+    assert h.result("big-1").failure_reason.startswith("INVALID_TASK_CONTEXT:oversize")  # type: ignore[union-attr]
+    assert len(h.db.parsed_logs["big-1"].payload_json) < 20_000
+
+
+async def test_exception_escaping_the_pipeline_fails_internal_then_dead_letters(
+    h: Harness,
+) -> None:
+    h.faults.arm_after("uow.runs.save", PersistenceError("connection lost"), 3)
+    task = h.task()
+    delivery = FakeDelivery(encode_parse_task(task))
+    assert await h.consumer.process(delivery) is None
+    assert not delivery.acked
+    assert delivery.dead_letter_reason is not None
+    assert delivery.dead_letter_reason.startswith("INTERNAL_UNKNOWN_ERROR:")
+    run = h.run(task.task_id)
+    check_run(run)
+    assert run.pipeline_status is PipelineStatus.FAILED
+    assert run.failure_reason is not None
+    assert run.failure_reason.code is FailureCode.INTERNAL_UNKNOWN_ERROR
+    assert h.result(task.task_id).task_status is TaskStatus.FAILED
+    assert h.db.locked == 0
+
+
+async def test_exception_before_the_run_exists_still_answers(h: Harness) -> None:
+    h.faults.arm("uow.runs.add", PersistenceError("db down"))
+    task = h.task()
+    delivery = FakeDelivery(encode_parse_task(task))
+    assert await h.consumer.process(delivery) is None
+    assert delivery.dead_letter_reason is not None
+    run = h.run(task.task_id)
+    check_run(run)
+    assert run.failed_stage is FailurePoint.TASK_VALIDATION
+    assert h.result(task.task_id).user_id == 7
+
+
+async def test_when_even_the_fallback_fails_the_message_is_dead_lettered(h: Harness) -> None:
+    h.faults.arm("uow.runs.add", PersistenceError("db down"), times=None)
+    delivery = FakeDelivery(encode_parse_task(h.task()))
+    assert await h.consumer.process(delivery) is None
+    assert delivery.dead_letter_reason is not None and h.db.runs == {}
+
+
+async def test_run_cleans_the_workspace_then_consumes_every_delivery(h: Harness) -> None:
+    h.workspace.root.mkdir(parents=True)
+    (h.workspace.root / "leftover.pdf").write_bytes(b"old")
+    tasks = [h.task(), h.task(upload=False)]
+    deliveries = [FakeDelivery(encode_parse_task(t)) for t in tasks] + [FakeDelivery(b"{")]
+    h.consumer.source = FakeTaskSource(deliveries)
+    await h.consumer.run()
+    assert [d.acked for d in deliveries] == [True, True, False]
+    assert deliveries[2].dead_letter_reason is not None
+    assert h.workspace.leftovers() == []

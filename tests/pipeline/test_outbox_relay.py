@@ -1,0 +1,93 @@
+"""OutboxRelay: publish with backoff, dead-letter after N attempts, lose nothing on a crash."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+
+from ragline.application.pipeline.outbox_relay import OutboxRelay, RelayPolicy
+from ragline.application.ports.unit_of_work import PersistenceError
+from ragline.contracts.wire import decode_parse_result
+from tests.fakes.harness import Harness
+from tests.fakes.messaging import FakeResultPublisher
+
+
+async def _one_result(h: Harness) -> str:
+    task = h.task()
+    await h.pipeline.handle(task)
+    return task.task_id
+
+
+async def test_published_once_and_marked_sent(h: Harness) -> None:
+    task_id = await _one_result(h)
+    report = await h.relay.relay_once()
+    assert report.sent == 1
+    (published,) = h.publisher.published
+    assert published[0] == task_id
+    assert decode_parse_result(published[1]).task_id == task_id
+    assert h.db.outbox[task_id].status == "SENT"
+    assert (await h.relay.relay_once()).sent == 0
+
+
+async def test_publisher_failing_twice_is_retried_with_backoff(h: Harness) -> None:
+    task_id = await _one_result(h)
+    h.publisher.fail_next(2)
+    assert (await h.relay.relay_once()).retried == 1
+    row = h.db.outbox[task_id]
+    assert row.attempts == 1 and row.last_error and "broker said no" in row.last_error
+    first_wait = row.next_attempt_at - h.clock.current
+    assert (await h.relay.relay_once()).sent == 0  # not due yet
+    h.clock.advance(timedelta(seconds=1))
+    assert (await h.relay.relay_once()).retried == 1
+    second = h.db.outbox[task_id]
+    assert second.attempts == 2
+    assert second.next_attempt_at - h.clock.current > first_wait  # backoff grows
+    h.clock.advance(timedelta(seconds=2))
+    assert (await h.relay.relay_once()).sent == 1
+    assert h.db.outbox[task_id].status == "SENT"
+    assert len(h.publisher.published) == 1
+
+
+async def test_after_max_attempts_the_row_is_dead_with_result_notify_failed(h: Harness) -> None:
+    dead_letters = FakeResultPublisher()
+    relay = OutboxRelay(
+        h.db, h.publisher, h.clock, RelayPolicy(max_attempts=3), dead_letters=dead_letters
+    )
+    task_id = await _one_result(h)
+    h.publisher.fail_next(None)
+    for _ in range(3):
+        await relay.relay_once()
+        h.clock.advance(timedelta(minutes=10))
+    row = h.db.outbox[task_id]
+    assert row.status == "DEAD" and row.attempts == 3
+    assert row.last_error is not None and row.last_error.startswith("RESULT_NOTIFY_FAILED:")
+    assert [key for key, _ in dead_letters.published] == [task_id]
+    assert (await relay.relay_once()).dead == 0  # DEAD rows stay for audit, not retried
+    assert h.publisher.attempts == 3
+
+
+async def test_a_crash_between_commit_and_publish_loses_nothing(h: Harness) -> None:
+    task_id = await _one_result(h)  # committed, never published (the process died here)
+    fresh = OutboxRelay(h.db, FakeResultPublisher(), h.clock)
+    assert (await fresh.relay_once()).sent == 1
+    assert h.db.outbox[task_id].status == "SENT"
+
+
+async def test_a_crash_between_publish_and_mark_sent_publishes_again(h: Harness) -> None:
+    task_id = await _one_result(h)
+    h.faults.arm("uow.outbox.mark_sent", PersistenceError("connection lost"))
+    stop = asyncio.Event()
+    runner = asyncio.create_task(h.relay.run(stop, poll_seconds=0.01))
+    for _ in range(200):
+        if h.db.outbox[task_id].status == "SENT":
+            break
+        await asyncio.sleep(0.005)
+    stop.set()
+    await runner
+    assert h.db.outbox[task_id].status == "SENT"
+    assert [key for key, _ in h.publisher.published] == [task_id, task_id]  # at least once
+
+
+def test_backoff_is_exponential_and_capped() -> None:
+    policy = RelayPolicy(base_delay=timedelta(seconds=1), max_delay=timedelta(seconds=10))
+    assert [policy.delay(n).total_seconds() for n in range(1, 7)] == [1, 2, 4, 8, 10, 10]

@@ -1,0 +1,103 @@
+"""Temp workspace rules (SPEC §3) and task-context validation."""
+
+from __future__ import annotations
+
+import errno
+from pathlib import Path
+
+import pytest
+
+from ragline.application.pipeline.validation import invalid_context
+from ragline.application.pipeline.workspace import Workspace
+from ragline.contracts.wire import ParseTask
+from ragline.domain.parse_run import FailureCode
+from tests.fakes.harness import Harness
+
+
+def test_clean_removes_every_leftover(tmp_path: Path) -> None:
+    workspace = Workspace(tmp_path / "w")
+    workspace.root.mkdir()
+    (workspace.root / "a.pdf").write_bytes(b"x")
+    (workspace.root / "dir").mkdir()
+    (workspace.root / "dir" / "b").write_bytes(b"y")
+    assert workspace.clean() == 2
+    assert workspace.leftovers() == []
+
+
+def test_one_temp_file_per_task_with_a_safe_name(tmp_path: Path) -> None:
+    workspace = Workspace(tmp_path)
+    path = workspace.path_for("../../etc/passwd", "p/d.f")
+    assert path.parent == tmp_path and path.suffix == ".pdf"
+    assert workspace.path_for("t1", "pdf") == workspace.path_for("t1", "pdf")
+    assert workspace.path_for("t1", "pdf") != workspace.path_for("t2", "pdf")
+
+
+async def test_temp_file_is_gone_before_the_markdown_upload(h: Harness) -> None:
+    seen: list[list[Path]] = []
+    original = h.storage.put_bytes
+
+    async def spying_put(*args, **kwargs):  # type: ignore[no-untyped-def]
+        seen.append(h.workspace.leftovers())
+        return await original(*args, **kwargs)
+
+    h.storage.put_bytes = spying_put  # type: ignore[method-assign]
+    await h.pipeline.handle(h.task("docx"))
+    assert seen == [[]]
+
+
+@pytest.mark.parametrize("point", ["parser.parse", "storage.put"])
+async def test_temp_file_is_deleted_when_cleaning_fails(h: Harness, point: str) -> None:
+    h.faults.arm(point, OSError(errno.ENOSPC, "No space left on device"))
+    task = h.task("docx")
+    await h.pipeline.handle(task)
+    assert h.workspace.leftovers() == []
+    reason = h.run(task.task_id).failure_reason
+    assert reason is not None and reason.code is FailureCode.TEMP_DISK_FULL
+
+
+BASE = {
+    "task_id": "t",
+    "original_file_id": 1,
+    "document_parse_task_id": 2,
+    "user_id": 3,
+    "dataset_id": 4,
+    "file_type": "pdf",
+    "source_bucket": "b",
+    "source_object_key": "k/file.pdf",
+    "source_filename": "Report.PDF",
+    "md_bucket": "m",
+    "md_object_key": "k/file.md",
+}
+
+
+@pytest.mark.parametrize(
+    ("changes", "valid"),
+    [
+        ({}, True),
+        ({"source_object_key": "k/no-extension"}, True),
+        ({"file_type": "markdown", "source_filename": "a.md", "source_object_key": "x.md"}, True),
+        (
+            {
+                "file_type": "md",
+                "source_filename": "a.md",
+                "source_object_key": "a.md",
+                "md_bucket": "",
+                "md_object_key": "",
+            },
+            True,
+        ),
+        ({"file_type": "htm", "source_filename": "a.html", "source_object_key": "a.htm"}, True),
+        ({"source_filename": "a.docx"}, False),
+        ({"source_object_key": "k/file.docx"}, False),
+        ({"file_type": ".pdf"}, False),
+        ({"file_type": " pdf"}, False),
+        ({"md_object_key": ""}, False),
+        ({"md_bucket": "  "}, False),
+        ({"source_bucket": " "}, False),
+        ({"dataset_id": 0}, False),
+        ({"original_file_id": -1}, False),
+    ],
+)
+def test_invalid_context(changes: dict[str, object], valid: bool) -> None:
+    task = ParseTask.model_validate(BASE | changes)
+    assert (invalid_context(task) is None) is valid
