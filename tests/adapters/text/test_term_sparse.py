@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import math
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from ragline.adapters.jieba_tokenizer import JiebaTokenizer
 from ragline.adapters.term_sparse import TermSparseEncoder, term_id
+from ragline.application.ports.sparse_encoder import SparseVector
 
 encoder = TermSparseEncoder(JiebaTokenizer(), k1=1.2, b=0.75, avg_doc_length=4.0)
 
@@ -73,3 +75,8 @@ def test_vectors_are_well_formed(texts: list[str]) -> None:
         assert vec.indices == sorted(set(vec.indices))
         assert all(0 < v < 2.2 for v in vec.values)
     assert vecs == encoder.encode_documents(texts)
+
+
+def test_sparse_vector_needs_parallel_lists() -> None:
+    with pytest.raises(ValueError):
+        SparseVector([1, 2], [1.0])
