@@ -1,0 +1,127 @@
+"""`ragline ingest PATH...`: every file through the real pipeline, with live progress."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+
+from ragline.adapters.cli.app import app
+from ragline.adapters.cli.walk import find_sources
+from ragline.application.ingest.identity import SourceFile
+from ragline.application.ingest.use_case import FileAction, FileOutcome, IngestSummary
+from ragline.domain.parse_run import STAGE_ORDER, Stage, StageStatus
+
+console = Console(stderr=True)
+
+
+class ProgressObserver:
+    """Draws one bar for the files and one per stage; counts a stage when it ends."""
+
+    def __init__(self, progress: Progress, total: int) -> None:
+        self._progress = progress
+        self._files = progress.add_task("files", total=total)
+        self._stages: dict[Stage, TaskID] = {
+            stage: progress.add_task(f"  {stage.value.lower()}", total=total)
+            for stage in STAGE_ORDER
+        }
+        self._done: set[tuple[str, Stage]] = set()
+
+    def file_submitted(self, source: SourceFile, action: FileAction, task_id: str) -> None:
+        if action is not FileAction.NEW:
+            self._progress.console.log(f"{action.value}: {source.relative_name}")
+
+    def stage_changed(self, task_id: str, stage: Stage, status: StageStatus) -> None:
+        if (
+            status in (StageStatus.SUCCESS, StageStatus.FAILED)
+            and (task_id, stage) not in self._done
+        ):
+            self._done.add((task_id, stage))
+            self._progress.advance(self._stages[stage])
+
+    def file_finished(self, outcome: FileOutcome) -> None:
+        self._progress.advance(self._files)
+        if outcome.status == "failed":
+            self._progress.console.log(
+                f"[red]failed[/red] {outcome.source.relative_name}: {outcome.failure_reason}"
+            )
+
+
+def _summary_table(summary: IngestSummary) -> Table:
+    table = Table(title="ingest summary")
+    table.add_column("file")
+    table.add_column("action")
+    table.add_column("status")
+    table.add_column("chunks", justify="right")
+    for stage in STAGE_ORDER:
+        table.add_column(stage.value.lower()[:8] + " ms", justify="right")
+    table.add_column("failure")
+    for outcome in summary.outcomes:
+        colour = {"success": "green", "failed": "red"}.get(outcome.status, "yellow")
+        table.add_row(
+            outcome.source.relative_name,
+            outcome.action.value,
+            f"[{colour}]{outcome.status}[/{colour}]",
+            str(outcome.chunks),
+            *(str(outcome.stage_ms.get(stage, "")) for stage in STAGE_ORDER),
+            outcome.failure_reason or "",
+        )
+    return table
+
+
+@app.command()
+def ingest(
+    ctx: typer.Context,
+    paths: list[Path] = typer.Argument(..., help="Files or folders to ingest."),
+    user: str = typer.Option("1", "--user", help="Owner (user_id) of the documents."),
+    dataset: str = typer.Option("1", "--dataset", help="Dataset (dataset_id) to index into."),
+    plan: str = typer.Option("default", "--plan", help="Chunk plan preset."),
+    force: bool = typer.Option(False, "--force", help="Re-ingest files that did not change."),
+) -> None:
+    """Parse, chunk and index files and folders; unchanged files are skipped."""
+    services = ctx.obj.get()
+    try:
+        sources = find_sources(paths, data_dir=ctx.obj.data_dir)
+    except FileNotFoundError as error:
+        console.print(f"[red]{error}[/red]")
+        raise typer.Exit(2) from error
+    if not sources:
+        console.print("nothing to ingest")
+        return
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, console=console, transient=False) as progress:
+        observer = ProgressObserver(progress, len(sources))
+        try:
+            summary = asyncio.run(
+                services.ingest(sources, user, dataset, observer, force=force, plan=plan)
+            )
+        except KeyboardInterrupt:
+            progress.console.log("interrupted: run `ragline ingest` again to resume")
+            raise typer.Exit(130) from None
+    console.print(_summary_table(summary))
+    ok = sum(1 for o in summary.outcomes if o.status == "success")
+    skipped = sum(1 for o in summary.outcomes if o.status == "skipped")
+    chunks = sum(o.chunks for o in summary.outcomes)
+    console.print(
+        f"{ok} ingested, {skipped} unchanged, {len(summary.failed)} failed; {chunks} chunks"
+    )
+    if summary.failed:
+        raise typer.Exit(1)

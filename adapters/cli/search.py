@@ -1,0 +1,101 @@
+"""`ragline search "..."`: hybrid retrieval with parent context; `--batch` for evaluations."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+import typer
+from rich.console import Console
+from rich.panel import Panel
+
+from ragline.adapters.cli.app import app
+from ragline.application.search.use_case import SearchHit
+
+console = Console()
+
+
+def hit_json(hit: SearchHit) -> dict[str, Any]:
+    """The documented `--json` shape of one hit."""
+    return {
+        "chunk_id": hit.chunk_id,
+        "doc_id": hit.doc_id,
+        "source": hit.source,
+        "section_path": list(hit.section_path),
+        "text": hit.text,
+        "parent_text": hit.parent_text,
+        "score": hit.score,
+    }
+
+
+def _show(query: str, hits: list[SearchHit]) -> None:
+    if not hits:
+        console.print(f"no hits for {query!r}")
+        return
+    for rank, hit in enumerate(hits, start=1):
+        where = " > ".join(hit.section_path) or "(no section)"
+        body = hit.text
+        if hit.parent_text and hit.parent_text != hit.text:
+            context = (
+                hit.parent_text if len(hit.parent_text) <= 600 else hit.parent_text[:600] + "…"
+            )
+            body += f"\n\n[dim]{context}[/dim]"
+        console.print(
+            Panel(
+                body,
+                title=f"{rank}. {hit.source} — {where}",
+                subtitle=f"score {hit.score:.4f}",
+                title_align="left",
+            )
+        )
+
+
+def _read_batch(handle: TextIO) -> list[tuple[str, str]]:
+    queries: list[tuple[str, str]] = []
+    for number, line in enumerate(handle, start=1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+            queries.append((str(item["id"]), str(item["query"])))
+        except (ValueError, KeyError, TypeError) as error:
+            raise typer.BadParameter(
+                f"line {number}: expected {{'id', 'query'}}: {error}"
+            ) from error
+    return queries
+
+
+@app.command()
+def search(
+    ctx: typer.Context,
+    query: str | None = typer.Argument(None, help="What to look for."),
+    top_k: int = typer.Option(5, "--top-k", min=1, max=100, help="How many hits."),
+    user: str = typer.Option("1", "--user", help="Whose documents (user_id)."),
+    dataset: str = typer.Option("1", "--dataset", help="Which dataset (dataset_id)."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON for scripts."),
+    batch: Path | None = typer.Option(
+        None, "--batch", help="JSONL file of {id, query}; '-' reads stdin."
+    ),
+) -> None:
+    """Dense + sparse + BM25 retrieval fused by reciprocal rank; child hits with parents."""
+    if (query is None) == (batch is None):
+        raise typer.BadParameter("give a QUERY or --batch FILE (not both)")
+    services = ctx.obj.get()
+    if batch is not None:
+        with sys.stdin if str(batch) == "-" else batch.open(encoding="utf-8") as handle:
+            queries = _read_batch(handle)
+        answers = asyncio.run(services.search_many([q for _, q in queries], user, dataset, top_k))
+        for (query_id, _), hits in zip(queries, answers, strict=True):
+            line = {"id": query_id, "hits": [hit_json(h) for h in hits]}
+            sys.stdout.write(json.dumps(line, ensure_ascii=False) + "\n")
+        return
+    assert query is not None
+    hits = asyncio.run(services.search_many([query], user, dataset, top_k))[0]
+    if as_json:
+        sys.stdout.write(json.dumps({"hits": [hit_json(h) for h in hits]}, ensure_ascii=False))
+        sys.stdout.write("\n")
+    else:
+        _show(query, hits)

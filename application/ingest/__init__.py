@@ -1,0 +1,1 @@
+"""Ingest local files through the parse-task pipeline."""

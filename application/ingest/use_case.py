@@ -1,0 +1,305 @@
+"""Ingest local files through the real pipeline: one parse task per file, results awaited.
+
+Each file is uploaded to object storage and announced with a ParseTask on the task topic,
+exactly as a business system would; the worker (in the same process on embedded defaults,
+or anywhere else) runs the six stages and answers on the result topic. What happens to a
+file depends on what the store already knows about it:
+
+- never seen (or changed: a new sha256 gives a new task_id) -> a new task;
+- its latest run succeeded -> skipped (unless `force`);
+- its latest run failed -> a retry task (`is_retry`, `previous_task_id`), which inherits
+  every stage that succeeded;
+- its latest run was interrupted (Ctrl-C, crash) -> the same task is delivered again, the
+  pipeline converges it to FAILED INTERRUPTED_TASK, and a retry resumes it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import enum
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Protocol
+
+import attrs
+
+from ragline.application.ingest.identity import FileIdentity, SourceFile, identify, retry_task_id
+from ragline.application.ports.clock import Clock
+from ragline.application.ports.messaging import TaskPublisher, TaskSource
+from ragline.application.ports.object_storage import ObjectStorage
+from ragline.application.ports.unit_of_work import DocumentScope, UnitOfWorkFactory
+from ragline.contracts.wire import (
+    ParseResult,
+    ParseTask,
+    PdfParserBackend,
+    TriggerMode,
+    decode_parse_result,
+    encode_parse_task,
+)
+from ragline.domain.parse_run import ParseRun, PipelineStatus, Stage, StageStatus
+
+MARKDOWN_TYPES = frozenset({"md", "markdown"})
+
+
+class FileAction(enum.Enum):
+    """What ingest decided for one file."""
+
+    NEW = "new"
+    RETRY = "retry"
+    RESUME = "resume"
+    SKIPPED = "skipped"
+
+
+@attrs.frozen
+class FileOutcome:
+    """How one file ended."""
+
+    source: SourceFile
+    action: FileAction
+    task_id: str | None
+    status: str  # success | failed | skipped
+    chunks: int = 0
+    stage_ms: Mapping[Stage, int] = attrs.field(factory=dict)
+    failure_reason: str | None = None
+
+
+@attrs.frozen
+class IngestSummary:
+    outcomes: tuple[FileOutcome, ...]
+
+    @property
+    def failed(self) -> tuple[FileOutcome, ...]:
+        return tuple(o for o in self.outcomes if o.status == "failed")
+
+
+class IngestObserver(Protocol):
+    """Progress callbacks for a front end (the CLI draws bars from these)."""
+
+    def file_submitted(self, source: SourceFile, action: FileAction, task_id: str) -> None: ...
+
+    def stage_changed(self, task_id: str, stage: Stage, status: StageStatus) -> None: ...
+
+    def file_finished(self, outcome: FileOutcome) -> None: ...
+
+
+@attrs.define
+class _Pending:
+    source: SourceFile
+    identity: FileIdentity
+    action: FileAction
+    task: ParseTask
+    retries_before: int
+    then_retry: bool = False
+    seen: dict[Stage, StageStatus] = attrs.field(factory=dict)
+
+
+class IngestFiles:
+    """The `ragline ingest` use case."""
+
+    def __init__(
+        self,
+        uow_factory: UnitOfWorkFactory,
+        storage: ObjectStorage,
+        tasks: TaskPublisher,
+        results: Callable[[], TaskSource],
+        clock: Clock,
+        *,
+        source_bucket: str,
+        md_bucket: str,
+        pdf_backend: PdfParserBackend = PdfParserBackend.AUTO,
+        poll_seconds: float = 0.2,
+    ) -> None:
+        self._uow_factory = uow_factory
+        self._storage = storage
+        self._tasks = tasks
+        self._results = results
+        self._clock = clock
+        self._source_bucket = source_bucket
+        self._md_bucket = md_bucket
+        self._pdf_backend = pdf_backend
+        self._poll_seconds = poll_seconds
+
+    async def __call__(
+        self,
+        files: Sequence[SourceFile],
+        user_id: str,
+        dataset_id: str,
+        observer: IngestObserver,
+        *,
+        force: bool = False,
+    ) -> IngestSummary:
+        await self._storage.ensure_bucket(self._source_bucket)
+        await self._storage.ensure_bucket(self._md_bucket)
+        nonce = str(int(self._clock.now().timestamp() * 1000)) if force else ""
+        outcomes: list[FileOutcome] = []
+        pending: dict[str, _Pending] = {}
+        results = self._results()
+        try:
+            for source in files:
+                identity = identify(source, user_id, dataset_id, nonce)
+                outcome = await self._submit(source, identity, user_id, dataset_id, pending)
+                if outcome is not None:
+                    outcomes.append(outcome)
+                    observer.file_finished(outcome)
+                else:
+                    task_id = next(t for t, p in pending.items() if p.source is source)
+                    observer.file_submitted(source, pending[task_id].action, task_id)
+            outcomes += await self._await_results(results, pending, observer)
+        finally:
+            await results.close()
+        order = {source.path: i for i, source in enumerate(files)}
+        outcomes.sort(key=lambda o: order[o.source.path])
+        return IngestSummary(tuple(outcomes))
+
+    # -- submitting ----------------------------------------------------------------------
+
+    async def _submit(
+        self,
+        source: SourceFile,
+        identity: FileIdentity,
+        user_id: str,
+        dataset_id: str,
+        pending: dict[str, _Pending],
+    ) -> FileOutcome | None:
+        head, hops = await self._latest_run(identity.base_task_id)
+        task = self._task(source, identity, user_id, dataset_id)
+        if head is None:
+            await self._storage.put_file(
+                self._source_bucket, identity.source_object_key, Path(source.path)
+            )
+            await self._publish(pending, _Pending(source, identity, FileAction.NEW, task, 0))
+            return None
+        if head.pipeline_status is PipelineStatus.SUCCESS:
+            return FileOutcome(source, FileAction.SKIPPED, head.task_id, "skipped")
+        if head.pipeline_status is PipelineStatus.FAILED:
+            retry = self._retry_task(task, head.task_id, hops + 1)
+            await self._publish(pending, _Pending(source, identity, FileAction.RETRY, retry, hops))
+            return None
+        # Interrupted: deliver the same task again so the pipeline converges it, then retry.
+        again = task.model_copy(update={"task_id": head.task_id}) if hops else task
+        resume = _Pending(source, identity, FileAction.RESUME, again, hops, then_retry=True)
+        await self._publish(pending, resume)
+        return None
+
+    async def _latest_run(self, base_task_id: str) -> tuple[ParseRun | None, int]:
+        """The newest run of a file's retry chain, and how many retries led to it."""
+        async with self._uow_factory() as uow:
+            run = await uow.runs.get(base_task_id)
+            hops = 0
+            while run is not None and run.superseded_by_task_id is not None:
+                successor = await uow.runs.get(run.superseded_by_task_id)
+                if successor is None:
+                    break
+                run, hops = successor, hops + 1
+            return run, hops
+
+    def _task(
+        self, source: SourceFile, identity: FileIdentity, user_id: str, dataset_id: str
+    ) -> ParseTask:
+        return ParseTask(
+            task_id=identity.base_task_id,
+            original_file_id=identity.original_file_id,
+            document_parse_task_id=identity.document_parse_task_id,
+            user_id=int(user_id),
+            dataset_id=int(dataset_id),
+            file_type=source.file_type,
+            source_bucket=self._source_bucket,
+            source_object_key=identity.source_object_key,
+            source_filename=source.relative_name,
+            md_bucket=self._md_bucket,
+            md_object_key=identity.md_object_key,
+            trigger_mode=TriggerMode.UPLOAD_AUTO,
+            pdf_parser_backend=self._pdf_backend,
+        )
+
+    @staticmethod
+    def _retry_task(task: ParseTask, previous_task_id: str, attempt: int) -> ParseTask:
+        base = task.task_id
+        return task.model_copy(
+            update={
+                "task_id": retry_task_id(base, attempt),
+                "is_retry": True,
+                "previous_task_id": previous_task_id,
+                "trigger_mode": TriggerMode.MANUAL_RETRY,
+            }
+        )
+
+    async def _publish(self, pending: dict[str, _Pending], item: _Pending) -> None:
+        pending[item.task.task_id] = item
+        await self._tasks.publish(encode_parse_task(item.task), item.task.file_type)
+
+    # -- waiting -------------------------------------------------------------------------
+
+    async def _await_results(
+        self, results: TaskSource, pending: dict[str, _Pending], observer: IngestObserver
+    ) -> list[FileOutcome]:
+        outcomes: list[FileOutcome] = []
+        poller = asyncio.create_task(self._poll_stages(pending, observer))
+        try:
+            async for delivery in results:
+                if not pending:
+                    break
+                with contextlib.suppress(ValueError):
+                    result = decode_parse_result(delivery.body)
+                    item = pending.pop(result.task_id, None)
+                    if item is not None:
+                        outcome = await self._settle(item, result, pending, observer)
+                        if outcome is not None:
+                            outcomes.append(outcome)
+                            observer.file_finished(outcome)
+                await delivery.ack()
+                if not pending:
+                    break
+        finally:
+            poller.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await poller
+        return outcomes
+
+    async def _settle(
+        self,
+        item: _Pending,
+        result: ParseResult,
+        pending: dict[str, _Pending],
+        observer: IngestObserver,
+    ) -> FileOutcome | None:
+        if item.then_retry and result.task_status == "failed":
+            retry = self._retry_task(item.task, item.task.task_id, item.retries_before + 1)
+            follow = _Pending(item.source, item.identity, FileAction.RESUME, retry, 0)
+            await self._publish(pending, follow)
+            observer.file_submitted(item.source, FileAction.RESUME, retry.task_id)
+            return None
+        async with self._uow_factory() as uow:
+            run = await uow.runs.get(result.task_id)
+            scope = DocumentScope(
+                str(item.task.user_id), str(item.task.dataset_id), str(item.task.original_file_id)
+            )
+            chunks = await uow.chunks.count_document(scope)
+        stage_ms = {
+            stage: state.duration_ms
+            for stage, state in (run.stages_in_order() if run else ())
+            if state.duration_ms is not None and not state.inherited
+        }
+        return FileOutcome(
+            item.source,
+            item.action,
+            result.task_id,
+            str(result.task_status),
+            chunks if result.task_status == "success" else 0,
+            stage_ms,
+            result.failure_reason,
+        )
+
+    async def _poll_stages(self, pending: dict[str, _Pending], observer: IngestObserver) -> None:
+        while True:
+            await asyncio.sleep(self._poll_seconds)
+            async with self._uow_factory() as uow:
+                for task_id, item in list(pending.items()):
+                    run = await uow.runs.get(task_id)
+                    if run is None:
+                        continue
+                    for stage, state in run.stages_in_order():
+                        if item.seen.get(stage) is not state.status:
+                            item.seen[stage] = state.status
+                            observer.stage_changed(task_id, stage, state.status)
