@@ -74,7 +74,8 @@ class _Run:
 
     def __init__(self, markdown: str, tree: StructureTree | None, models: ChunkModels) -> None:
         self.text = markdown
-        self.tree = tree if tree is not None and len(tree.nodes) > 1 else None
+        # a tree without sections carries no structure signal: path C
+        self.tree = tree if tree is not None and tree.section_starts else None
         self.models = models
         self.tally = CleanupTally()
         self.fallbacks = 0
