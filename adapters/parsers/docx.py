@@ -15,13 +15,13 @@ from docx.table import Table
 from docx.text.paragraph import Paragraph
 
 from ragline.adapters.parsers.gfm import pipe_table
+from ragline.adapters.parsers.markdown_escape import escape_block_markers
 from ragline.adapters.parsers.zip_guard import ZipBudget, check_zip
 from ragline.application.ports.parser import ParsedDocument, ParseEngineFailed, ParseOptions
 
 _HEADING_STYLE = re.compile(r"^heading\s*(\d)$", re.IGNORECASE)
 _LIST_STYLE = re.compile(r"^list (bullet|number)(?:\s*(\d))?$", re.IGNORECASE)
 _WS = re.compile(r"[ \t\r\f\v]+")
-_BODY_MARKER = re.compile(r"^( {0,3})([#>+\-*=|<_]|`{3}|~{3}|\d{1,9}[.)](?=\s|$))")
 
 
 @dataclass
@@ -154,7 +154,7 @@ class _Renderer:
         info = _list_info(paragraph, self.numbering)
         if info is None:
             self.counters.clear()
-            self.blocks.append(("para", _BODY_MARKER.sub(r"\1\\\2", text)))
+            self.blocks.append(("para", escape_block_markers(text)))
             return
         ordered, level, key = info
         if level == 0 and not (self.blocks and self.blocks[-1][0] == f"item{ordered}"):

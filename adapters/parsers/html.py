@@ -49,7 +49,7 @@ def nesting_depth(data: bytes, stop_at: int) -> int:
     """Estimated element depth from the raw tags (void/optional-end tags ignored); early stop."""
     depth = deepest = 0
     for match in _TAG.finditer(data):
-        name = match.group(2).lower()
+        name = match.group(2).lower().decode("ascii")
         if name in _VOID or name in _OPTIONAL_END or match.group(3):
             continue
         if match.group(1):

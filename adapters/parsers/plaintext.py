@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
+from ragline.adapters.parsers.markdown_escape import escape_block_markers
 from ragline.adapters.parsers.text_decoding import (
     decode_text,
     normalise_newlines,
@@ -12,16 +12,6 @@ from ragline.adapters.parsers.text_decoding import (
     reject_binary,
 )
 from ragline.application.ports.parser import ParsedDocument, ParseOptions
-
-# A line of plain text must not turn into Markdown structure: escape what would start a
-# heading, quote, list, fence, table, HTML block or setext underline. Inline text is left alone.
-_BLOCK_MARKER = re.compile(r"^( {0,3})([#>+\-*=|<_]|`{3}|~{3})", re.MULTILINE)
-_ORDERED_MARKER = re.compile(r"^( {0,3}\d{1,9})([.)])(?=[ \t]|$)", re.MULTILINE)
-
-
-def escape_block_markers(text: str) -> str:
-    text = _BLOCK_MARKER.sub(r"\1\\\2", text)
-    return _ORDERED_MARKER.sub(r"\1\\\2", text)
 
 
 def parse_text(source: Path, file_type: str, options: ParseOptions) -> ParsedDocument:

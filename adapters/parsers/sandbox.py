@@ -141,6 +141,9 @@ class SandboxedParser:
             while True:
                 if self._closed:
                     raise ParseEngineFailed("parser sandbox is closed")
+                for worker in [w for w in self._idle if not w.alive()]:
+                    self._idle.remove(worker)  # died while idle (killed, OOM-killed): replace
+                    worker.kill()
                 for worker in self._idle:
                     if worker.memory_limit == memory_limit:
                         self._idle.remove(worker)

@@ -55,7 +55,7 @@ def decode_text(data: bytes, file_type: str) -> tuple[str, str]:
 
 
 def normalise_newlines(text: str) -> str:
-    return _NEWLINES.sub("\n", text)
+    return _NEWLINES.sub("\n", text) if "\r" in text else text
 
 
 def read_bounded(data_size: int, max_output_chars: int, file_type: str) -> None:

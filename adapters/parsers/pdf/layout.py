@@ -19,13 +19,14 @@ import statistics
 from collections import Counter
 from dataclasses import dataclass
 
+from ragline.adapters.parsers.markdown_escape import escape_block_markers
+
 _BULLET = re.compile(r"^([•◦▪▫■□●○‣⁃∙·\-–—*])\s+")
 _ORDERED = re.compile(r"^(\d{1,3}|[a-zA-Z])[.)]\s+")
 _SENTENCE_END = ("。", "！", "？", "：", ".", "!", "?", ":", ";", "；", "”", '"', ")")
 _PAGE_NUMBER = re.compile(
     r"^(?:page\s+)?\d{1,5}(?:\s*(?:/|of)\s*\d{1,5})?$|^[-–]\s*\d{1,5}\s*[-–]$", re.IGNORECASE
 )
-_BLOCK_MARKER = re.compile(r"^([#>+=|<_]|`{3}|~{3})")
 _DIGITS = re.compile(r"\d+")
 
 
@@ -75,7 +76,7 @@ def drop_page_furniture(pages: list[list[Line]], heights: list[float]) -> list[l
     for lines, height in zip(pages, heights, strict=True):
         seen = {_DIGITS.sub("#", ln.text) for ln in lines if _at_edge(ln, height)}
         edge_texts.update(seen)
-    repeated = {text for text, n in edge_texts.items() if n >= 3 and n * 2 >= len(pages)}
+    repeated = {text for text, n in edge_texts.items() if n >= 2 and n * 2 >= len(pages)}
     kept: list[list[Line]] = []
     for lines, height in zip(pages, heights, strict=True):
         kept.append(
@@ -217,7 +218,7 @@ def _render(blocks: list[_Block]) -> str:
         elif block.kind == "item":
             text = block.text
         else:
-            text = _BLOCK_MARKER.sub(r"\\\1", block.text)
+            text = escape_block_markers(block.text)
         if out:
             out.append("\n" if block.kind == previous == "item" else "\n\n")
         out.append(text)

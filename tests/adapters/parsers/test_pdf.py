@@ -1,0 +1,198 @@
+"""pdf: naive text-layer recovery, failure verdicts, and the opendataloader/mineru backends."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pypdfium2 as pdfium
+import pytest
+from fpdf import FPDF
+from fpdf.enums import XPos, YPos
+
+from ragline.adapters.parsers.pdf.dispatch import resolve_backend
+from ragline.adapters.parsers.pdf.layout import Line, join_lines, lines_to_markdown
+from ragline.adapters.parsers.pdf.naive import NO_TEXT_LAYER
+from ragline.adapters.parsers.pdf.opendataloader import jar_path
+from ragline.adapters.parsers.registry import ParserRegistry
+from ragline.application.ports.parser import (
+    ParseEngineFailed,
+    ParseOptions,
+    PdfParserBackend,
+)
+from tests.adapters.parsers.conftest import NAIVE, headings
+from tests.fixtures.hostile.make_hostile import (
+    ENCRYPTED_PDF_PASSWORD,
+    ENCRYPTED_PDF_TEXT,
+    blank_pdf,
+    encrypted_pdf,
+    text_pdf,
+)
+
+SENTENCE = (
+    "The screw press squeezed paper evenly onto inked metal type, and the result was a fall "
+    "in the price of books that changed how knowledge moved across Europe. "
+)
+
+
+class _Report(FPDF):
+    def header(self) -> None:
+        self.set_font("Helvetica", "", 9)
+        self.cell(0, 8, "Quarterly Review of Printing", new_x=XPos.LMARGIN, new_y=YPos.NEXT)
+
+    def footer(self) -> None:
+        self.set_y(-15)
+        self.set_font("Helvetica", "", 9)
+        self.cell(0, 10, f"Page {self.page_no()}", align="C")
+
+
+def _write(pdf: FPDF, size: float, text: str, style: str = "", gap: float = 3) -> None:
+    pdf.set_font("Helvetica", style, size)
+    pdf.multi_cell(0, size * 0.5, text, new_x=XPos.LMARGIN, new_y=YPos.NEXT)
+    pdf.ln(gap)
+
+
+def _report_pdf(path: Path) -> None:
+    pdf = _Report()
+    pdf.add_page()
+    _write(pdf, 24, "Printing in Europe", "B")
+    _write(pdf, 16, "The Mainz Workshop", "B")
+    _write(pdf, 11, SENTENCE * 3)
+    _write(pdf, 11, "A second paragraph about type founding. " * 4)
+    _write(pdf, 11, "Key Inventions", "B")
+    _write(pdf, 11, "- the hand mould\n- oil-based ink")
+    _write(pdf, 16, "Venice and Beyond", "B")
+    for _ in range(8):
+        _write(pdf, 11, SENTENCE * 4)
+    pdf.output(str(path))
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("pdf") / "report.pdf"
+    _report_pdf(path)
+    return path
+
+
+def test_headings_recovered_from_font_sizes_and_bold(
+    registry: ParserRegistry, report: Path
+) -> None:
+    parsed = registry.parse(report, "pdf", NAIVE)
+    assert headings(parsed.markdown) == [
+        (1, "Printing in Europe"),
+        (2, "The Mainz Workshop"),
+        (3, "Key Inventions"),
+        (2, "Venice and Beyond"),
+    ]
+    assert parsed.page_count is not None and parsed.page_count >= 2
+    assert parsed.title == "Printing in Europe"
+    assert "pdf backend: naive" in parsed.warnings
+
+
+def test_wrapped_lines_join_into_paragraphs(registry: ParserRegistry, report: Path) -> None:
+    markdown = registry.parse(report, "pdf", NAIVE).markdown
+    paragraphs = markdown.split("\n\n")
+    assert (SENTENCE * 3).strip() in paragraphs
+    assert ("A second paragraph about type founding. " * 4).strip() in paragraphs
+    assert "- the hand mould\n- oil-based ink" in markdown
+
+
+def test_running_headers_and_page_numbers_are_dropped(
+    registry: ParserRegistry, report: Path
+) -> None:
+    markdown = registry.parse(report, "pdf", NAIVE).markdown
+    assert "Quarterly Review" not in markdown
+    assert "Page 1" not in markdown and "Page 2" not in markdown
+
+
+def test_join_lines_dehyphenates_and_joins_cjk() -> None:
+    assert join_lines("the inter-", "national trade") == "the international trade"
+    assert join_lines("soft hyph\u00ad", "enation") == "soft hyphenation"
+    assert join_lines("Anglo-", "Saxon") == "Anglo- Saxon"
+    assert join_lines("太极拳是中国", "传统武术") == "太极拳是中国传统武术"
+    assert join_lines("end.", "Next") == "end. Next"
+
+
+def test_layout_gap_splits_paragraphs() -> None:
+    def line(text: str, top: float, size: float = 10.0) -> Line:
+        return Line(text, size, 50, top - size, 500, top, page=0)
+
+    lines = [
+        line("Heading", 760, 18),
+        line("first line of a paragraph that", 730),
+        line("continues here.", 718),
+        line("after a gap, a new one", 690),
+    ]
+    assert lines_to_markdown([lines], 612) == (
+        "# Heading\n\nfirst line of a paragraph that continues here.\n\nafter a gap, a new one\n"
+    )
+
+
+def test_no_text_layer_is_a_clear_failure(registry: ParserRegistry, tmp_path: Path) -> None:
+    source = tmp_path / "scan.pdf"
+    source.write_bytes(blank_pdf())
+    with pytest.raises(ParseEngineFailed) as failure:
+        registry.parse(source, "pdf", NAIVE)
+    assert failure.value.reason == NO_TEXT_LAYER
+
+
+def test_encrypted_pdf_fails_as_encrypted(registry: ParserRegistry, tmp_path: Path) -> None:
+    source = tmp_path / "locked.pdf"
+    source.write_bytes(encrypted_pdf())
+    # The fixture is a genuine encrypted PDF: with the password pdfium reads its text.
+    unlocked = pdfium.PdfDocument(str(source), password=ENCRYPTED_PDF_PASSWORD)
+    assert unlocked[0].get_textpage().get_text_range() == ENCRYPTED_PDF_TEXT
+    unlocked.close()
+    with pytest.raises(ParseEngineFailed, match=r"encrypted PDF \(password required\)"):
+        registry.parse(source, "pdf", NAIVE)
+
+
+@pytest.mark.parametrize("cut", [0, 9, 120, 300])
+def test_truncated_pdf_fails_cleanly(registry: ParserRegistry, tmp_path: Path, cut: int) -> None:
+    source = tmp_path / "cut.pdf"
+    source.write_bytes(text_pdf("Hello there")[:cut])
+    with pytest.raises(ParseEngineFailed, match="corrupt or unreadable PDF"):
+        registry.parse(source, "pdf", NAIVE)
+
+
+def test_mineru_is_remote_only(registry: ParserRegistry, report: Path) -> None:
+    options = ParseOptions(pdf_parser_backend=PdfParserBackend.MINERU)
+    with pytest.raises(ParseEngineFailed, match="mineru backend not configured"):
+        registry.parse(report, "pdf", options)
+
+
+def test_force_ocr_is_ignored_with_a_warning(registry: ParserRegistry, report: Path) -> None:
+    options = ParseOptions(pdf_parser_backend=PdfParserBackend.NAIVE, docling_force_ocr=True)
+    parsed = registry.parse(report, "pdf", options)
+    assert "docling_force_ocr ignored: no OCR engine is configured" in parsed.warnings
+
+
+needs_java = pytest.mark.skipif(jar_path() is None, reason="java or opendataloader-pdf missing")
+
+
+@needs_java
+def test_auto_prefers_opendataloader_when_java_is_present() -> None:
+    assert resolve_backend(PdfParserBackend.AUTO) is PdfParserBackend.OPENDATALOADER
+
+
+@needs_java
+def test_opendataloader_backend_parses_with_headings(
+    registry: ParserRegistry, report: Path
+) -> None:
+    options = ParseOptions(pdf_parser_backend=PdfParserBackend.OPENDATALOADER)
+    parsed = registry.parse(report, "pdf", options)
+    assert "pdf backend: opendataloader" in parsed.warnings
+    assert parsed.page_count is not None and parsed.page_count >= 2
+    assert any(title == "The Mainz Workshop" for _, title in headings(parsed.markdown))
+    assert any(title == "Printing in Europe" for _, title in headings(parsed.markdown))
+    assert "type founding" in parsed.markdown
+
+
+@needs_java
+def test_opendataloader_sees_encryption_before_starting_the_jvm(
+    registry: ParserRegistry, tmp_path: Path
+) -> None:
+    source = tmp_path / "locked.pdf"
+    source.write_bytes(encrypted_pdf())
+    options = ParseOptions(pdf_parser_backend=PdfParserBackend.OPENDATALOADER)
+    with pytest.raises(ParseEngineFailed, match="encrypted PDF"):
+        registry.parse(source, "pdf", options)
