@@ -94,14 +94,19 @@ class KafkaDelivery:
     _source: KafkaTaskSource
     _epoch: int
     _settled: bool = field(default=False)
+    _settling: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     async def ack(self) -> None:
-        if not self._settled:
-            await self._source._settle(self)
+        async with self._settling:
+            if not self._settled:
+                await self._source._settle(self)
 
     async def dead_letter(self, reason: str) -> None:
-        if self._settled:
-            return
+        async with self._settling:
+            if not self._settled:
+                await self._set_aside(reason)
+
+    async def _set_aside(self, reason: str) -> None:
         headers = {
             **self.headers,
             DEAD_LETTER_REASON_HEADER: reason,

@@ -38,17 +38,23 @@ class RabbitDelivery:
     _properties: pika.BasicProperties
     _source: RabbitTaskSource
     _settled: bool = field(default=False)
+    _settling: asyncio.Lock = field(default_factory=asyncio.Lock)  # a 2nd ack kills the channel
 
     async def ack(self) -> None:
-        if self._settled:
-            return
-        tag = self.delivery_tag
-        await self._source._on_channel(lambda channel: channel.basic_ack(tag))
-        self._settled = True
+        async with self._settling:
+            if self._settled:
+                return
+            tag = self.delivery_tag
+            await self._source._on_channel(lambda channel: channel.basic_ack(tag))
+            self._settled = True
 
     async def dead_letter(self, reason: str) -> None:
-        if self._settled:
-            return
+        async with self._settling:
+            if not self._settled:
+                await self._set_aside(reason)
+                self._settled = True
+
+    async def _set_aside(self, reason: str) -> None:
         topology = self._source.topology
         if not topology.with_dead_letters:
             raise MessageBusError(f"{topology.queue} has no dead-letter exchange")
@@ -72,7 +78,6 @@ class RabbitDelivery:
             channel.basic_ack(tag)
 
         await self._source._on_channel(set_aside)
-        self._settled = True
 
 
 class RabbitTaskSource:
