@@ -55,23 +55,57 @@ class _Numbering:
         return numbering
 
 
-def _style_chain(paragraph: Paragraph) -> list[Any]:
-    chain: list[Any] = []
-    style = paragraph.style
-    while style is not None and len(chain) < 20:
-        chain.append(style)
-        style = style.base_style
-    return chain
+@dataclass(frozen=True, slots=True)
+class _Style:
+    name: str
+    element: Any
+    based_on: str | None
 
 
-def _heading_level(paragraph: Paragraph) -> int | None:
+class _Styles:
+    """Paragraph styles read once from styles.xml: python-docx resolves a paragraph's style by
+    scanning every style, which made style lookups most of the parse time."""
+
+    def __init__(self, document: DocxDocument) -> None:
+        self.by_id: dict[str, _Style] = {}
+        self.default_id: str | None = None
+        self._chains: dict[str | None, list[_Style]] = {}
+        for element in document.styles.element.iterchildren(qn("w:style")):
+            if element.get(qn("w:type")) != "paragraph":
+                continue
+            style_id = element.get(qn("w:styleId")) or ""
+            name = element.find(qn("w:name"))
+            based = element.find(qn("w:basedOn"))
+            self.by_id[style_id] = _Style(
+                name.get(qn("w:val")) or "" if name is not None else "",
+                element,
+                based.get(qn("w:val")) if based is not None else None,
+            )
+            if element.get(qn("w:default")) in ("1", "true", "on"):
+                self.default_id = style_id
+
+    def chain(self, paragraph: Paragraph) -> list[_Style]:
+        """The paragraph's style and its basedOn ancestors (cycles and depth bounded)."""
+        style_id = paragraph._p.style or self.default_id
+        cached = self._chains.get(style_id)
+        if cached is not None:
+            return cached
+        chain: list[_Style] = []
+        current = style_id
+        while current is not None and current in self.by_id and len(chain) < 20:
+            chain.append(self.by_id[current])
+            current = self.by_id[current].based_on
+        self._chains[style_id] = chain
+        return chain
+
+
+def _heading_level(paragraph: Paragraph, styles: _Styles) -> int | None:
     """Heading N / Title by name, else an outline level on the paragraph or its styles."""
-    chain = _style_chain(paragraph)
+    chain = styles.chain(paragraph)
     for style in chain:
-        name = style.name or ""
-        if name.lower() == "title":
+        if style.name.lower() == "title":
             return 0
-        match = _HEADING_STYLE.match(name)
+        match = _HEADING_STYLE.match(style.name)
         if match:
             return int(match.group(1))
     for element in [paragraph._p, *(s.element for s in chain)]:
@@ -83,9 +117,14 @@ def _heading_level(paragraph: Paragraph) -> int | None:
     return None
 
 
-def _list_info(paragraph: Paragraph, numbering: _Numbering) -> tuple[bool, int, str] | None:
+def _list_info(
+    paragraph: Paragraph, styles: _Styles, numbering: _Numbering
+) -> tuple[bool, int, str] | None:
     """(ordered, level, list key) when the paragraph is a list item."""
-    for element in [paragraph._p, *(s.element for s in _style_chain(paragraph))]:
+    chain = styles.chain(paragraph)
+    style_match = _LIST_STYLE.match(chain[0].name if chain else "")
+    style_level = int(style_match.group(2)) - 1 if style_match and style_match.group(2) else 0
+    for element in [paragraph._p, *(s.element for s in chain)]:
         ppr = element.find(qn("w:pPr"))
         numpr = ppr.find(qn("w:numPr")) if ppr is not None else None
         if numpr is None:
@@ -96,20 +135,17 @@ def _list_info(paragraph: Paragraph, numbering: _Numbering) -> tuple[bool, int, 
         ilvl_raw = ilvl_el.get(qn("w:val")) if ilvl_el is not None else None
         if not num_id or num_id == "0":
             return None  # numbering explicitly removed
-        level = int(ilvl_raw) if ilvl_raw and ilvl_raw.isdigit() else _style_list_level(paragraph)
+        # 'List Bullet 2' is level 1 even when its numbering omits ilvl.
+        level = int(ilvl_raw) if ilvl_raw and ilvl_raw.isdigit() else style_level
         fmt = numbering.formats.get(num_id, {}).get(level, "bullet")
         return fmt not in ("bullet", "none"), min(level, 8), num_id
-    match = _LIST_STYLE.match(paragraph.style.name if paragraph.style is not None else "")
-    if match:
-        level = int(match.group(2)) - 1 if match.group(2) else 0
-        return match.group(1).lower() == "number", level, f"style:{match.group(1)}"
+    if style_match:
+        return (
+            style_match.group(1).lower() == "number",
+            style_level,
+            f"style:{style_match.group(1)}",
+        )
     return None
-
-
-def _style_list_level(paragraph: Paragraph) -> int:
-    """'List Bullet 2' is level 1 even when its numbering omits ilvl."""
-    match = _LIST_STYLE.match(paragraph.style.name if paragraph.style is not None else "")
-    return int(match.group(2)) - 1 if match and match.group(2) else 0
 
 
 def _paragraph_text(paragraph: Paragraph) -> str:
@@ -131,7 +167,8 @@ def _table_rows(table: Table) -> list[list[str]]:
 
 
 class _Renderer:
-    def __init__(self, numbering: _Numbering, has_title: bool) -> None:
+    def __init__(self, styles: _Styles, numbering: _Numbering, has_title: bool) -> None:
+        self.styles = styles
         self.numbering = numbering
         self.shift = 1 if has_title else 0
         self.blocks: list[tuple[str, str]] = []
@@ -143,7 +180,7 @@ class _Renderer:
         text = _paragraph_text(paragraph)
         if not text:
             return
-        level = _heading_level(paragraph)
+        level = _heading_level(paragraph, self.styles)
         if level is not None:
             heading = " ".join(text.split("\n"))
             self.first_heading = self.first_heading or heading
@@ -151,7 +188,7 @@ class _Renderer:
                 ("heading", "#" * min(6, max(1, level + self.shift)) + " " + heading)
             )
             return
-        info = _list_info(paragraph, self.numbering)
+        info = _list_info(paragraph, self.styles, self.numbering)
         if info is None:
             self.counters.clear()
             self.blocks.append(("para", escape_block_markers(text)))
@@ -196,10 +233,11 @@ def parse_docx(source: Path, file_type: str, options: ParseOptions) -> ParsedDoc
     except (zipfile.BadZipFile, KeyError, ValueError, SyntaxError) as exc:  # lxml's too
         raise ParseEngineFailed(f"not a valid docx ({type(exc).__name__}: {exc})"[:300]) from None
     body = list(document.iter_inner_content())
+    styles = _Styles(document)
     has_title = any(
-        isinstance(b, Paragraph) and _heading_level(b) == 0 and b.text.strip() for b in body
+        isinstance(b, Paragraph) and _heading_level(b, styles) == 0 and b.text.strip() for b in body
     )
-    renderer = _Renderer(_Numbering.of(document), has_title)
+    renderer = _Renderer(styles, _Numbering.of(document), has_title)
     for block in body:
         if isinstance(block, Paragraph):
             renderer.paragraph(block)

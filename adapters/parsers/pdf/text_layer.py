@@ -5,6 +5,7 @@ from __future__ import annotations
 import ctypes
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pypdfium2 as pdfium  # type: ignore[import-untyped]
 import pypdfium2.raw as pdfium_c  # type: ignore[import-untyped]
@@ -13,6 +14,7 @@ from ragline.adapters.parsers.pdf.layout import Line
 from ragline.application.ports.parser import ParseEngineFailed
 
 _SKIP_CHARS = {"\r", "\x00", "\ufffe", "\ufeff"}
+_HYPHENS = {"-", "\x02", "\u00ad"}
 
 
 def open_pdf(source: Path) -> pdfium.PdfDocument:
@@ -40,53 +42,63 @@ def page_lines(document: pdfium.PdfDocument, index: int) -> tuple[list[Line], fl
 
 
 def _lines(textpage: pdfium.PdfTextPage, page_index: int) -> list[Line]:
+    """Split the page text at pdfium's line breaks; about one native call per visible char."""
     raw = textpage.raw
-    left, right = ctypes.c_double(), ctypes.c_double()
-    bottom, top = ctypes.c_double(), ctypes.c_double()
+    count = pdfium_c.FPDFText_CountChars(raw)
+    text = textpage.get_text_range(0, count) if count > 0 else ""
+    if len(text) != count:  # the text/char index mapping is off: read char by char instead
+        codes = (pdfium_c.FPDFText_GetUnicode(raw, i) for i in range(count))
+        text = "".join(chr(c) if 0 < c < 0x110000 else "\x00" for c in codes)
     lines: list[Line] = []
+    start = 0
+    while start < count:
+        end = text.find("\n", start)
+        end = count if end < 0 else end
+        line = _line(raw, text, start, end, page_index)
+        if line is not None:
+            lines.append(line)
+        start = end + 1
+    return lines
+
+
+def _line(raw: Any, text: str, start: int, end: int, page_index: int) -> Line | None:
     chars: list[str] = []
     sizes: Counter[float] = Counter()
-    bold = 0
-    font_bold: bool | None = None  # from the first visible char's font name
-    name = ctypes.create_string_buffer(128)
-    box = [float("inf"), float("inf"), float("-inf"), float("-inf")]  # x0, y0, x1, y1
-
-    def close_line() -> None:
-        nonlocal chars, sizes, bold, box, font_bold
-        text = "".join(chars).strip()
-        if text:
-            size = sizes.most_common(1)[0][0] if sizes else 0.0
-            visible = sum(sizes.values())
-            lines.append(
-                Line(text, size, box[0], box[1], box[2], box[3], page_index,
-                     bold=bool(font_bold) or (visible > 0 and bold * 2 > visible))
-            )  # fmt: skip
-        chars, sizes, bold, font_bold = [], Counter(), 0, None
-        box = [float("inf"), float("inf"), float("-inf"), float("-inf")]
-
-    for i in range(pdfium_c.FPDFText_CountChars(raw)):
-        code = pdfium_c.FPDFText_GetUnicode(raw, i)
-        char = chr(code) if 0 < code < 0x110000 else ""
-        if char == "\n":
-            close_line()
-            continue
-        if pdfium_c.FPDFText_IsHyphen(raw, i):
+    first = last = -1
+    for i in range(start, end):
+        char = text[i]
+        if char in _HYPHENS and pdfium_c.FPDFText_IsHyphen(raw, i):
             char = "\u00ad"  # a soft hyphen at a line end: always joined away
-        if not char or char in _SKIP_CHARS or (char < " " and char != "\t"):
+        elif char in _SKIP_CHARS or (char < " " and char != "\t"):
             continue
         chars.append(char)
-        if char.isspace() or pdfium_c.FPDFText_IsGenerated(raw, i):
+        if char.isspace():
             continue
         sizes[round(pdfium_c.FPDFText_GetFontSize(raw, i) * 2) / 2] += 1
-        if font_bold is None:
-            length = pdfium_c.FPDFText_GetFontInfo(raw, i, name, 128, None)
-            font_bold = b"bold" in name.raw[: max(0, length - 1)].lower()
-        if pdfium_c.FPDFText_GetFontWeight(raw, i) >= 600:
-            bold += 1
-        if pdfium_c.FPDFText_GetCharBox(raw, i, left, right, bottom, top):
-            box[0] = min(box[0], left.value)
-            box[1] = min(box[1], bottom.value)
-            box[2] = max(box[2], right.value)
-            box[3] = max(box[3], top.value)
-    close_line()
-    return lines
+        if first < 0:
+            first = i
+        last = i
+    content = "".join(chars).strip()
+    if first < 0 or not content:
+        return None
+    x0, y0a, _, y1a = _char_box(raw, first)
+    _, y0b, x1, y1b = _char_box(raw, last)
+    bold = _is_bold(raw, first) and _is_bold(raw, last)  # a bold lead-in is not a bold line
+    size = sizes.most_common(1)[0][0]
+    return Line(content, size, x0, min(y0a, y0b), x1, max(y1a, y1b), page_index, bold=bold)
+
+
+def _char_box(raw: Any, index: int) -> tuple[float, float, float, float]:
+    left, right = ctypes.c_double(), ctypes.c_double()
+    bottom, top = ctypes.c_double(), ctypes.c_double()
+    if not pdfium_c.FPDFText_GetCharBox(raw, index, left, right, bottom, top):
+        return 0.0, 0.0, 0.0, 0.0
+    return left.value, bottom.value, right.value, top.value
+
+
+def _is_bold(raw: Any, index: int) -> bool:
+    if pdfium_c.FPDFText_GetFontWeight(raw, index) >= 600:
+        return True
+    name = ctypes.create_string_buffer(128)
+    length = pdfium_c.FPDFText_GetFontInfo(raw, index, name, 128, None)
+    return b"bold" in name.raw[: max(0, min(length, 128) - 1)].lower()

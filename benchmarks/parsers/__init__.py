@@ -1,0 +1,1 @@
+"""Parser benchmark package (see __main__)."""
