@@ -15,7 +15,6 @@ import argparse
 import json
 import os
 import platform
-import resource
 import statistics
 import tempfile
 import time
@@ -106,13 +105,35 @@ def big_line(folder: Path) -> dict[str, Any]:
         started = time.perf_counter()
         parsed = sandbox.parse(path, "txt", NAIVE)
         elapsed = time.perf_counter() - started
-    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # KiB, max over children
+        peaks = [_peak_rss_kib(pid) for pid in _worker_pids()]
     return {
         "bytes": path.stat().st_size,
         "chars": len(parsed.markdown),
         "sandbox_s": round(elapsed, 3),
-        "max_child_rss_mib": round(children / 1024, 1),
+        "worker_peak_rss_mib": round(max(peaks) / 1024, 1) if peaks else None,
     }
+
+
+def _worker_pids() -> list[int]:
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+                cmdline = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            ppid = int(stat.rsplit(")", 1)[1].split()[1])
+            if ppid == os.getpid() and b"sandbox_worker" in cmdline:
+                pids.append(int(entry.name))
+    return pids
+
+
+def _peak_rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    return 0
 
 
 def main() -> None:

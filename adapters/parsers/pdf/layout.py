@@ -56,8 +56,10 @@ def join_lines(first: str, second: str) -> str:
         return second
     if first.endswith("\u00ad"):
         return first[:-1] + second
-    if first.endswith("-") and len(first) > 1 and first[-2].isalpha() and second[:1].islower():
-        return first[:-1] + second
+    if first.endswith("-") and len(first) > 1 and first[-2].isalpha():
+        # "inter-" + "national" was a word broken by hyphenation; "Anglo-" + "Saxon" is a
+        # compound broken at its own hyphen.
+        return (first[:-1] if second[:1].islower() else first) + second
     if _is_cjk(first[-1]) and _is_cjk(second[0]):
         return first + second
     return first + " " + second

@@ -107,7 +107,7 @@ def test_running_headers_and_page_numbers_are_dropped(
 def test_join_lines_dehyphenates_and_joins_cjk() -> None:
     assert join_lines("the inter-", "national trade") == "the international trade"
     assert join_lines("soft hyph\u00ad", "enation") == "soft hyphenation"
-    assert join_lines("Anglo-", "Saxon") == "Anglo- Saxon"
+    assert join_lines("Anglo-", "Saxon") == "Anglo-Saxon"
     assert join_lines("太极拳是中国", "传统武术") == "太极拳是中国传统武术"
     assert join_lines("end.", "Next") == "end. Next"
 
