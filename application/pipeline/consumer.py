@@ -8,12 +8,13 @@ best-effort FAILED INTERNAL_UNKNOWN_ERROR result, then the message is dead-lette
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable
 
 from ragline.application.pipeline.errors import describe
 from ragline.application.pipeline.orchestrator import ParseTaskPipeline
 from ragline.application.pipeline.outcome import OutcomeKind, PipelineOutcome
-from ragline.application.ports.messaging import TaskDelivery, TaskSource
-from ragline.contracts.wire import RejectedMessage, decode_parse_task
+from ragline.application.ports.messaging import MessageBusError, TaskDelivery, TaskSource
+from ragline.contracts.wire import decode_parse_task
 from ragline.domain.parse_run import FailureCode
 
 log = logging.getLogger(__name__)
@@ -54,14 +55,19 @@ class TaskConsumer:
                     await self.pipeline.fail_internal(task_id, detail, body)
                 except Exception:
                     log.exception("could not record INTERNAL_UNKNOWN_ERROR for %s", task_id)
-            await delivery.dead_letter(f"{INTERNAL_ERROR_PREFIX}{detail}"[:512])
+            await _settle(delivery.dead_letter(f"{INTERNAL_ERROR_PREFIX}{detail}"[:512]))
             return None
         if outcome.kind is OutcomeKind.UNREADABLE:
             log.warning("dead-lettering an unreadable task: %s", outcome.detail)
-            await delivery.dead_letter(outcome.detail or "unreadable task")
+            await _settle(delivery.dead_letter(outcome.detail or "unreadable task"))
             return outcome
-        await delivery.ack()
+        await _settle(delivery.ack())
         return outcome
 
 
-__all__ = ["RejectedMessage", "TaskConsumer", "readable_task_id"]
+async def _settle(settlement: Awaitable[None]) -> None:
+    """A lost settlement only means the broker delivers again; the pipeline is idempotent."""
+    try:
+        await settlement
+    except MessageBusError as error:
+        log.warning("could not settle a delivery (it will come again): %s", describe(error))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from ragline.application.pipeline.outcome import OutcomeKind
+from ragline.application.ports.messaging import MessageBusError
 from ragline.application.ports.unit_of_work import PersistenceError
 from ragline.contracts.testing import check_run
 from ragline.contracts.wire import TaskStatus, encode_parse_task
@@ -128,3 +129,16 @@ async def test_run_cleans_the_workspace_then_consumes_every_delivery(h: Harness)
     assert [d.acked for d in deliveries] == [True, True, False]
     assert deliveries[2].dead_letter_reason is not None
     assert h.workspace.leftovers() == []
+
+
+async def test_a_lost_ack_is_survived_and_the_redelivery_resends(h: Harness) -> None:
+    class LostAck(FakeDelivery):
+        async def ack(self) -> None:
+            raise MessageBusError("connection reset")
+
+    task = h.task()
+    outcome = await h.consumer.process(LostAck(encode_parse_task(task)))
+    assert outcome is not None and outcome.kind is OutcomeKind.RAN
+    again = FakeDelivery(encode_parse_task(task))
+    outcome = await h.consumer.process(again)
+    assert outcome is not None and outcome.kind is OutcomeKind.RESENT and again.acked
