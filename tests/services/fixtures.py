@@ -1,6 +1,8 @@
 """Session-scoped fixtures that start real servers on free loopback ports and stop them."""
 
+import contextlib
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -39,12 +41,25 @@ def wait_for_http(url: str, proc: subprocess.Popen[bytes], log: Path, timeout: f
 
 
 def stop_process(proc: subprocess.Popen[bytes]) -> None:
-    proc.terminate()
+    """Stop a server; one started with `start_new_session=True` is stopped with its whole
+    process group (wrappers such as noida-db's launcher leave a native child otherwise)."""
+    try:
+        group = os.getpgid(proc.pid) if proc.poll() is None else None
+    except ProcessLookupError:
+        group = None
+    if group == proc.pid:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(group, signal.SIGTERM)
+    else:
+        proc.terminate()
     try:
         proc.wait(timeout=15)
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait(timeout=5)
+    if group == proc.pid:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(group, signal.SIGKILL)  # stragglers of the group
 
 
 @pytest.fixture(scope="session")
@@ -57,6 +72,7 @@ def s3_endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             [str(VENV_BIN / "moto_server"), "-H", "127.0.0.1", "-p", str(port)],
             stdout=out,
             stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
     url = f"http://127.0.0.1:{port}"
     try:
@@ -88,6 +104,7 @@ def elasticsearch_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]
             ],
             stdout=out,
             stderr=subprocess.STDOUT,
+            start_new_session=True,  # the launcher runs a native child: stop the whole group
         )
     url = f"http://127.0.0.1:{port}"
     try:
