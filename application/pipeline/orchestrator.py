@@ -87,11 +87,16 @@ class ParseTaskPipeline:
     ) -> None:
         self.services = services
         self._stages = stages
+        self._started = False
 
     # -- entry points -------------------------------------------------------------------
 
     def start_up(self) -> int:
-        """Clean the temp workspace (leftovers of a crashed process); call once."""
+        """Clean the temp workspace (leftovers of a crashed process). Only the first call
+        cleans: consumers sharing this pipeline may call it while others already work."""
+        if self._started:
+            return 0
+        self._started = True
         return self.services.workspace.clean()
 
     async def handle_message(self, body: bytes) -> PipelineOutcome:

@@ -101,3 +101,12 @@ BASE = {
 def test_invalid_context(changes: dict[str, object], valid: bool) -> None:
     task = ParseTask.model_validate(BASE | changes)
     assert (invalid_context(task) is None) is valid
+
+
+async def test_only_the_first_start_up_cleans(h: Harness) -> None:
+    h.workspace.root.mkdir(parents=True)
+    (h.workspace.root / "old").write_bytes(b"x")
+    assert h.pipeline.start_up() == 1
+    (h.workspace.root / "in-flight").write_bytes(b"y")  # another consumer's temp file
+    assert h.pipeline.start_up() == 0
+    assert [p.name for p in h.workspace.leftovers()] == ["in-flight"]
