@@ -124,10 +124,20 @@ def _typical_gap(lines: list[Line], body: float) -> float:
     return statistics.median(gaps) if gaps else body * 0.3
 
 
-def lines_to_markdown(pages: list[list[Line]], page_width: float) -> str:
+def outline_key(text: str) -> str:
+    """How a bookmark title and a line of text are compared: case and spacing ignored."""
+    return " ".join(text.split()).casefold()
+
+
+def lines_to_markdown(
+    pages: list[list[Line]], page_width: float, outline: dict[str, int] | None = None
+) -> str:
+    """`outline` maps outline_key(bookmark title) -> heading level: a line that is exactly a
+    bookmark title is a heading at the bookmark's depth, whatever its font says."""
     lines = [ln for page in pages for ln in page]
     if not lines:
         return ""
+    outline = outline or {}
     body = body_size(lines)
     levels = _heading_levels(lines, body)
     bold_level = min(len(levels) + 1, 6)
@@ -141,6 +151,8 @@ def lines_to_markdown(pages: list[list[Line]], page_width: float) -> str:
         space_above = (previous.y0 - line.y1) if previous and previous.page == line.page else None
         standalone = space_above is None or space_above > gap + body * 0.4
         level = levels.get(line.size) if _is_heading_size(line, body) else None
+        if outline and len(line.text) <= 150:
+            level = outline.get(outline_key(line.text), level)
         if (
             level is None
             and line.bold

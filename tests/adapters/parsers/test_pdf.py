@@ -196,3 +196,18 @@ def test_opendataloader_sees_encryption_before_starting_the_jvm(
     options = ParseOptions(pdf_parser_backend=PdfParserBackend.OPENDATALOADER)
     with pytest.raises(ParseEngineFailed, match="encrypted PDF"):
         registry.parse(source, "pdf", options)
+
+
+def test_bookmarks_name_headings_that_fonts_do_not(
+    registry: ParserRegistry, tmp_path: Path
+) -> None:
+    pdf = FPDF()
+    pdf.add_page()
+    for title, level in (("Chapter One", 0), ("Details", 1), ("Chapter Two", 0)):
+        pdf.start_section(title, level=level)
+        _write(pdf, 11, title, gap=4)  # same font as the body: only the outline says heading
+        _write(pdf, 11, SENTENCE * 2)
+    source = tmp_path / "outlined.pdf"
+    pdf.output(str(source))
+    markdown = registry.parse(source, "pdf", NAIVE).markdown
+    assert headings(markdown) == [(1, "Chapter One"), (2, "Details"), (1, "Chapter Two")]
