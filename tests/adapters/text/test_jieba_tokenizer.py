@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import unicodedata
+from concurrent.futures import ThreadPoolExecutor
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -77,3 +78,10 @@ def test_symbols_and_variation_selectors_are_not_tokens() -> None:
 
 def test_compatibility_forms_are_folded() -> None:
     assert tokenizer.tokenize("ﬁne ３．１４ Ｄｏｎ＇ｔ") == ["fine", "3.14", "don't"]
+
+
+def test_one_tokenizer_serves_worker_threads() -> None:
+    # The pipeline tokenizes in asyncio.to_thread workers, not in the creating thread.
+    texts = ["北京大学 a", "自然语言处理", "Mixed 中文 text"] * 4
+    with ThreadPoolExecutor(4) as pool:
+        assert list(pool.map(tokenizer.tokenize, texts)) == [tokenizer.tokenize(t) for t in texts]
