@@ -5,7 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from selectolax.lexbor import LexborHTMLParser
 
+from ragline.adapters.parsers.html import html_to_markdown
 from ragline.adapters.parsers.registry import ParserRegistry
 from ragline.application.ports.parser import ParseEngineFailed
 from tests.adapters.parsers.conftest import NAIVE, block_tokens, headings
@@ -113,3 +117,29 @@ def test_unclosed_paragraphs_do_not_count_as_nesting(
     source.write_text("<p>para " * 5000)
     markdown = registry.parse(source, "html", NAIVE).markdown
     assert markdown.count("para") == 5000
+
+
+_TAGS = ["p", "div", "span", "b", "h1", "h3", "ul", "ol", "li", "table", "tr", "td", "th",
+         "blockquote", "pre", "code", "section", "a", "br", "em"]  # fmt: skip
+_WORDS = st.sampled_from(["tea", "press", "烹茶", "alpha", "beta", "gamma", "x1", "water"])
+
+
+def _tree() -> st.SearchStrategy[str]:
+    leaf = _WORDS
+    return st.recursive(
+        leaf,
+        lambda children: st.tuples(st.sampled_from(_TAGS), st.lists(children, max_size=4)).map(
+            lambda t: f"<{t[0]}>" + " ".join(t[1]) + f"</{t[0]}>"
+        ),
+        max_leaves=25,
+    )
+
+
+@given(_tree())
+def test_random_markup_keeps_every_word_and_renders(markup: str) -> None:
+    tree = LexborHTMLParser(f"<html><body>{markup}</body></html>")
+    markdown, _ = html_to_markdown(tree)
+    visible = tree.body.text(deep=True, separator=" ") if tree.body else ""
+    for word in set(visible.split()):  # no word contains another, so counts are exact
+        assert markdown.count(word) >= visible.split().count(word), word
+    block_tokens(markdown)  # parses as Markdown without error
