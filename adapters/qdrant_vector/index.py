@@ -65,6 +65,7 @@ class QdrantVectorIndex:
         self._collection = collection
         self._write_batch = write_batch
         self._dimension: int | None = None
+        self._relaxed = False
         try:
             if path is not None:
                 self._shared = clients.borrow_local(path)
@@ -131,7 +132,11 @@ class QdrantVectorIndex:
         )
 
     def _exists(self) -> bool:
-        return bool(self._shared.client.collection_exists(self._collection))
+        exists = bool(self._shared.client.collection_exists(self._collection))
+        if exists and not self._relaxed:
+            self._relax_local_sync()
+            self._relaxed = True
+        return exists
 
     def _stored_dimension(self) -> int | None:
         if not self._exists():
@@ -166,10 +171,11 @@ class QdrantVectorIndex:
                     client.create_payload_index(
                         self._collection, field, models.PayloadSchemaType.KEYWORD
                     )
+            self._relax_local_sync()
+            self._relaxed = True
             return dimension
 
         stored = await self._run(ensure)
-        await self._run(self._relax_local_sync)
         if stored != dimension:
             raise EmbeddingDimensionMismatch(stored, dimension, f"collection {self._collection}")
         self._dimension = stored
@@ -195,7 +201,6 @@ class QdrantVectorIndex:
             if stored is None:
                 raise VectorIndexError("collection missing: call ensure_collection first")
             self._dimension = stored
-            await self._run(self._relax_local_sync)
         return self._dimension
 
     async def upsert_dense(self, points: Sequence[DensePoint]) -> None:
