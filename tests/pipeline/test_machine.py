@@ -213,6 +213,14 @@ class PipelineMachine(RuleBasedStateMachine):
             assert row.routing_key == task_id
 
     @invariant()
+    def only_stored_terminal_results_were_published(self) -> None:
+        for task_id, body in self.h.publisher.published:
+            run = self.h.db.runs[task_id]
+            assert run.is_terminal
+            log = self.h.db.parsed_logs[task_id]
+            assert decode_parse_result(body) == build_result(run, log.id)
+
+    @invariant()
     def nothing_held_or_left_behind(self) -> None:
         assert self.h.db.locked == 0
         assert self.h.workspace.leftovers() == []
