@@ -49,7 +49,7 @@ class ParseOptions:
 
     pdf_parser_backend: PdfParserBackend = PdfParserBackend.AUTO
     docling_force_ocr: bool = False  # no OCR engine ships here: ignored, with a warning
-    mineru_url: str | None = None  # only meaningful to the pipeline's MinerU direct pull
+    mineru_url: str | None = None  # URL of the source object for MinerU's direct pull
     limits: ParseLimits = field(default_factory=ParseLimits)
 
 

@@ -29,7 +29,7 @@ def parse_pdf(source: Path, file_type: str, options: ParseOptions) -> ParsedDocu
     backend = resolve_backend(PdfParserBackend(options.pdf_parser_backend))
     if backend is PdfParserBackend.MINERU:
         raise ParseEngineFailed(
-            "mineru backend is remote: the pipeline sends the object URL to MinerU"
+            "mineru backend: no MinerU service client is configured"
             if options.mineru_url
             else "mineru backend not configured (no mineru_url)"
         )

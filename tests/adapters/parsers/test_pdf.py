@@ -211,3 +211,11 @@ def test_bookmarks_name_headings_that_fonts_do_not(
     pdf.output(str(source))
     markdown = registry.parse(source, "pdf", NAIVE).markdown
     assert headings(markdown) == [(1, "Chapter One"), (2, "Details"), (1, "Chapter Two")]
+
+
+def test_mineru_with_a_url_still_fails_clearly(registry: ParserRegistry, report: Path) -> None:
+    options = ParseOptions(
+        pdf_parser_backend=PdfParserBackend.MINERU, mineru_url="http://127.0.0.1:9/obj"
+    )
+    with pytest.raises(ParseEngineFailed, match="no MinerU service client is configured"):
+        registry.parse(report, "pdf", options)
