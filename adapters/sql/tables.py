@@ -122,9 +122,11 @@ parse_run = Table(
 chunk = Table(
     "chunk",
     metadata,
+    # Key (chunk_id, user_id, dataset_id): chunk_id leads so that a lookup or move by ids
+    # probes the key per id whatever the planner believes about the tenant's row count.
+    Column("chunk_id", String(CHUNK_ID), primary_key=True),
     Column("user_id", String(TENANT_ID), primary_key=True),
     Column("dataset_id", String(TENANT_ID), primary_key=True),
-    Column("chunk_id", String(CHUNK_ID), primary_key=True),
     Column("doc_id", String(DOC_ID), nullable=False),
     Column("task_id", String(TASK_ID), nullable=False),
     Column("parent_id", String(CHUNK_ID), nullable=True),
@@ -139,7 +141,9 @@ chunk = Table(
     Column("span_end", Integer(), nullable=False),
     Column("dense_status", String(STATUS), nullable=True),
     Column("sparse_status", String(STATUS), nullable=True),
-    Index(None, "user_id", "dataset_id", "doc_id", "order_index"),
+    # doc_id first: a lookup by (user_id, dataset_id, chunk_id) must not be able to use
+    # this index by its prefix (see repositories/chunks.py); listing uses all four columns.
+    Index(None, "doc_id", "user_id", "dataset_id", "order_index"),
     **MYSQL_TABLE_ARGS,
 )
 

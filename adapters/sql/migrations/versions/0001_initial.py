@@ -103,9 +103,9 @@ def upgrade() -> None:
     op.create_index("ix_parse_run_created_at", "parse_run", ["created_at"])
     op.create_table(
         "chunk",
+        sa.Column("chunk_id", sa.String(128), nullable=False),
         sa.Column("user_id", sa.String(64), nullable=False),
         sa.Column("dataset_id", sa.String(64), nullable=False),
-        sa.Column("chunk_id", sa.String(128), nullable=False),
         sa.Column("doc_id", sa.String(128), nullable=False),
         sa.Column("task_id", sa.String(256), nullable=False),
         sa.Column("parent_id", sa.String(128), nullable=True),
@@ -120,13 +120,13 @@ def upgrade() -> None:
         sa.Column("span_end", sa.Integer(), nullable=False),
         sa.Column("dense_status", sa.String(16), nullable=True),
         sa.Column("sparse_status", sa.String(16), nullable=True),
-        sa.PrimaryKeyConstraint("user_id", "dataset_id", "chunk_id", name="pk_chunk"),
+        sa.PrimaryKeyConstraint("chunk_id", "user_id", "dataset_id", name="pk_chunk"),
         **MYSQL,
     )
     op.create_index(
-        "ix_chunk_user_id_dataset_id_doc_id_order_index",
+        "ix_chunk_doc_id_user_id_dataset_id_order_index",
         "chunk",
-        ["user_id", "dataset_id", "doc_id", "order_index"],
+        ["doc_id", "user_id", "dataset_id", "order_index"],
     )
     op.create_table(
         "model_config",
@@ -173,7 +173,7 @@ def downgrade() -> None:
     op.drop_index("ix_outbox_status_next_attempt_at", table_name="outbox")
     op.drop_table("outbox")
     op.drop_table("model_config")
-    op.drop_index("ix_chunk_user_id_dataset_id_doc_id_order_index", table_name="chunk")
+    op.drop_index("ix_chunk_doc_id_user_id_dataset_id_order_index", table_name="chunk")
     op.drop_table("chunk")
     op.drop_index("ix_parse_run_created_at", table_name="parse_run")
     op.drop_index("ix_parse_run_pipeline_status_created_at", table_name="parse_run")

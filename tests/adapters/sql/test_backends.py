@@ -1,0 +1,195 @@
+"""What the SQL adapter promises beyond the kit: the migrated schema equals the metadata,
+the per-backend session setup is really in force, and misuse fails loudly."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from sqlalchemy import Engine, inspect, text
+
+from ragline.adapters.sql import (
+    async_url,
+    backend_of,
+    create_sync_engine_for,
+    create_unit_of_work_factory,
+    current_revision,
+    head_revision,
+    sync_url,
+    upgrade_to_head,
+)
+from ragline.adapters.sql.migrations import VERSION_TABLE
+from ragline.adapters.sql.tables import metadata
+
+from .conftest import (
+    create_mariadb_database,
+    create_postgres_database,
+    drop_mariadb_database,
+    drop_postgres_database,
+)
+
+BACKENDS = ["sqlite", "postgresql", "mariadb"]
+
+
+@pytest.fixture(params=BACKENDS)
+def empty_database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A brand-new, never migrated database on each backend."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'fresh.db'}"
+    elif request.param == "postgresql":
+        name = create_postgres_database()
+        try:
+            yield f"postgresql://postgres@127.0.0.1:5432/{name}"
+        finally:
+            drop_postgres_database(name)
+    else:
+        name = create_mariadb_database()
+        try:
+            yield f"mariadb://root@127.0.0.1:3306/{name}"
+        finally:
+            drop_mariadb_database(name)
+
+
+@pytest.fixture
+def engine(empty_database: str) -> Iterator[Engine]:
+    upgrade_to_head(empty_database)
+    engine = create_sync_engine_for(empty_database)
+    yield engine
+    engine.dispose()
+
+
+def test_migrations_from_empty_match_the_metadata_and_are_idempotent(
+    empty_database: str,
+) -> None:
+    assert current_revision(empty_database) is None
+    upgrade_to_head(empty_database)
+    upgrade_to_head(empty_database)
+    assert current_revision(empty_database) == head_revision()
+    engine = create_sync_engine_for(empty_database)
+    try:
+        with engine.connect() as conn:
+            context = MigrationContext.configure(
+                conn, opts={"compare_type": True, "version_table": VERSION_TABLE}
+            )
+            assert compare_metadata(context, metadata) == []
+            tables = set(inspect(conn).get_table_names())
+        assert tables == {*metadata.tables, VERSION_TABLE}
+    finally:
+        engine.dispose()
+
+
+def test_downgrade_to_base_and_back(empty_database: str) -> None:
+    upgrade_to_head(empty_database)
+    from alembic import command
+
+    from ragline.adapters.sql.migrations import alembic_config
+
+    engine = create_sync_engine_for(empty_database)
+    try:
+        with engine.begin() as conn:
+            config = alembic_config()
+            config.attributes["connection"] = conn
+            command.downgrade(config, "base")
+        with engine.connect() as conn:
+            assert set(inspect(conn).get_table_names()) <= {VERSION_TABLE}
+    finally:
+        engine.dispose()
+    upgrade_to_head(empty_database)
+    assert current_revision(empty_database) == head_revision()
+
+
+def test_session_setup_is_in_force(empty_database: str, engine: Engine) -> None:
+    backend = backend_of(empty_database)
+    with engine.connect() as conn:
+        if backend == "sqlite":
+            assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+            assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+            assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() == 30_000
+        elif backend == "postgresql":
+            assert conn.exec_driver_sql("SHOW TIME ZONE").scalar() == "UTC"
+            isolation = conn.exec_driver_sql("SHOW transaction_isolation").scalar()
+            assert isolation == "read committed"
+        else:
+            assert conn.exec_driver_sql("SELECT @@session.time_zone").scalar() == "+00:00"
+            isolation = conn.exec_driver_sql("SELECT @@session.tx_isolation").scalar()
+            assert isolation == "READ-COMMITTED"
+            assert conn.exec_driver_sql("SELECT @@character_set_client").scalar() == "utf8mb4"
+            collation = conn.exec_driver_sql(
+                "SELECT table_collation FROM information_schema.tables "
+                "WHERE table_schema = DATABASE() AND table_name = 'chunk'"
+            ).scalar()
+            assert collation == "utf8mb4_bin"
+
+
+async def test_async_sessions_have_the_same_setup(empty_database: str, engine: Engine) -> None:
+    factory = create_unit_of_work_factory(empty_database)
+    backend = backend_of(empty_database)
+    try:
+        async with factory.engine.connect() as conn:
+            if backend == "sqlite":
+                mode = (await conn.exec_driver_sql("PRAGMA journal_mode")).scalar()
+                assert mode == "wal"
+                assert (await conn.exec_driver_sql("PRAGMA foreign_keys")).scalar() == 1
+            elif backend == "postgresql":
+                assert (await conn.exec_driver_sql("SHOW TIME ZONE")).scalar() == "UTC"
+            else:
+                zone = (await conn.exec_driver_sql("SELECT @@session.time_zone")).scalar()
+                assert zone == "+00:00"
+                level = (await conn.exec_driver_sql("SELECT @@session.tx_isolation")).scalar()
+                assert level == "READ-COMMITTED"
+    finally:
+        await factory.dispose()
+
+
+async def test_rowcount_counts_matched_rows_not_changed_rows(
+    empty_database: str, engine: Engine
+) -> None:
+    """MySQL reports changed rows unless FOUND_ROWS is set; the CAS checks need matched."""
+    factory = create_unit_of_work_factory(empty_database)
+    try:
+        async with factory.engine.begin() as conn:
+            await conn.execute(
+                text(
+                    "INSERT INTO outbox (task_id, topic, routing_key, body, attempts,"
+                    " next_attempt_at, status, created_at, updated_at) VALUES"
+                    " ('t', 'x', 'k', :b, 0, :d, 'PENDING', :d, :d)"
+                ),
+                {"b": b"x", "d": datetime(2026, 1, 1)},
+            )
+            same = await conn.execute(text("UPDATE outbox SET status = 'PENDING'"))
+            assert same.rowcount == 1
+    finally:
+        await factory.dispose()
+
+
+def test_url_drivers() -> None:
+    assert str(async_url("sqlite:///a.db")) == "sqlite+aiosqlite:///a.db"
+    assert str(sync_url("sqlite+aiosqlite:///a.db")) == "sqlite+pysqlite:///a.db"
+    assert async_url("postgres://u@h/db").drivername == "postgresql+psycopg"
+    assert sync_url("postgresql+asyncpg://u@h/db").drivername == "postgresql+psycopg"
+    mysql = async_url("mysql://root@h/db")
+    assert (mysql.drivername, mysql.query["charset"]) == ("mysql+asyncmy", "utf8mb4")
+    assert sync_url("mariadb://root@h/db").drivername == "mariadb+pymysql"
+    assert sync_url("mysql://root@h/db?charset=utf8mb4").query["charset"] == "utf8mb4"
+    with pytest.raises(ValueError, match="unsupported"):
+        backend_of("oracle://u@h/db")
+
+
+def test_migration_command_line(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'cli.db'}"
+    done = subprocess.run(
+        [sys.executable, "-m", "ragline.adapters.sql.migrations", url],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert f"at revision {head_revision()}" in done.stdout
+    assert current_revision(url) == head_revision()
