@@ -41,6 +41,28 @@ class Case:
     check: Callable[[Harness, ParseTask], None] | None = None
 
 
+def faulted(
+    point: str, error: BaseException, skip: int = 0, file_type: str = "txt"
+) -> Callable[[Harness], ParseTask]:
+    """A setup arming `point` to raise `error` after `skip` calls, for a fresh task."""
+
+    def setup(h: Harness) -> ParseTask:
+        h.faults.arm_after(point, error, skip)
+        return h.task(file_type)
+
+    return setup
+
+
+def configured(change: Callable[[Harness], object]) -> Callable[[Harness], ParseTask]:
+    """A setup changing the fakes' configuration first."""
+
+    def setup(h: Harness) -> ParseTask:
+        change(h)
+        return h.task()
+
+    return setup
+
+
 def _children(h: Harness, task: ParseTask):  # type: ignore[no-untyped-def]
     return [c for c in h.db.chunks_of(h.scope(task)) if not c.is_parent]
 
@@ -118,25 +140,23 @@ CASES: dict[str, Case] = {
     "parser says unsupported": Case(
         C.UNSUPPORTED_FILE_TYPE,
         FailurePoint.CLEANING,
-        lambda h: (h.faults.arm("parser.parse", UnsupportedFileType("not a docx")), h.task("docx"))[
-            1
-        ],
+        faulted("parser.parse", UnsupportedFileType("not a docx"), file_type="docx"),
     ),
     "temp disk full": Case(C.TEMP_DISK_FULL, FailurePoint.CLEANING, disk_full),
     "parse engine failed": Case(
         C.PARSE_ENGINE_FAILED,
         FailurePoint.CLEANING,
-        lambda h: (h.faults.arm("parser.parse", ParseEngineFailed("encrypted")), h.task())[1],
+        faulted("parser.parse", ParseEngineFailed("encrypted")),
     ),
     "parser crashed": Case(
         C.PARSE_ENGINE_FAILED,
         FailurePoint.CLEANING,
-        lambda h: (h.faults.arm("parser.parse", RuntimeError("segfault-ish")), h.task())[1],
+        faulted("parser.parse", RuntimeError("segfault-ish")),
     ),
     "markdown upload failed": Case(
         C.PARSED_FILE_UPLOAD_FAILED,
         FailurePoint.CLEANING,
-        lambda h: (h.faults.arm("storage.put", StorageUnavailable("503")), h.task())[1],
+        faulted("storage.put", StorageUnavailable("503")),
     ),
     "markdown bucket missing": Case(
         C.PARSED_FILE_UPLOAD_FAILED, FailurePoint.CLEANING, no_md_bucket
@@ -147,33 +167,30 @@ CASES: dict[str, Case] = {
     "stale vectors could not be deleted": Case(
         C.CHUNKING_FAILED,
         FailurePoint.CHUNKING,
-        lambda h: (
-            h.faults.arm("vectors.delete_document", VectorIndexUnavailable("down")),
-            h.task(),
-        )[1],
+        faulted("vectors.delete_document", VectorIndexUnavailable("down")),
     ),
     "no embedding config": Case(
         C.LLM_CONFIG_MISSING,
         FailurePoint.VECTORIZING,
-        lambda h: (h.db.configs.clear(), h.task())[1],
+        configured(lambda h: h.db.configs.clear()),
         no_chunk_moved,
     ),
     "unusable embedding config": Case(
         C.LLM_CONFIG_MISSING,
         FailurePoint.VECTORIZING,
-        lambda h: (h.configure_embedding(provider="unknown"), h.task())[1],
+        configured(lambda h: h.configure_embedding(provider="unknown")),
         no_chunk_moved,
     ),
     "model dimension differs from config": Case(
         C.EMBEDDING_DIMENSION_UNSUPPORTED,
         FailurePoint.VECTORIZING,
-        lambda h: (setattr(h.embedders, "model_dimension", DIMENSION * 2), h.task())[1],
+        configured(lambda h: setattr(h.embedders, "model_dimension", DIMENSION * 2)),
         no_chunk_moved,
     ),
     "collection has another dimension": Case(
         C.EMBEDDING_DIMENSION_UNSUPPORTED,
         FailurePoint.VECTORIZING,
-        lambda h: (setattr(h.vectors, "dimension", DIMENSION * 2), h.task())[1],
+        configured(lambda h: setattr(h.vectors, "dimension", DIMENSION * 2)),
         no_chunk_moved,
     ),
     "vectors of the wrong length": Case(
@@ -184,58 +201,49 @@ CASES: dict[str, Case] = {
     "embedding failed on the second batch": Case(
         C.VECTORIZING_FAILED,
         FailurePoint.VECTORIZING,
-        lambda h: (h.faults.arm_after("embedder.embed", RuntimeError("503"), 1), h.task())[1],
+        faulted("embedder.embed", RuntimeError("503"), 1),
         second_batch_failed,
     ),
     "dense upsert failed": Case(
         C.VECTORIZING_FAILED,
         FailurePoint.VECTORIZING,
-        lambda h: (
-            h.faults.arm_after("vectors.upsert_dense", VectorIndexUnavailable("x"), 1),
-            h.task(),
-        )[1],
+        faulted("vectors.upsert_dense", VectorIndexUnavailable("x"), 1),
         second_batch_failed,
     ),
     "tokenizer failed": Case(
         C.PRETOKENIZE_FAILED,
         FailurePoint.PRETOKENIZE,
-        lambda h: (h.faults.arm_after("tokenizer.tokenize", ValueError("bad"), 2), h.task())[1],
+        faulted("tokenizer.tokenize", ValueError("bad"), 2),
         nothing_keyword_indexed,
     ),
     "keyword delete failed": Case(
         C.KEYWORD_DELETE_FAILED,
         FailurePoint.KEYWORD_INDEXING,
-        lambda h: (h.faults.arm("keywords.delete", KeywordWriteFailed("no")), h.task())[1],
+        faulted("keywords.delete", KeywordWriteFailed("no")),
         nothing_keyword_indexed,
     ),
     "keyword index unavailable": Case(
         C.KEYWORD_INDEX_UNAVAILABLE,
         FailurePoint.KEYWORD_INDEXING,
-        lambda h: (h.faults.arm("keywords.write", KeywordIndexUnavailable("down")), h.task())[1],
+        faulted("keywords.write", KeywordIndexUnavailable("down")),
         nothing_keyword_indexed,
     ),
     "keyword write failed half way (cleaned up)": Case(
         C.KEYWORD_INDEXING_FAILED,
         FailurePoint.KEYWORD_INDEXING,
-        lambda h: (
-            h.faults.arm("keywords.write.partial", KeywordWriteFailed("bulk error")),
-            h.task(),
-        )[1],
+        faulted("keywords.write.partial", KeywordWriteFailed("bulk error")),
         nothing_keyword_indexed,
     ),
     "sparse encoding failed": Case(
         C.SPARSE_VECTORIZING_FAILED,
         FailurePoint.SPARSE_VECTORIZING,
-        lambda h: (h.faults.arm("sparse.encode", RuntimeError("oom")), h.task())[1],
+        faulted("sparse.encode", RuntimeError("oom")),
         sparse_batch_failed,
     ),
     "sparse upsert failed": Case(
         C.SPARSE_VECTORIZING_FAILED,
         FailurePoint.SPARSE_VECTORIZING,
-        lambda h: (
-            h.faults.arm("vectors.upsert_sparse", VectorIndexUnavailable("x")),
-            h.task(),
-        )[1],
+        faulted("vectors.upsert_sparse", VectorIndexUnavailable("x")),
         sparse_batch_failed,
     ),
 }
