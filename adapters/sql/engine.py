@@ -54,6 +54,14 @@ def sync_url(url: str | URL) -> URL:
     return _with_driver(url, _SYNC_DRIVERS)
 
 
+def _refuse_memory_sqlite(url: URL) -> None:
+    """An in-memory SQLite database is private to one connection: every unit of work would
+    see a different, empty database. Use a file (tmp_path in tests)."""
+    database = url.database or ""
+    if database in ("", ":memory:") or url.query.get("mode") == "memory":
+        raise ValueError("in-memory SQLite is not supported: give a database file path")
+
+
 def _engine_kwargs(backend: str) -> dict[str, Any]:
     if backend == "postgresql":
         return {
@@ -101,6 +109,8 @@ def create_async_engine_for(
 ) -> AsyncEngine:
     """An AsyncEngine for `url` with the backend's setup (see the module docstring)."""
     backend = backend_of(url)
+    if backend == "sqlite":
+        _refuse_memory_sqlite(make_url(url))
     engine = create_async_engine(async_url(url), echo=echo, **_engine_kwargs(backend))
     _install_hooks(engine.sync_engine, backend, busy_timeout_ms)
     return engine
@@ -111,6 +121,8 @@ def create_sync_engine_for(
 ) -> Engine:
     """A blocking Engine for `url` with the same setup (migrations, admin tools)."""
     backend = backend_of(url)
+    if backend == "sqlite":
+        _refuse_memory_sqlite(make_url(url))
     engine = create_engine(sync_url(url), echo=echo, **_engine_kwargs(backend))
     _install_hooks(engine, backend, busy_timeout_ms)
     return engine

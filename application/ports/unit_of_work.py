@@ -4,6 +4,7 @@ One `UnitOfWork` is one transaction. Nothing a repository writes is visible to o
 `commit()`; leaving the `async with` block without committing rolls back. Every status change
 is a compare-and-set in storage (`UPDATE ... WHERE <allowed prior state>`) whose rowcount is
 checked: a lost race raises `ConcurrentUpdate` (runs) or returns a count (chunk moves).
+Datetimes passed in must be timezone-aware; they come back as aware UTC.
 """
 
 from __future__ import annotations
@@ -88,7 +89,9 @@ class ParseRunRepository(Protocol):
     async def save(self, run: ParseRun, expected_version: int) -> None:
         """Write the run's whole state: `UPDATE ... WHERE task_id=:id AND version=:expected`.
 
-        ConcurrentUpdate when the rowcount is not 1. `run.version` is the new version.
+        ConcurrentUpdate when the rowcount is not 1. `run.version` is the new version and
+        must be greater than `expected_version` (ValueError otherwise): every domain command
+        bumps it, so a save always changes the row.
         """
         ...
 

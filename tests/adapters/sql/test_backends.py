@@ -179,6 +179,11 @@ def test_url_drivers() -> None:
     assert sync_url("mysql://root@h/db?charset=utf8mb4").query["charset"] == "utf8mb4"
     with pytest.raises(ValueError, match="unsupported"):
         backend_of("oracle://u@h/db")
+    for memory in ("sqlite://", "sqlite:///:memory:", "sqlite+aiosqlite://"):
+        with pytest.raises(ValueError, match="in-memory"):
+            create_unit_of_work_factory(memory)
+        with pytest.raises(ValueError, match="in-memory"):
+            create_sync_engine_for(memory)
 
 
 def test_migration_command_line(tmp_path: Path) -> None:
