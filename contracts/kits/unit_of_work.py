@@ -795,8 +795,9 @@ class UnitOfWorkContract:
         previous_id: str,
         new_id: str,
         barrier: asyncio.Barrier | None,
-    ) -> bool:
-        """One retry, as the use case runs it: read, supersede by CAS, write the new run."""
+    ) -> tuple[bool, RetryRefusal | None]:
+        """One retry, as the use case runs it: read, supersede by CAS, write the new run.
+        Returns whether it won and what the domain check said on the snapshot it read."""
         async with factory() as uow:
             previous = await uow.runs.get(previous_id)
             assert previous is not None
@@ -809,14 +810,14 @@ class UnitOfWorkContract:
                 previous.supersede(new_id)
                 await uow.runs.add(previous.derive_retry(new_id, at(100)))
                 await uow.commit()
-                return True
+                return True, refusal
             await uow.rollback()
             loser = ParseRun.retry_loser(
                 identity(new_id), previous_id, RetryRefusal.CONCURRENT_SUPERSEDE, at(100)
             )
             await uow.runs.add(loser)
             await uow.commit()
-            return False
+            return False, refusal
 
     async def test_two_concurrent_retries_exactly_one_wins(
         self, uow_factory: UnitOfWorkFactory
@@ -826,10 +827,15 @@ class UnitOfWorkContract:
             await self.add_run(uow_factory, previous)
             contenders = [uid("retry-a"), uid("retry-b")]
             barrier = None if self.serializes_transactions else asyncio.Barrier(2)
-            outcomes = await asyncio.gather(
+            results = await asyncio.gather(
                 *(self._contend(uow_factory, previous.task_id, c, barrier) for c in contenders)
             )
+            outcomes = [won for won, _ in results]
             assert sorted(outcomes) == [False, True], outcomes
+            if barrier is not None:
+                # A real race: both read the run as retryable before either wrote, so only
+                # the storage compare-and-set told them apart.
+                assert [refusal for _, refusal in results] == [None, None]
             winner, loser = contenders if outcomes[0] else list(reversed(contenders))
             async with uow_factory() as uow:
                 old = await uow.runs.get(previous.task_id)
@@ -851,3 +857,32 @@ class UnitOfWorkContract:
                 FailureCode.RETRY_VALIDATION_FAILED, RetryRefusal.CONCURRENT_SUPERSEDE.value
             )
             assert lost.superseded_by_task_id is None
+
+    async def test_two_concurrent_saves_of_one_version_exactly_one_lands(
+        self, uow_factory: UnitOfWorkFactory
+    ) -> None:
+        run = _pending()
+        await self.add_run(uow_factory, run)
+        barrier = None if self.serializes_transactions else asyncio.Barrier(2)
+
+        async def contender(stage_detail: str) -> ParseRun | None:
+            async with uow_factory() as uow:
+                current = await uow.runs.get(run.task_id)
+                assert current is not None
+                loaded = current.version
+                if barrier is not None:
+                    await asyncio.wait_for(barrier.wait(), timeout=30)
+                if current.pipeline_status is not PipelineStatus.PENDING:
+                    return None  # serialized store: it already sees the other's write
+                current.reject(FailureCode.INVALID_TASK_CONTEXT, stage_detail, at(5))
+                try:
+                    await uow.runs.save(current, loaded)
+                except ConcurrentUpdate:
+                    return None
+                await uow.commit()
+                return current
+
+        landed = [r for r in await asyncio.gather(contender("甲"), contender("乙")) if r]
+        assert len(landed) == 1
+        assert await self.get_run(uow_factory, run.task_id) == landed[0]
+        assert landed[0].version == run.version + 1
