@@ -8,6 +8,8 @@ import pypdfium2 as pdfium
 import pytest
 from fpdf import FPDF
 from fpdf.enums import XPos, YPos
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ragline.adapters.parsers.pdf.dispatch import resolve_backend
 from ragline.adapters.parsers.pdf.layout import Line, join_lines, lines_to_markdown
@@ -219,3 +221,29 @@ def test_mineru_with_a_url_still_fails_clearly(registry: ParserRegistry, report:
     )
     with pytest.raises(ParseEngineFailed, match="no MinerU service client is configured"):
         registry.parse(report, "pdf", options)
+
+
+_LINES = st.lists(
+    st.builds(
+        Line,
+        text=st.text(alphabet="ab -•1.。中文", min_size=1, max_size=20).filter(str.strip),
+        size=st.sampled_from([9.0, 11.0, 11.0, 11.0, 16.0, 24.0]),
+        x0=st.floats(0, 300),
+        y0=st.floats(0, 780),
+        x1=st.floats(300, 612),
+        y1=st.floats(10, 792),
+        page=st.integers(0, 3),
+        bold=st.booleans(),
+    ),
+    max_size=30,
+)
+
+
+@given(_LINES)
+def test_layout_never_loses_text_on_arbitrary_geometry(lines: list[Line]) -> None:
+    pages = [[ln for ln in lines if ln.page == p] for p in range(4)]
+    markdown = lines_to_markdown(pages, 612)
+    squeezed = "".join(markdown.split())
+    for line in lines:
+        for word in line.text.replace("•", " ").split():
+            assert word.strip("-.1") == "" or word.strip("-.") in squeezed.replace("\\", "")
