@@ -235,6 +235,8 @@ class IngestFiles:
         self, results: TaskSource, pending: dict[str, _Pending], observer: IngestObserver
     ) -> list[FileOutcome]:
         outcomes: list[FileOutcome] = []
+        if not pending:
+            return outcomes
         poller = asyncio.create_task(self._poll_stages(pending, observer))
         try:
             async for delivery in results:
