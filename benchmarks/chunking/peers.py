@@ -22,9 +22,11 @@ def ragline_default() -> Chunker:
 
     def run(md: str) -> dict[str, list[int]]:
         result = chunk_document(md, DEFAULT_PLAN, tree=builder.build(md, blocks=False))
+        # sizes from spans (text == markdown[start:end]): a child's text is a view that
+        # would be sliced again on every read
         return {
-            "parents": [len(p.text) for p in result.parents],
-            "children": [len(c.text) for p in result.parents for c in p.children],
+            "parents": [p.end - p.start for p in result.parents],
+            "children": [c.end - c.start for p in result.parents for c in p.children],
         }
 
     return run

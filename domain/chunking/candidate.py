@@ -36,17 +36,28 @@ NO_ANCHOR = Anchor((), None, None, "/")
 
 
 class ChunkCandidate(NamedTuple):
-    """A trimmed, non-empty slice of the Markdown: `text == markdown[start:end]`."""
+    """A child chunk: a trimmed, non-empty slice of its parent, `text == markdown[start:end]`.
+
+    The text is a view: it is sliced from the parent's text (`parent_text`, which starts at
+    `parent_start` in the Markdown) when read, so a document's children do not hold a second
+    copy of it in memory.
+    """
 
     section_path: tuple[str, ...]
     structure_node_id: str | None
     node_type: NodeType | None
     canonical_path: str
     item_index: int
-    text: str
     source_type: SourceType
     start: int
     end: int
+    parent_text: str
+    parent_start: int
+
+    @property
+    def text(self) -> str:
+        offset = self.parent_start
+        return self.parent_text[self.start - offset : self.end - offset]
 
     @property
     def span(self) -> tuple[int, int]:

@@ -37,39 +37,86 @@ class CleanupTally:
         self.duplicate_spans: list[tuple[int, int]] = []
 
 
-def cleanup(pieces: list[Piece], tally: CleanupTally, round_no: int) -> list[Trimmed]:
-    """Round `round_no` (0: parent seeds, 1: children of one parent, 2: final parents).
+# a scope's keys: (canonical path, length) -> texts already kept; comparing lengths first
+# means most pieces never need hashing
+Seen = dict[tuple[str, int], list[str]]
 
-    Texts are sliced from each piece's own index text (a seed's or parent's compact string is
-    much cheaper to slice than a document stored at 4 bytes per character).
+
+def _trim(text: str, s: int, e: int) -> tuple[int, int] | None:
+    """[s, e) of `text` without surrounding whitespace, or None when it is blank."""
+    if s >= e or text[s].isspace():
+        m = _NON_SPACE.search(text, s, e)
+        if m is None:
+            return None
+        s = m.start()
+    while text[e - 1].isspace():  # terminates: text[s] is not a space
+        e -= 1
+    return s, e
+
+
+def cleanup(
+    pieces: list[Piece], tally: CleanupTally, round_no: int, seen: Seen | None = None
+) -> list[Trimmed]:
+    """Round 1 (`round_no` 0, parent seeds): trimmed texts, blanks and duplicates dropped.
+
+    Texts are sliced from each piece's own index text (a seed's compact string is much
+    cheaper to slice than a document stored at 4 bytes per character). `seen` carries the
+    scope's keys when a scope is cleaned in several batches (parent seeds, seed by seed).
     """
-    seen: set[tuple[str, str]] = set()
+    if seen is None:
+        seen = {}
     out: list[Trimmed] = []
+    for s, e, source, anchor, index in pieces:
+        text = index.text
+        base = index.base
+        span = _trim(text, s - base, e - base)
+        if span is None:
+            tally.blank += 1
+            continue
+        t = text[span[0] : span[1]]
+        s, e = span[0] + base, span[1] + base
+        key = (anchor.canonical_path, len(t))
+        kept = seen.get(key)
+        if kept is None:
+            seen[key] = [t]
+        elif t in kept:
+            tally.duplicates[round_no] += 1
+            tally.duplicate_spans.append((s, e))
+            continue
+        else:
+            kept.append(t)
+        out.append((s, e, t, source, anchor))
+    return out
+
+
+def cleanup_children(pieces: list[Piece], tally: CleanupTally) -> list[Piece]:
+    """Round 2, within one parent: the same rules, without copying the children's texts
+    (they stay views on the parent's text; only pieces of equal length are compared)."""
+    seen: dict[tuple[str, int], list[tuple[str, int, int]]] = {}
+    out: list[Piece] = []
     search = _NON_SPACE.search
     for s, e, source, anchor, index in pieces:
         text = index.text
         base = index.base
-        s -= base
-        e -= base
-        if s >= e or text[s].isspace():
-            m = search(text, s, e)
+        a, b = s - base, e - base
+        if a >= b or text[a].isspace():  # (_trim, inlined: this loop sees every child)
+            m = search(text, a, b)
             if m is None:
                 tally.blank += 1
                 continue
-            s = m.start()
-        while text[e - 1].isspace():  # terminates: text[s] is not a space
-            e -= 1
-        t = text[s:e]
-        s += base
-        e += base
-        key = (anchor.canonical_path, t)
-        if key in seen:
-            tally.duplicates[round_no] += 1
-            if round_no != 1:
-                tally.duplicate_spans.append((s, e))
+            a = m.start()
+        while text[b - 1].isspace():
+            b -= 1
+        key = (anchor.canonical_path, b - a)
+        kept = seen.get(key)
+        if kept is None:
+            seen[key] = [(text, a, b)]
+        elif any(t2[a2:b2] == text[a:b] for t2, a2, b2 in kept):
+            tally.duplicates[1] += 1
             continue
-        seen.add(key)
-        out.append((s, e, t, source, anchor))
+        else:
+            kept.append((text, a, b))
+        out.append((a + base, b + base, source, anchor, index))
     return out
 
 
@@ -81,15 +128,20 @@ def final_cleanup(
     Defensive: round 1 used the same key, so this only fires if a refinement step produced
     the same parent twice.
     """
-    seen: set[tuple[str, str]] = set()
+    seen: Seen = {}
     out: list[tuple[Trimmed, _T]] = []
     for block in blocks:
         parent = block[0]
-        key = (parent[4].canonical_path, parent[2])
-        if key in seen:
+        text = parent[2]
+        key = (parent[4].canonical_path, len(text))
+        kept = seen.get(key)
+        if kept is None:
+            seen[key] = [text]
+        elif text in kept:
             tally.duplicates[2] += 1
             tally.duplicate_spans.append((parent[0], parent[1]))
             continue
-        seen.add(key)
+        else:
+            kept.append(text)
         out.append(block)
     return out

@@ -10,13 +10,21 @@ The same Markdown, tree and plan always give the same output.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from enum import StrEnum
 
 import attrs
 
 from ragline.domain.chunking.candidate import NO_ANCHOR, ChunkCandidate, ParentBlock, SourceType
-from ragline.domain.chunking.cleanup import CleanupTally, Piece, Trimmed, cleanup, final_cleanup
+from ragline.domain.chunking.cleanup import (
+    CleanupTally,
+    Piece,
+    Seen,
+    Trimmed,
+    cleanup,
+    cleanup_children,
+    final_cleanup,
+)
 from ragline.domain.chunking.models import ChunkModels
 from ragline.domain.chunking.plan import ChunkPlan, ChunkStep, StepParams, Strategy
 from ragline.domain.chunking.separators import CutIndex
@@ -24,6 +32,7 @@ from ragline.domain.chunking.strategies.llm import align_proposal, spans_from_cu
 from ragline.domain.chunking.strategies.recursive import RecursiveSplitter
 from ragline.domain.chunking.strategies.semantic import semantic_groups
 from ragline.domain.chunking.strategies.structure import (
+    Seed,
     structure_child_seeds,
     structure_parent_seeds,
 )
@@ -186,19 +195,24 @@ class _Run:
 
     # -- seeds -----------------------------------------------------------------------------
 
-    def parent_seeds(self, steps: Sequence[ChunkStep]) -> tuple[list[Piece], ParentPath]:
+    def parent_seeds(self, steps: Sequence[ChunkStep]) -> tuple[Iterator[list[Piece]], ParentPath]:
+        """Parent seeds in document order, in batches: one per section seed on path A (so a
+        seed's text can be released once its parents are cut), one batch otherwise."""
         if not (_has(steps, Strategy.STRUCTURE) and self.tree is not None):
-            return self.pipeline([self._whole()], steps), ParentPath.NO_STRUCTURE
+            return iter([self.pipeline([self._whole()], steps)]), ParentPath.NO_STRUCTURE
         seeds = structure_parent_seeds(self.text, self.tree)
         if not seeds:
-            return self.pipeline([self._whole()], steps), ParentPath.STRUCTURE_YIELDED_NOTHING
-        text = self.text
-        # each seed gets its own compact text; sections hold no heading outside fenced code
-        pieces: list[Piece] = [
-            (s, e, src, anchor, CutIndex(text[s:e], s, _NO_HEADINGS)) for s, e, src, anchor in seeds
-        ]
+            whole = self.pipeline([self._whole()], steps)
+            return iter([whole]), ParentPath.STRUCTURE_YIELDED_NOTHING
         rest = [s for s in steps if s.strategy is not Strategy.STRUCTURE]
-        return (self.pipeline(pieces, rest) if rest else pieces), ParentPath.STRUCTURE
+        return self._refined(seeds, rest), ParentPath.STRUCTURE
+
+    def _refined(self, seeds: list[Seed], rest: Sequence[ChunkStep]) -> Iterator[list[Piece]]:
+        text = self.text
+        for s, e, src, anchor in seeds:
+            # each seed gets its own compact text; a section holds no heading outside code
+            piece: Piece = (s, e, src, anchor, CutIndex(text[s:e], s, _NO_HEADINGS))
+            yield self.pipeline([piece], rest) if rest else [piece]
 
     def _whole(self) -> Piece:
         headings = list(self.tree.section_starts) if self.tree is not None else None
@@ -240,16 +254,20 @@ def chunk_document(
     run = _Run(markdown, tree, models or ChunkModels())
     tally = run.tally
     structure_children = _has(child_steps, Strategy.STRUCTURE)
-    seeds, path = run.parent_seeds(parent_steps)
+    batches, path = run.parent_seeds(parent_steps)
     blocks: list[tuple[Trimmed, tuple[ChunkCandidate, ...]]] = []
     new = tuple.__new__
-    for parent in cleanup(seeds, tally, 0):
-        kids = cleanup(run.child_seeds(parent, child_steps, structure_children), tally, 1)
-        children: tuple[ChunkCandidate, ...] = tuple(
-            new(ChunkCandidate, (*a[:4], i, t, src, s, e))
-            for i, (s, e, t, src, a) in enumerate(kids)
-        ) or (new(ChunkCandidate, (*parent[4][:4], 0, parent[2], parent[3], parent[0], parent[1])),)
-        blocks.append((parent, children))
+    seen_parents: Seen = {}
+    for batch in batches:
+        for parent in cleanup(batch, tally, 0, seen_parents):
+            ps, ptext = parent[0], parent[2]
+            kids = cleanup_children(run.child_seeds(parent, child_steps, structure_children), tally)
+            children: tuple[ChunkCandidate, ...] = tuple(
+                new(ChunkCandidate, (*a[:4], i, src, s, e, ptext, ps))
+                for i, (s, e, src, a, _) in enumerate(kids)
+            ) or (new(ChunkCandidate, (*parent[4][:4], 0, parent[3], ps, parent[1], ptext, ps)),)
+            blocks.append((parent, children))
+    del batches, seen_parents
     blocks = final_cleanup(blocks, tally)
     parents = tuple(
         new(ParentBlock, (*a[:4], i, t, src, s, e, children))

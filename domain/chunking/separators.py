@@ -83,6 +83,54 @@ class CutIndex:
             hi -= 1
         return local, lo, hi
 
+    def last_cut(self, level: int, lo: int, hi: int) -> int:
+        """The largest cut position c with lo < c <= hi, or -1. Searches backwards from `hi`
+        in C (str.rfind) for the line-based levels: no list of every cut is built."""
+        base = self.base
+        text = self.text
+        if level == Level.BLANK_LINE:
+            p = text.rfind("\n\n", max(lo - base - 1, 0), hi - base)
+            return -1 if p < 0 else p + 2 + base
+        if level == Level.LINE or level == Level.SPACE:
+            p = text.rfind("\n" if level == Level.LINE else " ", lo - base, hi - base)
+            return -1 if p < 0 else p + 1 + base
+        if level == Level.HEADING:
+            arr = self._headings()
+            i = bisect_right(arr, hi) - 1
+            return arr[i] if i >= 0 and arr[i] > lo else -1
+        best = -1
+        for m in _PATTERNS[level].finditer(text, lo - base, hi - base):
+            best = m.end()
+        return best + base if best > lo - base else -1
+
+    def first_cut(self, level: int, lo: int, hi: int) -> int:
+        """The smallest cut position c with lo < c < hi, or -1."""
+        base = self.base
+        text = self.text
+        if level == Level.BLANK_LINE:
+            p = text.find("\n\n", max(lo - base - 1, 0), hi - base - 1)
+            return -1 if p < 0 else p + 2 + base
+        if level == Level.LINE or level == Level.SPACE:
+            p = text.find("\n" if level == Level.LINE else " ", lo - base, hi - base - 1)
+            return -1 if p < 0 else p + 1 + base
+        if level == Level.HEADING:
+            arr = self._headings()
+            i = bisect_right(arr, lo)
+            return arr[i] if i < len(arr) and arr[i] < hi else -1
+        for m in _PATTERNS[level].finditer(text, lo - base, hi - base):
+            c = m.end() + base
+            if lo < c < hi:
+                return c
+            if c >= hi:
+                break
+        return -1
+
+    def _headings(self) -> list[int]:
+        arr = self._global.get(Level.HEADING)
+        if arr is None:
+            arr, _, _ = self.cuts(Level.HEADING, 0, 0)
+        return arr
+
     def sentence_spans(self, start: int, end: int) -> list[tuple[int, int]]:
         """Consecutive sentence ranges covering [start, end)."""
         arr, lo, hi = self.cuts(Level.SENTENCE, start, end)

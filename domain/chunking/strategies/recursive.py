@@ -8,8 +8,6 @@ characters (offset arithmetic, no copies) or in tokens (through a TokenCounter).
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
-
 from ragline.domain.chunking.plan import SizeUnit, StepParams
 from ragline.domain.chunking.separators import CutIndex, Level
 from ragline.domain.chunking.sizing import TokenCounter
@@ -73,30 +71,26 @@ class RecursiveSplitter:
                 if b == e:
                     return
                 a = b - ov
-        arr, lo, hi = self._index.cuts(level, s, e)
-        if lo >= hi:
-            self._split_chars(s, e, level + 1, out)
-            return
+        index = self._index
+        last_cut, first_cut = index.last_cut, index.first_cut
         cur = prev_end = s
         while e - cur > mx:
-            i = bisect_right(arr, cur + mx, lo, hi) - 1
-            if i >= lo and arr[i] > prev_end:
-                c = arr[i]
+            c = last_cut(level, cur, cur + mx)
+            if c > prev_end:
                 out.append((cur, c))
                 prev_end = cur = c
                 if ov:
-                    j = bisect_left(arr, c - ov, lo, i + 1)
-                    if j <= i and arr[j] < c:
-                        cur = arr[j]
-                lo = bisect_right(arr, cur, lo, hi)
+                    o = first_cut(level, max(cur - ov - 1, out[-1][0]), c)
+                    if o > 0:
+                        cur = o
             elif cur < prev_end:  # the overlap left no room: restart at the previous end
                 cur = prev_end
-                lo = bisect_right(arr, cur, lo, hi)
             else:  # the next segment alone is too large: split it finer
-                nxt = arr[lo] if lo < hi else e
+                nxt = first_cut(level, cur, e)
+                if nxt < 0:
+                    nxt = e
                 self._split_chars(cur, nxt, level + 1, out)
                 cur = prev_end = nxt
-                lo += 1
                 if cur >= e:
                     return
         out.append((cur, e))
@@ -155,6 +149,15 @@ class RecursiveSplitter:
     def _merge_small(self, pieces: list[Span]) -> list[Span]:
         mn = self._min
         merged: list[Span] = [pieces[0]]
+        if not self._tokens:  # the same rule with offset arithmetic only
+            mx = self._max
+            for a, b in pieces[1:]:
+                pa, pb = merged[-1]
+                if (b - a < mn or pb - pa < mn) and b - pa <= mx:
+                    merged[-1] = (pa, b)
+                else:
+                    merged.append((a, b))
+            return merged
         for a, b in pieces[1:]:
             pa, pb = merged[-1]
             small = self.size(a, b) < mn or self.size(pa, pb) < mn
