@@ -11,9 +11,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
+import socket
+import time
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
+import attrs
 from dependency_injector import providers
 
 from ragline.application.ingest.identity import SourceFile
@@ -23,9 +28,36 @@ from ragline.application.search.use_case import HybridSearch, SearchHit
 from ragline.bootstrap.container import Container
 from ragline.bootstrap.embedders import default_embedding_config
 from ragline.bootstrap.settings import MqVendor, Settings
+from ragline.contracts.wire import (
+    ParseResult,
+    ParseTask,
+    TriggerMode,
+    decode_parse_result,
+    encode_parse_task,
+)
 from ragline.domain.parse_run import ParseRun
 
 log = logging.getLogger("ragline")
+
+_RETRY_SUFFIX = re.compile(r"-r(\d+)$")
+
+
+@attrs.frozen
+class Check:
+    """One line of `ragline doctor`."""
+
+    part: str
+    adapter: str
+    ok: bool
+    detail: str
+
+
+def next_retry_task_id(task_id: str) -> str:
+    """`x` -> `x-r1`, `x-r1` -> `x-r2`: retries of one file stay recognisable."""
+    match = _RETRY_SUFFIX.search(task_id)
+    if match is None:
+        return f"{task_id}-r1"
+    return f"{task_id[: match.start()]}-r{int(match.group(1)) + 1}"
 
 
 class Services:
@@ -156,6 +188,92 @@ class Services:
         finally:
             await self.close()
 
+    async def retry(self, task_id: str, timeout_seconds: float = 3600) -> ParseResult:
+        """Publish a retry of a FAILED run and wait for its result."""
+        try:
+            async with self._use("uow_factory")() as uow:
+                run = await uow.runs.get(task_id)
+                log_row = await uow.parsed_logs.get(task_id)
+            if run is None or log_row is None:
+                raise LookupError(f"no run with task_id {task_id}")
+            if run.superseded_by_task_id is not None:
+                raise LookupError(f"{task_id} was already retried by {run.superseded_by_task_id}")
+            task = ParseTask.model_validate_json(log_row.payload_json)
+            retry = task.model_copy(
+                update={
+                    "task_id": next_retry_task_id(task_id),
+                    "is_retry": True,
+                    "previous_task_id": task_id,
+                    "trigger_mode": TriggerMode.MANUAL_RETRY,
+                }
+            )
+            bus = self._use("bus")
+            results = bus.result_reader()
+            try:
+                worker = self.worker() if self.is_embedded_bus else contextlib.nullcontext()
+                async with worker:
+                    await bus.task_publisher().publish(encode_parse_task(retry), retry.file_type)
+                    return await asyncio.wait_for(
+                        _result_for(results, retry.task_id), timeout_seconds
+                    )
+            finally:
+                await results.close()
+        finally:
+            await self.close()
+
+    async def doctor(self) -> list[Check]:
+        """Build and touch every configured adapter; report what answers."""
+        settings = self.settings
+        checks = [
+            await _check("database", _backend(settings.resolved_database_url), self._db_check),
+            await _check("object storage", settings.object_store.value, self._storage_check),
+            await _check("message bus", settings.mq_vendor.value, self._bus_check),
+            await _check(
+                "vector index", "qdrant " + (settings.qdrant_url or "local"), self._vector_check
+            ),
+            await _check("keyword index", settings.keyword_index.value, self._keyword_check),
+            await _check("embedder", settings.embedder.value, self._embedder_check),
+        ]
+        await self.close()
+        return checks
+
+    async def _db_check(self) -> str:
+        async with self._use("uow_factory")() as uow:
+            runs = await uow.runs.list_recent(1)
+        return f"migrated; {'has runs' if runs else 'no runs yet'}"
+
+    async def _storage_check(self) -> str:
+        storage = self._use("storage")
+        await storage.ensure_bucket(self.settings.source_bucket)
+        await storage.stat(self.settings.source_bucket, "ragline-doctor-probe")
+        return f"bucket {self.settings.source_bucket} reachable"
+
+    async def _bus_check(self) -> str:
+        settings = self.settings
+        if settings.mq_vendor is MqVendor.KAFKA:
+            host, _, port = settings.kafka_bootstrap_servers.split(",")[0].rpartition(":")
+            return _tcp(host, int(port))
+        if settings.mq_vendor is MqVendor.RABBITMQ:
+            url = urlsplit(settings.rabbitmq_url)
+            return _tcp(url.hostname or "127.0.0.1", url.port or 5672)
+        return "in-process (this process only)"
+
+    async def _vector_check(self) -> str:
+        self._use("vectors")
+        return "opened"
+
+    async def _keyword_check(self) -> str:
+        hits = await self._use("keywords").search("doctor", "doctor", ["probe"], 1)
+        return f"search answered ({len(hits)} hits)"
+
+    async def _embedder_check(self) -> str:
+        config = default_embedding_config(self.settings, "doctor")
+        embedder = await self._use("embedders").resolve(config)
+        started = time.perf_counter()
+        vector = await asyncio.to_thread(embedder.embed_query, "ping")
+        elapsed = (time.perf_counter() - started) * 1000
+        return f"{embedder.model_name}: dimension {len(vector)}, one query {elapsed:.0f} ms"
+
     async def close(self) -> None:
         """Release what was opened (index writers, clients, connection pools)."""
         opened, self._opened = self._opened, {}
@@ -169,3 +287,29 @@ class Services:
     @property
     def is_embedded_bus(self) -> bool:
         return self.settings.mq_vendor is MqVendor.INPROCESS
+
+
+async def _result_for(results: Any, task_id: str) -> ParseResult:
+    async for delivery in results:
+        await delivery.ack()
+        with contextlib.suppress(ValueError):
+            result = decode_parse_result(delivery.body)
+            if result.task_id == task_id:
+                return result
+    raise LookupError(f"the result topic closed before {task_id} answered")
+
+
+async def _check(part: str, adapter: str, probe: Any) -> Check:
+    try:
+        return Check(part, adapter, True, await probe())
+    except Exception as error:  # doctor reports every failure instead of stopping
+        return Check(part, adapter, False, f"{type(error).__name__}: {error}")
+
+
+def _backend(url: str) -> str:
+    return url.split(":", 1)[0].split("+", 1)[0]
+
+
+def _tcp(host: str, port: int) -> str:
+    with socket.create_connection((host, port), timeout=3):
+        return f"{host}:{port} accepts connections"

@@ -1,7 +1,11 @@
 """Imports every command module so that each registers itself on the app."""
 
-from ragline.adapters.cli import (
-    chunk,  # noqa: F401
-    ingest,  # noqa: F401
-    search,  # noqa: F401
+from ragline.adapters.cli import (  # noqa: F401
+    chunk,
+    doctor,
+    ingest,
+    retry,
+    search,
+    status,
+    worker,
 )

@@ -1,0 +1,33 @@
+"""`ragline worker`: consume the task topic until SIGINT/SIGTERM."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+
+import typer
+
+from ragline.adapters.cli.app import app
+
+
+@app.command()
+def worker(
+    ctx: typer.Context,
+    consumers: int = typer.Option(1, "--consumers", min=1, max=16, help="Concurrent tasks."),
+) -> None:
+    """Run the parse-task consumer and the result relay (Kafka or RabbitMQ per MQ_VENDOR)."""
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    services = ctx.obj.get()
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        try:
+            await services.run_worker(stop, consumers)
+        finally:
+            await services.close()
+
+    asyncio.run(main())
