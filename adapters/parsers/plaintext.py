@@ -10,6 +10,7 @@ from ragline.adapters.parsers.text_decoding import (
     normalise_newlines,
     read_bounded,
     reject_binary,
+    reject_long_lines,
 )
 from ragline.application.ports.parser import ParsedDocument, ParseOptions
 
@@ -21,6 +22,7 @@ def parse_text(source: Path, file_type: str, options: ParseOptions) -> ParsedDoc
     text, codec = decode_text(data, file_type)
     del data
     text = normalise_newlines(text).replace("\x00", "")
+    reject_long_lines(text, options.limits.max_line_chars, file_type)
     warnings = [] if codec == "utf-8" else [f"decoded as {codec}"]
     if not text.strip():
         warnings.append("empty document")

@@ -65,3 +65,20 @@ def read_bounded(data_size: int, max_output_chars: int, file_type: str) -> None:
             f".{file_type} file of {data_size} bytes exceeds the output limit "
             f"of {max_output_chars} characters"
         )
+
+
+def reject_long_lines(text: str, max_line_chars: int, file_type: str) -> None:
+    """Fail on a line longer than `max_line_chars`.
+
+    Jumps window by window to the last newline inside it, so a 100 MB text costs about
+    len(text) / max_line_chars C-level scans, whatever its line count.
+    """
+    position, end = 0, len(text)
+    while end - position > max_line_chars:
+        newline = text.rfind("\n", position, position + max_line_chars + 1)
+        if newline == -1:
+            raise ParseEngineFailed(
+                f".{file_type} file has a line longer than {max_line_chars} characters "
+                "(not prose: minified or hostile input)"
+            )
+        position = newline + 1

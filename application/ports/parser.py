@@ -33,6 +33,9 @@ class ParseLimits:
     max_seconds: float = 120.0
     max_memory_bytes: int = 2 * 1024**3
     max_output_chars: int = 200_000_000
+    max_line_chars: int = 1_000_000
+    """A text line longer than this is not prose (minified data, a hostile single-line file):
+    chunking and indexing it would only burn time, so the parse fails instead."""
 
     def __post_init__(self) -> None:
         if self.max_seconds <= 0:
@@ -41,6 +44,8 @@ class ParseLimits:
             raise ValueError("max_memory_bytes must be at least 64 MiB")
         if self.max_output_chars <= 0:
             raise ValueError("max_output_chars must be positive")
+        if self.max_line_chars <= 0:
+            raise ValueError("max_line_chars must be positive")
 
 
 @dataclass(frozen=True, slots=True)
