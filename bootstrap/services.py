@@ -31,6 +31,7 @@ from ragline.bootstrap.settings import MqVendor, Settings
 from ragline.contracts.wire import (
     ParseResult,
     ParseTask,
+    PdfParserBackend,
     TriggerMode,
     decode_parse_result,
     encode_parse_task,
@@ -151,11 +152,12 @@ class Services:
             self._use("clock"),
             source_bucket=settings.source_bucket,
             md_bucket=settings.markdown_bucket,
+            pdf_backend=PdfParserBackend(settings.pdf_backend),
         )
         try:
             if not with_worker:
                 return await use_case(sources, user_id, dataset_id, observer, force=force)
-            async with self.worker():
+            async with self.worker(settings.ingest_workers):
                 return await use_case(sources, user_id, dataset_id, observer, force=force)
         finally:
             await self.close()

@@ -104,6 +104,11 @@ class Settings(BaseSettings):
     parse_timeout_seconds: float = 120.0
     parse_max_memory_mb: int = 2048
     chunk_plan: str = "default"
+    pdf_backend: str = Field(
+        "naive",
+        description="Backend `ragline ingest` asks for: naive (fast), auto, opendataloader.",
+    )
+    ingest_workers: int = Field(2, ge=1, le=16, description="Tasks in flight during ingest.")
 
     @property
     def resolved_database_url(self) -> str:
