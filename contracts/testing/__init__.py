@@ -15,6 +15,7 @@ from ragline.contracts.testing.commands import (
     Supersede,
     expected_after,
     expected_error,
+    expected_refusal,
 )
 from ragline.contracts.testing.invariants import (
     InvariantViolation,
@@ -27,6 +28,7 @@ from ragline.contracts.testing.machine import ChunkStatusMachine, ParseRunMachin
 from ragline.contracts.testing.store import InMemoryRunStore, RunStore
 from ragline.contracts.testing.strategies import (
     EPOCH,
+    any_durations,
     commands,
     durations,
     failure_codes,
@@ -53,6 +55,7 @@ __all__ = [
     "Start",
     "Succeed",
     "Supersede",
+    "any_durations",
     "check_events",
     "check_family",
     "check_run",
@@ -61,6 +64,7 @@ __all__ = [
     "durations",
     "expected_after",
     "expected_error",
+    "expected_refusal",
     "failure_codes",
     "failure_details",
     "markdown_locations",

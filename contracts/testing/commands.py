@@ -13,7 +13,6 @@ import attrs
 
 from ragline.domain.parse_run import (
     STAGE_ORDER,
-    DomainError,
     FailureCode,
     FailurePoint,
     FailureReason,
@@ -25,6 +24,7 @@ from ragline.domain.parse_run import (
     PipelineStatus,
     RejectAfterStart,
     RetryNotAllowed,
+    RetryRefusal,
     RunAlreadyTerminal,
     RunEvent,
     RunFailed,
@@ -111,8 +111,9 @@ def _first_not_success(run: ParseRun) -> Stage | None:
     return next((s for s in STAGE_ORDER if _status(run, s) is not SUCCESS), None)
 
 
-def expected_error(run: ParseRun, command: Command) -> type[DomainError] | None:
-    """The error SPEC §4 demands for `command` on `run`, or None when the move is legal."""
+def expected_error(run: ParseRun, command: Command) -> type[Exception] | None:
+    """The error SPEC §4 demands for `command` on `run` (ValueError for a negative
+    duration), or None when the move is legal."""
     if isinstance(command, Supersede):
         needs_markdown = run.stages[Stage.CLEANING].status is SUCCESS
         if (
@@ -135,6 +136,8 @@ def expected_error(run: ParseRun, command: Command) -> type[DomainError] | None:
     if isinstance(command, Succeed | Fail):
         if _status(run, command.stage) is not StageStatus.PROCESSING:
             return IllegalStageTransition
+        if isinstance(command, Succeed) and command.duration_ms < 0:
+            return ValueError
         if isinstance(command, Succeed) and (command.stage is Stage.CLEANING) is (
             command.markdown is None
         ):
@@ -147,6 +150,19 @@ def expected_error(run: ParseRun, command: Command) -> type[DomainError] | None:
         return None if run.pipeline_status is PipelineStatus.PENDING else RejectAfterStart
     if _first_not_success(run) is None:
         return IllegalStageTransition
+    return None
+
+
+def expected_refusal(previous: ParseRun, new_task_id: str) -> RetryRefusal | None:
+    """SPEC §4.6 restated: why `new_task_id` may not retry `previous` (first rule broken)."""
+    if previous.identity.task_id == new_task_id:
+        return RetryRefusal.SAME_TASK_ID
+    if previous.pipeline_status is not PipelineStatus.FAILED:
+        return RetryRefusal.PREVIOUS_NOT_FAILED
+    if previous.superseded_by_task_id is not None:
+        return RetryRefusal.ALREADY_SUPERSEDED
+    if previous.stages[Stage.CLEANING].status is SUCCESS and previous.markdown is None:
+        return RetryRefusal.MARKDOWN_MISSING
     return None
 
 

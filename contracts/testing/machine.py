@@ -27,11 +27,14 @@ from ragline.contracts.testing.commands import (
     Command,
     Converge,
     Fail,
+    Reject,
     Skip,
+    Start,
     Succeed,
     Supersede,
     expected_after,
     expected_error,
+    expected_refusal,
 )
 from ragline.contracts.testing.invariants import (
     check_events,
@@ -46,6 +49,7 @@ from ragline.contracts.testing.strategies import (
     durations,
     failure_codes,
     failure_details,
+    markdown_locations,
     next_move,
     stages,
 )
@@ -53,11 +57,13 @@ from ragline.domain.parse_run import (
     CHUNK_STATUS_MOVES,
     FIRST_STAGE,
     LAST_STAGE,
+    STAGE_ORDER,
     ChunkIndexStatus,
     ChunkStatusMove,
     DomainError,
     FailureCode,
     IllegalChunkStatusMove,
+    MarkdownLocation,
     ParseRun,
     RetryNotAllowed,
     RetryRefusal,
@@ -130,9 +136,10 @@ class ParseRunMachine(RuleBasedStateMachine):
         at = self.now()
         try:
             command.apply(run, at)
-        except DomainError as error:
+        except (DomainError, ValueError) as error:
             assert type(error) is want_error, f"{command}: raised {error!r}, want {want_error}"
-            assert error.rule in str(error), "the error names its rule"
+            if isinstance(error, DomainError):
+                assert error.rule in str(error), "the error names its rule"
             assert run == before and run.pending_events == (), "failed command changed the run"
             return
         assert want_error is None, f"{command} accepted, want {want_error}"
@@ -213,6 +220,36 @@ class ParseRunMachine(RuleBasedStateMachine):
         self.perform(task_id, Converge("redelivered") if interrupt else Fail(stop, code, "x", 2))
         return task_id
 
+    @rule(task_id=runs, duration=durations())
+    def finish(self, task_id: str, duration: int) -> None:
+        """Drive a run to its end with successes only: SUCCESS must be reached often."""
+        for _ in range(14):
+            move = next_move(
+                self.load(task_id), True, FailureCode.INTERNAL_UNKNOWN_ERROR, "", duration
+            )
+            if move is None:
+                return
+            self.perform(task_id, move)
+
+    @rule(task_id=runs, wrong_markdown=markdown_locations(), code=failure_codes())
+    def misuse(self, task_id: str, wrong_markdown: MarkdownLocation, code: FailureCode) -> None:
+        """Illegal moves aimed at the run's current position (random ones rarely hit it)."""
+        run = self.load(task_id)
+        for stage, state in run.stages_in_order():
+            if state.status is StageStatus.PROCESSING:
+                markdown = None if stage is Stage.CLEANING else wrong_markdown
+                self.perform(task_id, Succeed(stage, 1, markdown))
+                self.perform(task_id, Succeed(stage, -1, markdown))
+                self.perform(task_id, Start(stage))
+                self.perform(task_id, Skip(stage))
+                self.perform(task_id, Reject(code, "late"))
+                if not stage.is_last:
+                    self.perform(task_id, Start(STAGE_ORDER[stage.position + 1]))
+            elif state.status is StageStatus.SUCCESS:
+                self.perform(task_id, Start(stage))
+                if not state.inherited:
+                    self.perform(task_id, Skip(stage))
+
     @rule(task_id=runs, racing=st.booleans())
     def redeliver(self, task_id: str, racing: bool) -> None:
         """Redelivery: a terminal run is only re-announced; an unfinished one converges."""
@@ -247,7 +284,14 @@ class ParseRunMachine(RuleBasedStateMachine):
             new_id = self.fresh_id()
             at = self.now()
             refusal = retry_refusal(snapshot, new_id)
+            assert refusal is expected_refusal(snapshot, new_id), f"refusal {refusal}"
             previous = copy.deepcopy(snapshot)
+            try:
+                previous.derive_retry(new_id, at)
+            except RetryNotAllowed:
+                pass
+            else:
+                raise AssertionError("derived a retry before superseding")
             if refusal is None:
                 previous.supersede(new_id)
                 retry_run = previous.derive_retry(new_id, at)
@@ -301,6 +345,11 @@ class ParseRunMachine(RuleBasedStateMachine):
         runs = {task_id: self.load(task_id) for task_id in self.store.task_ids()}
         for task_id, run in runs.items():
             check_run(run)
+            in_order = [(stage, run.stages[stage]) for stage in STAGE_ORDER]
+            assert list(run.stages_in_order()) == in_order
+            unfinished = [s for s, st_ in in_order if st_.status is not SUCCESS]
+            assert run.next_stage is (unfinished[0] if unfinished else None)
+            assert run.is_terminal is run.pipeline_status.is_terminal
             check_events(run, self.announced.get(task_id, []))
         check_family(runs)
 

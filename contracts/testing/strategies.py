@@ -22,6 +22,7 @@ from ragline.domain.parse_run import (
     FailureCode,
     MarkdownLocation,
     ParseRun,
+    PipelineStatus,
     Stage,
     StageStatus,
     TaskIdentity,
@@ -48,8 +49,13 @@ def failure_details() -> st.SearchStrategy[str]:
 
 
 def durations() -> st.SearchStrategy[int]:
-    """Stage durations in milliseconds."""
-    return st.integers(min_value=0, max_value=10**7)
+    """Stage durations in milliseconds (0 and 1 often: boundaries matter)."""
+    return st.sampled_from([0, 1]) | st.integers(min_value=0, max_value=10**7)
+
+
+def any_durations() -> st.SearchStrategy[int]:
+    """Durations a buggy caller might pass, negatives included."""
+    return st.integers(min_value=-2, max_value=2) | durations()
 
 
 def markdown_locations() -> st.SearchStrategy[MarkdownLocation]:
@@ -77,7 +83,7 @@ def commands(supersede_ids: st.SearchStrategy[str] | None = None) -> st.SearchSt
     ids = supersede_ids if supersede_ids is not None else st.just("task-other")
     return st.one_of(
         st.builds(Start, stages()),
-        st.builds(Succeed, stages(), durations(), st.none() | markdown_locations()),
+        st.builds(Succeed, stages(), any_durations(), st.none() | markdown_locations()),
         st.builds(Fail, stages(), failure_codes(), failure_details(), st.none() | durations()),
         st.builds(Skip, stages()),
         st.builds(Reject, failure_codes(), failure_details()),
@@ -101,7 +107,7 @@ def next_move(
             return Succeed(stage, duration, markdown if stage is Stage.CLEANING else None)
         if state.status is StageStatus.PENDING:
             return Start(stage)
-        if state.inherited and stage is STAGE_ORDER[-1]:
+        if state.inherited and (run.pipeline_status is PipelineStatus.PENDING or stage.is_last):
             return Skip(stage)
     return None
 
