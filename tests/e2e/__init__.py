@@ -1,0 +1,1 @@
+"""End-to-end tests: `ragline` driven as a subprocess, each run with its own data dir."""
