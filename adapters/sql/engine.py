@@ -13,6 +13,7 @@ Plain URLs are accepted and given the right driver: `sqlite:///x.db`,
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, create_engine, event
@@ -60,6 +61,13 @@ def _refuse_memory_sqlite(url: URL) -> None:
     database = url.database or ""
     if database in ("", ":memory:") or url.query.get("mode") == "memory":
         raise ValueError("in-memory SQLite is not supported: give a database file path")
+
+
+def sqlite_parent(url: str | URL) -> None:
+    """Create the folder of a SQLite database file (the data dir on first start)."""
+    parsed = make_url(url)
+    if backend_of(parsed) == "sqlite" and parsed.database and parsed.database != ":memory:":
+        Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
 
 
 def _engine_kwargs(backend: str) -> dict[str, Any]:

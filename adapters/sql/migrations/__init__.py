@@ -18,11 +18,15 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
+from sqlalchemy import Connection, text
 from sqlalchemy.engine import URL
 
-from ragline.adapters.sql.engine import create_sync_engine_for
+from ragline.adapters.sql.engine import create_sync_engine_for, sqlite_parent
 
 VERSION_TABLE = "ragline_alembic_version"
+LOCK_TIMEOUT_S = 600
+_LOCK_NAME = "ragline_migrations"
+_LOCK_KEY = 0x7261676C696E65  # "ragline"
 SCRIPT_LOCATION = Path(__file__).resolve().parent
 
 
@@ -40,14 +44,43 @@ def head_revision() -> str:
     return head
 
 
+def _take_migration_lock(connection: Connection) -> None:
+    """Let one process migrate at a time; the others wait, then find the schema at head.
+
+    PostgreSQL: a transaction-level advisory lock. MySQL: a named lock (DDL commits
+    implicitly there, so it must outlive transactions). SQLite: BEGIN IMMEDIATE already
+    serializes the migration transaction.
+    """
+    if connection.dialect.name == "postgresql":
+        connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _LOCK_KEY})
+    elif connection.dialect.name in ("mysql", "mariadb"):
+        got = connection.execute(
+            text("SELECT GET_LOCK(:name, :timeout)"),
+            {"name": _LOCK_NAME, "timeout": LOCK_TIMEOUT_S},
+        ).scalar()
+        if got != 1:
+            raise TimeoutError(f"another migration held {_LOCK_NAME} for {LOCK_TIMEOUT_S}s")
+
+
+def _release_migration_lock(connection: Connection) -> None:
+    if connection.dialect.name in ("mysql", "mariadb"):
+        connection.execute(text("SELECT RELEASE_LOCK(:name)"), {"name": _LOCK_NAME})
+
+
 def upgrade_to_head(url: str | URL, revision: str = "head") -> None:
-    """Bring the database at `url` to `revision` (default: the newest). Idempotent, blocking."""
+    """Bring the database at `url` to `revision` (default: the newest). Idempotent,
+    blocking, safe to call from several processes at once."""
+    sqlite_parent(url)
     engine = create_sync_engine_for(url)
     try:
         with engine.begin() as connection:
-            config = alembic_config()
-            config.attributes["connection"] = connection
-            command.upgrade(config, revision)
+            _take_migration_lock(connection)
+            try:
+                config = alembic_config()
+                config.attributes["connection"] = connection
+                command.upgrade(config, revision)
+            finally:
+                _release_migration_lock(connection)
     finally:
         engine.dispose()
 

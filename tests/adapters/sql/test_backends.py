@@ -198,3 +198,19 @@ def test_migration_command_line(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert f"at revision {head_revision()}" in done.stdout
     assert current_revision(url) == head_revision()
+
+
+def test_concurrent_migrations_from_empty_all_succeed(empty_database: str) -> None:
+    """Several processes (threads here) starting at once: one migrates, the others wait."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        for future in [pool.submit(upgrade_to_head, empty_database) for _ in range(3)]:
+            future.result(timeout=300)
+    assert current_revision(empty_database) == head_revision()
+
+
+def test_sqlite_data_dir_is_created(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'new' / 'data' / 'ragline.db'}"
+    upgrade_to_head(url)
+    assert (tmp_path / "new" / "data" / "ragline.db").is_file()
