@@ -187,3 +187,13 @@ def test_unreachable_server_is_unavailable() -> None:
     with pytest.raises(EmbedderUnavailable, match="ConnectError"):
         remote.embed_documents(["hello"])
     remote.close()
+
+
+def test_prefixes_are_prepended_per_side(relay: Relay) -> None:
+    remote = client(relay.url, send_input_type=False, query_prefix="q> ", document_prefix="d> ")
+    remote.embed_documents(["doc"])
+    remote.embed_query("question")
+    bodies = [r["body"] for r in relay.requests]
+    assert [b["input"] for b in bodies] == [["d> doc"], ["q> question"]]  # type: ignore[index]
+    assert all("input_type" not in b for b in bodies)  # type: ignore[operator]
+    remote.close()
