@@ -20,7 +20,7 @@ def cache_key(model_name: str, side: str, text: str) -> bytes:
     """sha256 over the model, the side ("query"/"passage") and the text."""
     digest = hashlib.sha256()
     for part in (model_name, side, text):
-        data = part.encode("utf-8")
+        data = part.encode("utf-8", "surrogatepass")  # any str, even from bad bytes
         digest.update(len(data).to_bytes(8, "little"))
         digest.update(data)
     return digest.digest()

@@ -87,7 +87,9 @@ class OpenAIEmbedder:
     def _embed(self, texts: Sequence[str], side: str) -> list[list[float]]:
         vectors: list[list[float]] = []
         for start in range(0, len(texts), self._batch_size):
-            batch = [self._prefix[side] + t for t in texts[start : start + self._batch_size]]
+            batch = [
+                _json_safe(self._prefix[side] + t) for t in texts[start : start + self._batch_size]
+            ]
             vectors.extend(self._request(batch, side))
         return vectors
 
@@ -142,3 +144,12 @@ class OpenAIEmbedder:
 def _normalised(vector: list[float]) -> list[float]:
     norm = math.sqrt(sum(x * x for x in vector))
     return [x / norm for x in vector] if norm > 0 else vector
+
+
+def _json_safe(text: str) -> str:
+    """Lone surrogates (bytes decoded with surrogateescape) cannot be sent as UTF-8 JSON."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = text.encode("utf-8", "replace").decode("utf-8")
+    return text

