@@ -18,9 +18,9 @@ def _package_folders() -> set[str]:
 
 
 def test_every_package_folder_is_listed_in_pyproject() -> None:
-    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"][
-        "packages"
-    ])
+    listed = set(
+        tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    )
     assert sorted(_package_folders() - listed) == []
     assert sorted(listed - _package_folders()) == []
 
