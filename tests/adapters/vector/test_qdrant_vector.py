@@ -121,7 +121,9 @@ async def test_local_storage_is_switched_to_wal(tmp_path: Path) -> None:
     index = QdrantVectorIndex("walcheck", path=str(tmp_path / "q"))
     await index.ensure_collection(DIM)
     await index.upsert_dense([dense("a", E1)])
-    [storage] = list((tmp_path / "q").rglob("storage.sqlite"))
-    with sqlite3.connect(storage) as probe:
-        assert probe.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    storages = list((tmp_path / "q").rglob("storage.sqlite"))
+    assert len(storages) == 2  # the dimension anchor and the scope's collection
+    for storage in storages:
+        with sqlite3.connect(storage) as probe:
+            assert probe.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     await index.close()
