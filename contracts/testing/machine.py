@@ -278,6 +278,7 @@ class ParseRunMachine(RuleBasedStateMachine):
     def attempt_retries(self, previous_id: str, attempts: int) -> list[str]:
         """`attempts` retries of one run read the same snapshot; the CAS picks one winner."""
         snapshot = self.load(previous_id)
+        assert retry_refusal(snapshot, previous_id) is RetryRefusal.SAME_TASK_ID
         created: list[str] = []
         winners = 0
         for _ in range(attempts):
@@ -328,6 +329,13 @@ class ParseRunMachine(RuleBasedStateMachine):
         """Retry a recent failure that got past CLEANING: makes deep resumed chains likely."""
         previous_id = self.failed[-1 - back % len(self.failed)]
         return multiple(*self.attempt_retries(previous_id, attempts))
+
+    @rule(target=runs, code=failure_codes(), detail=failure_details())
+    def reject_new(self, code: FailureCode, detail: str) -> str:
+        """A message that fails validation: its fresh run is rejected before any stage."""
+        task_id = self.open_fresh()
+        self.perform(task_id, Reject(code, detail))
+        return task_id
 
     @rule(target=runs)
     def retry_unknown(self) -> str:
