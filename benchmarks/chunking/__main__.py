@@ -108,7 +108,7 @@ def main() -> None:
                 "tool": n,
                 "corpus": c,
                 "corpus_mb": round(mb, 3),
-                "subset": n in SUBSET,
+                "subset": n in SUBSET and len(corpora[c]) > SUBSET_CHARS,
                 "seconds": round(best[(n, c)], 4),
                 "mb_per_s": round(mb / best[(n, c)], 2),
                 "peak_memory_mb": None if peak is None else round(peak / 1e6, 2),
