@@ -23,10 +23,13 @@ def _structure_builder() -> Any:
     return LineScanStructureBuilder()
 
 
-def _chunk_document(structure: Any) -> Any:
+def _chunk_document(structure: Any, settings: Settings) -> Any:
     from ragline.application.chunking import ChunkDocument
+    from ragline.bootstrap.chunking_models import LazySentenceEmbedder, chat_model
 
-    return ChunkDocument(structure)
+    return ChunkDocument(
+        structure, embedder=LazySentenceEmbedder(settings), llm=chat_model(settings)
+    )
 
 
 class Container(containers.DeclarativeContainer):
@@ -34,7 +37,9 @@ class Container(containers.DeclarativeContainer):
 
     # chunking (pure CPU; no I/O)
     structure_builder = providers.Singleton(_structure_builder)
-    chunk_document = providers.Factory(_chunk_document, structure=structure_builder)
+    chunk_document = providers.Factory(
+        _chunk_document, structure=structure_builder, settings=settings
+    )
 
     # ports
     clock = providers.Singleton(factories.clock)

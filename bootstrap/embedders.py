@@ -60,6 +60,10 @@ class ConfiguredEmbedders:
             embedder = await asyncio.to_thread(self._build_once, key, config)
         return embedder
 
+    def build(self, config: EmbeddingConfig) -> Any:
+        """The embedder for `config`, synchronously (for callers off the event loop)."""
+        return self._build_once(_cache_key(config), config)
+
     def _build_once(self, key: str, config: EmbeddingConfig) -> Any:
         with self._lock:
             if key not in self._built:

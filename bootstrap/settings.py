@@ -152,6 +152,12 @@ class Settings(BaseSettings):
         120.0, description="Wall-clock limit of one parse (sandboxed worker process)."
     )
     parse_max_memory_mb: int = Field(2048, description="Address-space limit of the parse worker.")
+    llm_base_url: str | None = Field(
+        None, description="OpenAI-compatible chat endpoint for the `llm` chunk plan."
+    )
+    llm_model: str | None = Field(None, description="Chat model for the `llm` chunk plan.")
+    llm_api_key: SecretStr | None = Field(None, description="API key of the chat endpoint.")
+    llm_timeout_seconds: float = Field(30.0, description="Per-call limit; then RECURSIVE.")
     chunk_plan: str = Field(
         "default", description="Chunk plan preset (see `ragline chunk --plan`)."
     )
