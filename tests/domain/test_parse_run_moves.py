@@ -13,6 +13,7 @@ from ragline.domain.parse_run import (
     DomainError,
     FailureCode,
     FailurePoint,
+    FailureReason,
     IllegalStageTransition,
     MarkdownCoordinatesRequired,
     MarkdownLocation,
@@ -104,9 +105,10 @@ def test_start_clears_only_failure_traces() -> None:
     run.succeed_stage(Stage.CHUNKING, at(101), 5)
     run.failed_stage = FailurePoint.CHUNKING  # as a row left by an older writer might hold
     run.recover_from_stage = Stage.CHUNKING
-    run.failure_reason = None
+    run.failure_reason = FailureReason.of(FailureCode.INTERRUPTED_TASK, "old")
     run.start_stage(Stage.VECTORIZING, at(102))
     assert run.failed_stage is None and run.recover_from_stage is None
+    assert run.failure_reason is None
     assert run.stages[Stage.CHUNKING].status is StageStatus.SUCCESS
 
 
