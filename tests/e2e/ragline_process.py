@@ -24,6 +24,7 @@ from ragline.application.ingest.identity import stable_int
 
 ENTRY = "from ragline.bootstrap.cli import main; main()"
 TIMEOUT_SECONDS = 300.0  # generous: the machine is slow and shared; a hang still ends
+GRACE_SECONDS = 10.0  # how long helpers (parser workers) may outlive the CLI process
 HIT_KEYS = {"chunk_id", "doc_id", "source", "section_path", "text", "parent_text", "score"}
 _SUMMARY = re.compile(r"(\d+) ingested, (\d+) unchanged, (\d+) failed; (\d+) chunks")
 
@@ -36,6 +37,8 @@ class Finished:
     returncode: int
     stdout: str
     stderr: str
+    left_running: bool = False
+    """Some process of the child's group (a parser worker) outlived it by seconds."""
 
     def explain(self) -> str:
         return (
@@ -65,19 +68,28 @@ def child_env() -> dict[str, str]:
     return env
 
 
-def start(data_dir: Path, *args: str) -> subprocess.Popen[str]:
+def start(data_dir: Path, *args: str, stdin: bool = False) -> subprocess.Popen[str]:
     """Start `ragline --data-dir DATA_DIR ARGS...` in a new session, cwd beside the data dir
     (so no stray `.env` from the repository is read)."""
     return subprocess.Popen(
         command(data_dir, *args),
         cwd=data_dir.parent,
         env=child_env(),
+        stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         encoding="utf-8",
         start_new_session=True,
     )
+
+
+def group_alive(process: subprocess.Popen[str]) -> bool:
+    try:
+        os.killpg(process.pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
 
 
 def kill_group(process: subprocess.Popen[str], sig: int = signal.SIGKILL) -> None:
@@ -87,24 +99,33 @@ def kill_group(process: subprocess.Popen[str], sig: int = signal.SIGKILL) -> Non
 
 
 def finish(
-    process: subprocess.Popen[str], args: Sequence[str], timeout: float = TIMEOUT_SECONDS
+    process: subprocess.Popen[str],
+    args: Sequence[str],
+    timeout: float = TIMEOUT_SECONDS,
+    stdin_text: str | None = None,
 ) -> Finished:
     """Wait for the child; on timeout kill its group and fail loudly (a hang is a bug)."""
     try:
-        stdout, stderr = process.communicate(timeout=timeout)
+        stdout, stderr = process.communicate(stdin_text, timeout=timeout)
     except subprocess.TimeoutExpired:
         kill_group(process)
         stdout, stderr = process.communicate()
         raise AssertionError(
             f"ragline {' '.join(args)} did not finish in {timeout:.0f} s\n{stderr[-6000:]}"
         ) from None
-    finally:
-        kill_group(process)  # parser workers orphaned by a crash, if any
-    return Finished(tuple(args), process.returncode, stdout, stderr)
+    deadline = time.monotonic() + GRACE_SECONDS
+    while group_alive(process) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left_running = group_alive(process)
+    kill_group(process)  # parser workers orphaned by a crash, if any
+    return Finished(tuple(args), process.returncode, stdout, stderr, left_running)
 
 
-def run(data_dir: Path, *args: str, timeout: float = TIMEOUT_SECONDS) -> Finished:
-    return finish(start(data_dir, *args), args, timeout)
+def run(
+    data_dir: Path, *args: str, timeout: float = TIMEOUT_SECONDS, stdin_text: str | None = None
+) -> Finished:
+    process = start(data_dir, *args, stdin=stdin_text is not None)
+    return finish(process, args, timeout, stdin_text)
 
 
 def ingest_counts(done: Finished) -> IngestCounts:

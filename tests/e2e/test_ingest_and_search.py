@@ -18,6 +18,7 @@ EXAMPLE_NAMES = sorted(p.name for p in EXAMPLES.iterdir())
 def test_ingest_of_the_examples_succeeds_for_every_format(examples_ingested: Ingested) -> None:
     first = examples_ingested.first
     assert first.returncode == 0, first.explain()
+    assert not first.left_running, "a parser worker outlived `ragline ingest`"
     counts = ingest_counts(first)
     assert (counts.ingested, counts.unchanged, counts.failed) == (6, 0, 0), first.explain()
     assert counts.chunks > 6
