@@ -1,0 +1,75 @@
+"""ragline ingest in-process through `Services.ingest` (embedded defaults, fresh data dir)."""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from dependency_injector import providers
+
+from benchmarks.ingest.fake import ConstantResolver
+from ragline.adapters.cli.walk import find_sources
+from ragline.application.ingest.identity import SourceFile, identify
+from ragline.application.ingest.use_case import FileAction, FileOutcome
+from ragline.application.ports.unit_of_work import DocumentScope
+from ragline.bootstrap.container import build_services
+from ragline.domain.parse_run import Stage, StageStatus
+
+USER, DATASET = "1", "1"  # ids are integers on the wire
+
+
+class QuietObserver:
+    def file_submitted(self, source: SourceFile, action: FileAction, task_id: str) -> None:
+        pass
+
+    def stage_changed(self, task_id: str, stage: Stage, status: StageStatus) -> None:
+        pass
+
+    def file_finished(self, outcome: FileOutcome) -> None:
+        pass
+
+
+async def ingest(data_dir: Path, paths: Sequence[Path], *, fake: bool) -> dict[str, Any]:
+    """Ingest `paths` into `data_dir`; wall and CPU time, chunk counts, stage times (sums)."""
+    sources = find_sources(list(paths))
+    services = build_services(data_dir)
+    if fake:
+        services.container.embedders.override(providers.Object(ConstantResolver()))
+    wall0, cpu0 = time.perf_counter(), time.process_time()
+    summary = await services.ingest(sources, USER, DATASET, QuietObserver())
+    wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+    stage_ms: dict[str, int] = defaultdict(int)
+    for outcome in summary.outcomes:
+        for stage, ms in outcome.stage_ms.items():
+            stage_ms[stage.name] += ms
+    texts = await child_texts(data_dir, sources)
+    return {
+        "files": len(sources),
+        "failed": len(summary.failed),
+        "failures": [o.failure_reason for o in summary.failed][:5],
+        "chunks_all": sum(o.chunks for o in summary.outcomes),
+        "children": len(texts),
+        "seconds": round(wall, 3),
+        "cpu_seconds": round(cpu, 3),
+        "children_per_s": round(len(texts) / wall, 1),
+        "stage_ms_sum": dict(stage_ms),
+        "_texts": texts,
+    }
+
+
+async def child_texts(data_dir: Path, sources: Sequence[SourceFile]) -> list[str]:
+    """Texts of the child chunks (parent_id not null) of every source, in document order."""
+    services = build_services(data_dir)
+    texts: list[str] = []
+    try:
+        async with services._use("uow_factory")() as uow:
+            for source in sources:
+                doc = str(identify(source, USER, DATASET).original_file_id)
+                rows = await uow.chunks.list_document(DocumentScope(USER, DATASET, doc))
+                texts += [r.text for r in rows if r.parent_id is not None]
+    finally:
+        await services.close()
+    return texts
