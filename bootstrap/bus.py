@@ -13,7 +13,10 @@ from typing import Any
 from ragline.bootstrap.settings import MqVendor, Settings
 from ragline.contracts.wire import dead_letter_topic
 
-TASK_QUEUE = "ragline.parse-tasks"
+
+def task_queue(topic: str) -> str:
+    """The workers' shared queue on the task exchange (RabbitMQ)."""
+    return f"{topic}.workers"
 
 
 class InProcessEndpoints:
@@ -112,12 +115,13 @@ class RabbitEndpoints:
     def task_source(self) -> Any:
         from ragline.adapters.rabbitmq import RabbitTaskSource
 
-        return RabbitTaskSource(self._connection, self._settings.parse_task_topic, TASK_QUEUE)
+        topic = self._settings.parse_task_topic
+        return RabbitTaskSource(self._connection, topic, task_queue(topic), binding_keys=("#",))
 
     def task_publisher(self) -> Any:
         from ragline.adapters.rabbitmq import RabbitPublisher
 
-        return RabbitPublisher(self._connection, self._settings.parse_task_topic, mandatory=False)
+        return RabbitPublisher(self._connection, self._settings.parse_task_topic)
 
     def result_publisher(self) -> Any:
         from ragline.adapters.rabbitmq import RabbitPublisher
@@ -129,7 +133,7 @@ class RabbitEndpoints:
 
         return RabbitPublisher(
             self._connection, dead_letter_topic(self._settings.parse_result_topic), mandatory=False
-        )
+        )  # the last resort: nothing may stop it
 
     def result_reader(self) -> Any:
         from ragline.adapters.rabbitmq import RabbitTaskSource
@@ -139,6 +143,7 @@ class RabbitEndpoints:
             self._settings.parse_result_topic,
             f"ragline.results.{uuid.uuid4()}",
             with_dead_letters=False,
+            queue_arguments={"x-expires": 600_000},  # a reader's queue goes when it does
         )
 
 

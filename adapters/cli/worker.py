@@ -18,6 +18,8 @@ def worker(
 ) -> None:
     """Run the parse-task consumer and the result relay (Kafka or RabbitMQ per MQ_VENDOR)."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    for chatty in ("pika", "aiokafka", "alembic", "httpx"):
+        logging.getLogger(chatty).setLevel(logging.WARNING)
     services = ctx.obj.get()
 
     async def main() -> None:

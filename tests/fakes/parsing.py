@@ -35,4 +35,6 @@ class FakeParser:
             assert options.mineru_url is not None, "direct pull needs a URL"
             return ParsedDocument(self.remote_markdown)
         text = source.read_text(encoding="utf-8", errors="replace")
+        if file_type in ("md", "markdown"):  # like the real Markdown parser: validate only
+            return ParsedDocument(text)
         return ParsedDocument(f"# Document\n\n{text}\n")

@@ -48,7 +48,7 @@ async def test_markdown_source_is_passed_through_not_converted_nor_copied(h: Har
     await h.pipeline.handle(task)
     run = h.run(task.task_id)
     assert run.pipeline_status is PipelineStatus.SUCCESS
-    assert h.parser.calls == []
+    assert [call.file_type for call in h.parser.calls] == ["md"]  # validated, not converted
     assert h.storage.data(MD_BUCKET, task.md_object_key) is None  # not copied
     assert run.markdown == MarkdownLocation(task.source_bucket, task.source_object_key)
     log = h.db.parsed_logs[task.task_id]

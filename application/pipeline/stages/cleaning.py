@@ -22,7 +22,6 @@ from ragline.application.pipeline.stages.markdown_io import (
     disk_full,
     download,
     is_disk_full,
-    read_markdown,
 )
 from ragline.application.pipeline.workspace import discard
 from ragline.application.ports.object_storage import StorageError
@@ -51,16 +50,12 @@ class CleaningStage(PipelineStage):
             raise StageFailure(FailureCode.UNSUPPORTED_FILE_TYPE, f"file_type {file_type!r}")
         location = markdown_location(task)
         try:
-            if is_markdown_source(task):
-                ctx.markdown = await read_markdown(
-                    self.services,
-                    task.task_id,
-                    task.source_bucket,
-                    task.source_object_key,
-                    FailureCode.SOURCE_FILE_NOT_FOUND,
-                )
-                return location
             markdown = await self._parse(task, file_type)
+            if is_markdown_source(task):
+                # Passthrough: the Markdown parser only validates (UTF-8, not binary, sane
+                # lines); nothing is converted or copied, the source is the Markdown.
+                ctx.markdown = markdown
+                return location
         except OSError as error:
             if is_disk_full(error):
                 raise disk_full(error) from error
