@@ -116,6 +116,7 @@ def chunks_by_file(data_dir: Path, docs: Path) -> dict[str, list[str]]:
         }
 
 
+@pytest.mark.slow  # ~70 s each on the shared machine: two ingests, one cut short
 @pytest.mark.parametrize("how", ["ctrl-c", "kill-9"])
 def test_interrupted_ingest_resumes_and_every_file_succeeds(
     tmp_path: Path, examples_ingested: Ingested, how: str
