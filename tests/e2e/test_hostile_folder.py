@@ -32,6 +32,7 @@ HOSTILE: dict[str, str] = {
     "binary-renamed.md": "UNSUPPORTED_FILE_TYPE",
     "invalid-utf8.md": "PARSE_ENGINE_FAILED",
     "single-line.txt": "PARSE_ENGINE_FAILED",
+    "single-line.md": "PARSE_ENGINE_FAILED",  # 2 MB: past the line limit, not the size
     "corrupt.pdf": "PARSE_ENGINE_FAILED",
     "notes.xyz": "UNSUPPORTED_FILE_TYPE",
 }
@@ -47,6 +48,7 @@ def write_folder(folder: Path) -> None:
     with (folder / "single-line.txt").open("wb") as handle:  # 50 MB, no newline
         for _ in range(50):
             handle.write(b"lorem ipsum dolor sit amet " * (1024**2 // 27) + b"lorem ips")
+    (folder / "single-line.md").write_bytes(b"# Title\n\n" + b"lorem ipsum " * (2 * 1024**2 // 12))
     (folder / "corrupt.pdf").write_bytes(text_pdf("This PDF is cut in half")[:200])
     (folder / "notes.xyz").write_bytes(b"some data in a format nobody parses\n")
     (folder / EMPTY).write_bytes(b"")
