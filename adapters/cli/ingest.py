@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
+import sys
 from pathlib import Path
+from types import FrameType
 
 import typer
 from rich.console import Console
@@ -81,6 +85,18 @@ def _summary_table(summary: IngestSummary) -> Table:
     return table
 
 
+INTERRUPTED = "\ninterrupted: run `ragline ingest` again to resume\n"
+
+
+def _stop_now(signum: int, frame: FrameType | None) -> None:
+    """Ctrl-C: leave at once. Every run is durable at its last committed step; the next
+    ingest converges the interrupted ones and retries them from their first unfinished
+    stage, so draining in-flight work (a model call can take tens of seconds) buys nothing."""
+    sys.stderr.write(INTERRUPTED)
+    sys.stderr.flush()
+    os._exit(130)
+
+
 @app.command()
 def ingest(
     ctx: typer.Context,
@@ -109,13 +125,13 @@ def ingest(
     )
     with Progress(*columns, console=console, transient=False) as progress:
         observer = ProgressObserver(progress, len(sources))
+        previous = signal.signal(signal.SIGINT, _stop_now)
         try:
             summary = asyncio.run(
                 services.ingest(sources, user, dataset, observer, force=force, plan=plan)
             )
-        except KeyboardInterrupt:
-            progress.console.log("interrupted: run `ragline ingest` again to resume")
-            raise typer.Exit(130) from None
+        finally:
+            signal.signal(signal.SIGINT, previous)
     console.print(_summary_table(summary))
     ok = sum(1 for o in summary.outcomes if o.status == "success")
     skipped = sum(1 for o in summary.outcomes if o.status == "skipped")
