@@ -148,7 +148,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--max-chars", type=int, default=150_000, help="Markdown characters")
     ap.add_argument("--llama-batch", type=int, default=10, help="LlamaIndex embed_batch_size")
-    ap.add_argument("--rss-mb", default="2,10", help="prose file sizes, comma-separated ('' skips)")
+    ap.add_argument("--rss-mb", default="2,20", help="prose file sizes, comma-separated ('' skips)")
     ap.add_argument("--skip-llama", action="store_true")
     ap.add_argument(
         "--rss-only", action="store_true", help="redo the rss steps into the existing JSON"
