@@ -93,9 +93,6 @@ class Settings(BaseSettings):
     rabbitmq_url: str = Field(
         "amqp://guest:guest@127.0.0.1:5672/%2F", description="AMQP URL of the RabbitMQ broker."
     )
-    rabbitmq_exchange: str = Field(
-        "ragline", description="Reserved: exchanges are named after the topics."
-    )
 
     # object storage
     object_store: ObjectStoreVendor = Field(
