@@ -24,7 +24,7 @@ from dependency_injector import providers
 from ragline.application.ingest.identity import SourceFile
 from ragline.application.ingest.use_case import IngestFiles, IngestObserver, IngestSummary
 from ragline.application.pipeline.consumer import TaskConsumer
-from ragline.application.search.use_case import HybridSearch, SearchHit
+from ragline.application.search.use_case import HybridSearch, NoEmbeddingConfig, SearchHit
 from ragline.bootstrap.container import Container
 from ragline.bootstrap.embedders import default_embedding_config
 from ragline.bootstrap.settings import MqVendor, Settings
@@ -174,8 +174,9 @@ class Services:
             self._use("embedders"),
         )
         try:
-            await self.provision_embedding(user_id)
             return await search.search_many(queries, user_id, dataset_id, top_k)
+        except NoEmbeddingConfig:  # nothing of this user's was ever embedded: no hits
+            return [[] for _ in queries]
         finally:
             await self.close()
 
