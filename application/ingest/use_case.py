@@ -138,13 +138,12 @@ class IngestFiles:
         try:
             for source in files:
                 identity = identify(source, user_id, dataset_id, nonce)
-                outcome = await self._submit(source, identity, user_id, dataset_id, pending)
-                if outcome is not None:
-                    outcomes.append(outcome)
-                    observer.file_finished(outcome)
+                submitted = await self._submit(source, identity, user_id, dataset_id, pending)
+                if isinstance(submitted, FileOutcome):
+                    outcomes.append(submitted)
+                    observer.file_finished(submitted)
                 else:
-                    task_id = next(t for t, p in pending.items() if p.source is source)
-                    observer.file_submitted(source, pending[task_id].action, task_id)
+                    observer.file_submitted(source, submitted.action, submitted.task.task_id)
             outcomes += await self._await_results(results, pending, observer)
         finally:
             await results.close()
@@ -161,26 +160,25 @@ class IngestFiles:
         user_id: str,
         dataset_id: str,
         pending: dict[str, _Pending],
-    ) -> FileOutcome | None:
+    ) -> FileOutcome | _Pending:
+        """Skip the file (its outcome) or publish its task (the pending item)."""
         head, hops = await self._latest_run(identity.base_task_id)
         task = self._task(source, identity, user_id, dataset_id)
         if head is None:
             await self._storage.put_file(
                 self._source_bucket, identity.source_object_key, Path(source.path)
             )
-            await self._publish(pending, _Pending(source, identity, FileAction.NEW, task, 0))
-            return None
+            return await self._publish(pending, _Pending(source, identity, FileAction.NEW, task, 0))
         if head.pipeline_status is PipelineStatus.SUCCESS:
             return FileOutcome(source, FileAction.SKIPPED, head.task_id, "skipped")
         if head.pipeline_status is PipelineStatus.FAILED:
             retry = self._retry_task(task, head.task_id, hops + 1)
-            await self._publish(pending, _Pending(source, identity, FileAction.RETRY, retry, hops))
-            return None
+            item = _Pending(source, identity, FileAction.RETRY, retry, hops)
+            return await self._publish(pending, item)
         # Interrupted: deliver the same task again so the pipeline converges it, then retry.
         again = task.model_copy(update={"task_id": head.task_id}) if hops else task
         resume = _Pending(source, identity, FileAction.RESUME, again, hops, then_retry=True)
-        await self._publish(pending, resume)
-        return None
+        return await self._publish(pending, resume)
 
     async def _latest_run(self, base_task_id: str) -> tuple[ParseRun | None, int]:
         """The newest run of a file's retry chain, and how many retries led to it."""
@@ -225,9 +223,10 @@ class IngestFiles:
             }
         )
 
-    async def _publish(self, pending: dict[str, _Pending], item: _Pending) -> None:
+    async def _publish(self, pending: dict[str, _Pending], item: _Pending) -> _Pending:
         pending[item.task.task_id] = item
         await self._tasks.publish(encode_parse_task(item.task), item.task.file_type)
+        return item
 
     # -- waiting -------------------------------------------------------------------------
 

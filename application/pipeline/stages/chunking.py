@@ -17,7 +17,7 @@ from ragline.application.pipeline.errors import StageFailure, describe
 from ragline.application.pipeline.stages.base import PipelineStage
 from ragline.application.pipeline.stages.markdown_io import read_markdown
 from ragline.application.ports.unit_of_work import ChunkRecord, DocumentScope
-from ragline.domain.chunking import ChunkingResult, chunk_id
+from ragline.domain.chunking import ChunkCandidate, ChunkingResult, ParentBlock, chunk_id
 from ragline.domain.parse_run import ChunkIndexStatus, FailureCode, Stage
 
 
@@ -33,44 +33,40 @@ def chunk_records(scope: DocumentScope, task_id: str, result: ChunkingResult) ->
     records: list[ChunkRecord] = []
     for parent in result.parents:
         parent_id = chunk_id(f"{key}#parent", parent.span, parent.text)
-        records.append(
-            ChunkRecord(
-                chunk_id=parent_id,
-                scope=scope,
-                task_id=task_id,
-                parent_id=None,
-                order_index=len(records),
-                text=parent.text,
-                section_path=parent.section_path,
-                canonical_path=parent.canonical_path,
-                structure_node_id=parent.structure_node_id,
-                node_type=parent.node_type.value if parent.node_type else None,
-                source_type=parent.source_type.value,
-                span_start=parent.start,
-                span_end=parent.end,
-            )
-        )
+        records.append(_record(parent, parent_id, None, scope, task_id, len(records)))
         for child in parent.children:
-            records.append(
-                ChunkRecord(
-                    chunk_id=chunk_id(f"{key}#child", child.span, child.text),
-                    scope=scope,
-                    task_id=task_id,
-                    parent_id=parent_id,
-                    order_index=len(records),
-                    text=child.text,
-                    section_path=child.section_path,
-                    canonical_path=child.canonical_path,
-                    structure_node_id=child.structure_node_id,
-                    node_type=child.node_type.value if child.node_type else None,
-                    source_type=child.source_type.value,
-                    span_start=child.start,
-                    span_end=child.end,
-                    dense_status=ChunkIndexStatus.PENDING,
-                    sparse_status=ChunkIndexStatus.PENDING,
-                )
-            )
+            child_id = chunk_id(f"{key}#child", child.span, child.text)
+            records.append(_record(child, child_id, parent_id, scope, task_id, len(records)))
     return records
+
+
+def _record(
+    candidate: ParentBlock | ChunkCandidate,
+    record_id: str,
+    parent_id: str | None,
+    scope: DocumentScope,
+    task_id: str,
+    order_index: int,
+) -> ChunkRecord:
+    """One truth row; only children are indexed, so only they carry index statuses."""
+    status = ChunkIndexStatus.PENDING if parent_id is not None else None
+    return ChunkRecord(
+        chunk_id=record_id,
+        scope=scope,
+        task_id=task_id,
+        parent_id=parent_id,
+        order_index=order_index,
+        text=candidate.text,
+        section_path=candidate.section_path,
+        canonical_path=candidate.canonical_path,
+        structure_node_id=candidate.structure_node_id,
+        node_type=candidate.node_type.value if candidate.node_type else None,
+        source_type=candidate.source_type.value,
+        span_start=candidate.start,
+        span_end=candidate.end,
+        dense_status=status,
+        sparse_status=status,
+    )
 
 
 class ChunkingStage(PipelineStage):
