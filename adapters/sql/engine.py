@@ -13,6 +13,7 @@ Plain URLs are accepted and given the right driver: `sqlite:///x.db`,
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +88,27 @@ def _engine_kwargs(backend: str) -> dict[str, Any]:
     return {}
 
 
+def _enter_wal(cursor: Any, busy_timeout_ms: int) -> None:
+    """Switch the file to WAL once. The switch needs an exclusive lock and SQLite fails it
+    at once with "database is locked" (no busy handler) while another connection is opening
+    the fresh file, so it is retried until busy_timeout; a file already in WAL is left alone.
+    """
+    deadline = time.monotonic() + busy_timeout_ms / 1000
+    delay = 0.005
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode")
+            if str(cursor.fetchone()[0]).lower() == "wal":
+                return
+            cursor.execute("PRAGMA journal_mode = WAL")
+            return
+        except Exception as exc:  # sqlite3 or the aiosqlite adapter: same message
+            if "locked" not in str(exc) or time.monotonic() >= deadline:
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, 0.2)
+
+
 def _install_sqlite_hooks(engine: Engine, busy_timeout_ms: int) -> None:
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
@@ -96,7 +118,7 @@ def _install_sqlite_hooks(engine: Engine, busy_timeout_ms: int) -> None:
         cursor = dbapi_connection.cursor()
         try:
             cursor.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
-            cursor.execute("PRAGMA journal_mode = WAL")
+            _enter_wal(cursor, busy_timeout_ms)
             cursor.execute("PRAGMA synchronous = NORMAL")
             cursor.execute("PRAGMA foreign_keys = ON")
         finally:
