@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import attrs
 
 from ragline.application.ports.keyword_index import KeywordDoc
-from ragline.application.ports.unit_of_work import ChunkRecord, DocumentScope
+from ragline.application.ports.unit_of_work import DocumentScope
 from ragline.contracts.wire import ParseTask
 from ragline.domain.parse_run import MarkdownLocation, ParseRun
 
@@ -43,13 +43,8 @@ class RunContext:
     parsed_log_id: int
     scope: DocumentScope
     markdown: str | None = None
-    chunks: list[ChunkRecord] | None = None
     keyword_plan: Sequence[KeywordDoc] | None = None
 
     @property
     def task_id(self) -> str:
         return self.task.task_id
-
-    def children(self) -> list[ChunkRecord]:
-        """The child chunks (the ones indexed) of the current chunk set."""
-        return [c for c in self.chunks or () if not c.is_parent]

@@ -164,6 +164,14 @@ class ChunkRepository(Protocol):
         """Every chunk of the document in order_index order (parents and children)."""
         ...
 
+    async def list_children(
+        self, scope: DocumentScope, *, after_order_index: int = -1, limit: int = 1000
+    ) -> list[ChunkRecord]:
+        """One page of the document's child chunks: order_index > `after_order_index`, in
+        order_index order, at most `limit`. Indexing pages through a document with it, so a
+        huge file never holds all its chunks in memory at once."""
+        ...
+
     async def get_many(
         self, user_id: str, dataset_id: str, chunk_ids: Sequence[str]
     ) -> list[ChunkRecord]:

@@ -512,6 +512,24 @@ class UnitOfWorkContract:
             assert await uow.chunks.list_document(neighbour) == kept
             assert await uow.chunks.count_document(scope()) == 0
 
+    async def test_children_are_paged_in_order(self, uow_factory: UnitOfWorkFactory) -> None:
+        doc, neighbour = scope(), scope(doc_id=uid("doc"))
+        records = chunk_set(doc, uid("task"), parents=3, per_parent=3)
+        async with uow_factory() as uow:
+            await uow.chunks.replace_document(doc, records)
+            await uow.chunks.replace_document(neighbour, chunk_set(neighbour, uid("task")))
+            await uow.commit()
+        children = [r for r in records if not r.is_parent]
+        pages: list[list[ChunkRecord]] = []
+        after = -1
+        async with uow_factory() as uow:
+            while page := await uow.chunks.list_children(doc, after_order_index=after, limit=4):
+                pages.append(page)
+                after = page[-1].order_index
+            assert await uow.chunks.list_children(scope(), limit=4) == []
+        assert [len(p) for p in pages] == [4, 4, 1]
+        assert [r for p in pages for r in p] == children
+
     async def test_replace_is_atomic_with_the_unit(self, uow_factory: UnitOfWorkFactory) -> None:
         doc = scope()
         original = chunk_set(doc, uid("task"))

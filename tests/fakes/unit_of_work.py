@@ -229,6 +229,17 @@ class FakeChunks(_Repo):
         await self.check("chunks.list_document")
         return sorted(self._doc(scope).values(), key=lambda c: c.order_index)
 
+    async def list_children(
+        self, scope: DocumentScope, *, after_order_index: int = -1, limit: int = 1000
+    ) -> list[ChunkRecord]:
+        await self.check("chunks.list_children")
+        later = [
+            c
+            for c in self._doc(scope).values()
+            if not c.is_parent and c.order_index > after_order_index
+        ]
+        return sorted(later, key=lambda c: c.order_index)[:limit]
+
     async def get_many(
         self, user_id: str, dataset_id: str, chunk_ids: Sequence[str]
     ) -> list[ChunkRecord]:

@@ -135,6 +135,21 @@ class SqlChunkRepository:
             rows = result.all()
         return [row_to_chunk(row._mapping) for row in rows]
 
+    async def list_children(
+        self, scope: DocumentScope, *, after_order_index: int = -1, limit: int = 1000
+    ) -> list[ChunkRecord]:
+        with store_errors("chunk list_children"):
+            result = await self._slot.conn.execute(
+                select(chunk)
+                .where(_in_document(scope))
+                .where(chunk.c.parent_id.is_not(None))
+                .where(chunk.c.order_index > after_order_index)
+                .order_by(chunk.c.order_index, chunk.c.chunk_id)
+                .limit(limit)
+            )
+            rows = result.all()
+        return [row_to_chunk(row._mapping) for row in rows]
+
     async def get_many(
         self, user_id: str, dataset_id: str, chunk_ids: Sequence[str]
     ) -> list[ChunkRecord]:

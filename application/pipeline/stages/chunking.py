@@ -2,7 +2,7 @@
 (SPEC §3 stage 2, §4.7).
 
 The Markdown comes from this run's CLEANING, or is re-read from the stored coordinates when
-CLEANING was inherited. A skipped (inherited) CHUNKING reloads the persisted chunk set.
+CLEANING was inherited. Later stages read the stored rows page by page, inherited or not.
 After the rows are replaced, the document's stale vectors are deleted: every child starts
 PENDING again, so dense and sparse rewrite them all.
 """
@@ -85,15 +85,11 @@ class ChunkingStage(PipelineStage):
         async with self.services.uow() as uow:
             await uow.chunks.replace_document(ctx.scope, records)
             await uow.commit()
-        ctx.chunks = records
-        ctx.markdown = None  # the chunks carry what later stages need
+        del records, result  # later stages page through the stored rows
+        ctx.markdown = None
         scope = ctx.scope
         await self.services.vectors.delete_document(scope.user_id, scope.dataset_id, scope.doc_id)
         return None
-
-    async def on_skip(self, ctx: RunContext) -> None:
-        async with self.services.uow() as uow:
-            ctx.chunks = await uow.chunks.list_document(ctx.scope)
 
     async def _stored_markdown(self, ctx: RunContext) -> str:
         location = ctx.run.markdown

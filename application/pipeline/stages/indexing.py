@@ -4,11 +4,13 @@ Per batch: BEGIN_INDEXING (PENDING|FAILED -> INDEXING, rowcount checked) in its 
 do the work, then COMPLETE; when the work fails the in-flight batch is moved to FAILED and
 the other chunks stay as they were (PENDING). A chunk left INDEXING by an interrupted run is
 first moved to FAILED, so it is redone like any failed chunk; SUCCESS chunks are never redone.
+Children are read page by page (keyset on order_index), so memory does not grow with the
+document.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Sequence
 
 from ragline.application.pipeline.errors import StageFailure, describe
 from ragline.application.pipeline.services import StageServices
@@ -41,11 +43,21 @@ async def move_sparse(
     return await uow.chunks.move_sparse(scope, ids, move)
 
 
-async def current_children(services: StageServices, scope: DocumentScope) -> list[ChunkRecord]:
-    """The document's child chunks as stored now (fresh statuses)."""
-    async with services.uow() as uow:
-        chunks = await uow.chunks.list_document(scope)
-    return [c for c in chunks if not c.is_parent]
+CHILD_PAGE = 2000
+
+
+async def child_pages(
+    services: StageServices, scope: DocumentScope, page_size: int = CHILD_PAGE
+) -> AsyncIterator[list[ChunkRecord]]:
+    """The document's child chunks as stored now (fresh statuses), one page per read."""
+    after = -1
+    while True:
+        async with services.uow() as uow:
+            page = await uow.chunks.list_children(scope, after_order_index=after, limit=page_size)
+        if not page:
+            return
+        yield page
+        after = page[-1].order_index
 
 
 class BatchIndexer:
@@ -78,12 +90,25 @@ class BatchIndexer:
 
     async def run(
         self,
+        pages: AsyncIterable[Sequence[ChunkRecord]],
+        batch_size: int,
+        work: BatchWork,
+        error_code: ErrorCode,
+    ) -> tuple[int, int]:
+        """Index every chunk not yet SUCCESS; returns (children seen, children indexed)."""
+        seen = indexed = 0
+        async for chunks in pages:
+            seen += len(chunks)
+            indexed += await self._run_page(chunks, batch_size, work, error_code)
+        return seen, indexed
+
+    async def _run_page(
+        self,
         chunks: Sequence[ChunkRecord],
         batch_size: int,
         work: BatchWork,
         error_code: ErrorCode,
     ) -> int:
-        """Index every chunk not yet SUCCESS; returns how many were indexed."""
         stale = [c.chunk_id for c in chunks if self.status_of(c) is ChunkIndexStatus.INDEXING]
         if stale:
             await self._move(stale, FAIL)

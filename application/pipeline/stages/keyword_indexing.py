@@ -26,7 +26,7 @@ class KeywordIndexingStage(PipelineStage):
         plan = ctx.keyword_plan
         if plan is None:
             try:
-                plan = await build_keyword_plan(self.services.tokenizer, ctx)
+                plan = await build_keyword_plan(self.services, ctx)
             except StageFailure as failure:
                 raise StageFailure(
                     FailureCode.KEYWORD_INDEXING_FAILED, f"rebuilding the plan: {failure.detail}"

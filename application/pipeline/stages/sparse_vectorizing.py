@@ -5,7 +5,7 @@ its inherited skip, is what makes the run SUCCESS."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import ClassVar
 
 from ragline.application.pipeline.context import RunContext
@@ -13,7 +13,7 @@ from ragline.application.pipeline.errors import StageFailure
 from ragline.application.pipeline.stages.base import PipelineStage
 from ragline.application.pipeline.stages.indexing import (
     BatchIndexer,
-    current_children,
+    child_pages,
     move_sparse,
 )
 from ragline.application.pipeline.stages.vectorizing import chunk_payload
@@ -31,14 +31,18 @@ class SparseVectorizingStage(PipelineStage):
     failure_code: ClassVar[FailureCode] = FailureCode.SPARSE_VECTORIZING_FAILED
 
     async def run(self, ctx: RunContext) -> None:
-        children = await current_children(self.services, ctx.scope)
-        if not children:
-            raise StageFailure(FailureCode.SPARSE_VECTORIZING_FAILED, "the document has no chunks")
-        not_dense = sum(c.dense_status is not ChunkIndexStatus.SUCCESS for c in children)
-        if not_dense:
-            raise StageFailure(
-                FailureCode.SPARSE_VECTORIZING_FAILED, f"{not_dense} chunks lack a dense vector"
-            )
+        services, scope = self.services, ctx.scope
+
+        async def dense_done_pages() -> AsyncIterator[list[ChunkRecord]]:
+            async for page in child_pages(services, scope):
+                not_dense = sum(c.dense_status is not ChunkIndexStatus.SUCCESS for c in page)
+                if not_dense:
+                    raise StageFailure(
+                        FailureCode.SPARSE_VECTORIZING_FAILED,
+                        f"{not_dense} chunks lack a dense vector",
+                    )
+                yield page
+
         encoder, vectors = self.services.sparse, self.services.vectors
 
         async def encode_and_upsert(batch: Sequence[ChunkRecord]) -> None:
@@ -62,7 +66,9 @@ class SparseVectorizingStage(PipelineStage):
             lambda c: c.sparse_status,
             FailureCode.SPARSE_VECTORIZING_FAILED,
         )
-        await indexer.run(
-            children, self.services.settings.sparse_batch_size, encode_and_upsert, _sparse_code
+        seen, _ = await indexer.run(
+            dense_done_pages(), services.settings.sparse_batch_size, encode_and_upsert, _sparse_code
         )
+        if not seen:
+            raise StageFailure(FailureCode.SPARSE_VECTORIZING_FAILED, "the document has no chunks")
         return None

@@ -16,7 +16,7 @@ from ragline.application.pipeline.errors import StageFailure, describe
 from ragline.application.pipeline.stages.base import PipelineStage
 from ragline.application.pipeline.stages.indexing import (
     BatchIndexer,
-    current_children,
+    child_pages,
     move_dense,
 )
 from ragline.application.ports.embedder import Embedder, EmbeddingDimensionMismatch
@@ -50,9 +50,6 @@ class VectorizingStage(PipelineStage):
 
     async def run(self, ctx: RunContext) -> None:
         embedder = await self._embedder(ctx)
-        children = await current_children(self.services, ctx.scope)
-        if not children:
-            raise StageFailure(FailureCode.VECTORIZING_FAILED, "the document has no chunks")
         indexer = BatchIndexer(
             self.services,
             ctx.scope,
@@ -78,12 +75,14 @@ class VectorizingStage(PipelineStage):
                 ]
             )
 
-        await indexer.run(
-            children,
+        seen, _ = await indexer.run(
+            child_pages(self.services, ctx.scope),
             self.services.settings.embed_batch_size,
             embed_and_upsert,
             _dimension_code,
         )
+        if not seen:
+            raise StageFailure(FailureCode.VECTORIZING_FAILED, "the document has no chunks")
         return None
 
     async def _embedder(self, ctx: RunContext) -> Embedder:
