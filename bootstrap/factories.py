@@ -12,6 +12,7 @@ from ragline.bootstrap.settings import (
     KeywordVendor,
     ObjectStoreVendor,
     Settings,
+    VectorVendor,
 )
 
 
@@ -90,6 +91,11 @@ def sparse_encoder(tokenizer: Any) -> Any:
 
 
 def vector_index(settings: Settings) -> Any:
+    if settings.resolved_vector_index is VectorVendor.EMBEDDED:
+        from ragline.adapters.embedded_vector import EmbeddedVectorIndex
+
+        return EmbeddedVectorIndex(settings.data_dir / "vectors")
+
     from ragline.adapters.qdrant_vector import QdrantVectorIndex
 
     if settings.qdrant_url:

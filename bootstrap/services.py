@@ -27,7 +27,7 @@ from ragline.application.pipeline.consumer import TaskConsumer
 from ragline.application.search.use_case import HybridSearch, NoEmbeddingConfig, SearchHit
 from ragline.bootstrap.container import Container
 from ragline.bootstrap.embedders import default_embedding_config
-from ragline.bootstrap.settings import MqVendor, Settings
+from ragline.bootstrap.settings import MqVendor, Settings, VectorVendor
 from ragline.contracts.wire import (
     ParseResult,
     ParseTask,
@@ -232,9 +232,7 @@ class Services:
             await _check("database", _backend(settings.resolved_database_url), self._db_check),
             await _check("object storage", settings.object_store.value, self._storage_check),
             await _check("message bus", settings.mq_vendor.value, self._bus_check),
-            await _check(
-                "vector index", "qdrant " + (settings.qdrant_url or "local"), self._vector_check
-            ),
+            await _check("vector index", _vector_label(settings), self._vector_check),
             await _check("keyword index", settings.keyword_index.value, self._keyword_check),
             await _check("embedder", settings.embedder.value, self._embedder_check),
         ]
@@ -317,3 +315,9 @@ def _backend(url: str) -> str:
 def _tcp(host: str, port: int) -> str:
     with socket.create_connection((host, port), timeout=3):
         return f"{host}:{port} accepts connections"
+
+
+def _vector_label(settings: Settings) -> str:
+    if settings.resolved_vector_index is VectorVendor.EMBEDDED:
+        return "embedded"
+    return "qdrant " + (settings.qdrant_url or "local")

@@ -26,6 +26,11 @@ class ObjectStoreVendor(StrEnum):
     MINIO = "minio"
 
 
+class VectorVendor(StrEnum):
+    EMBEDDED = "embedded"
+    QDRANT = "qdrant"
+
+
 class KeywordVendor(StrEnum):
     TANTIVY = "tantivy"
     ELASTICSEARCH = "elasticsearch"
@@ -111,7 +116,15 @@ class Settings(BaseSettings):
     )
 
     # indexes
-    qdrant_url: str | None = Field(None, description="Qdrant server; default: local mode.")
+    vector_index: VectorVendor | None = Field(
+        None,
+        description=(
+            "Dense + sparse vector index: embedded (one SQLite file under data_dir, exact "
+            "numpy search) or qdrant (qdrant_url, else qdrant-client local mode under "
+            "data_dir). Empty: qdrant when qdrant_url is set, else embedded."
+        ),
+    )
+    qdrant_url: str | None = Field(None, description="Qdrant server (vector_index=qdrant).")
     qdrant_collection: str = Field(
         "ragline_chunks", description="Qdrant collection (named dense + sparse vectors)."
     )
@@ -163,6 +176,13 @@ class Settings(BaseSettings):
         description="Backend `ragline ingest` asks for: naive (fast), auto, opendataloader.",
     )
     ingest_workers: int = Field(2, ge=1, le=16, description="Tasks in flight during ingest.")
+
+    @property
+    def resolved_vector_index(self) -> VectorVendor:
+        """The vector index in use: explicit, else qdrant when a server URL is given."""
+        if self.vector_index is not None:
+            return self.vector_index
+        return VectorVendor.QDRANT if self.qdrant_url else VectorVendor.EMBEDDED
 
     @property
     def resolved_database_url(self) -> str:
