@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import attrs
 
-from ragline.application.ports.keyword_index import KeywordDoc
+from ragline.application.pipeline.keyword_plan import KeywordPlan
 from ragline.application.ports.unit_of_work import DocumentScope
 from ragline.contracts.wire import ParseTask
 from ragline.domain.parse_run import MarkdownLocation, ParseRun
@@ -43,8 +41,14 @@ class RunContext:
     parsed_log_id: int
     scope: DocumentScope
     markdown: str | None = None
-    keyword_plan: Sequence[KeywordDoc] | None = None
+    keyword_plan: KeywordPlan | None = None
 
     @property
     def task_id(self) -> str:
         return self.task.task_id
+
+    def discard_keyword_plan(self) -> None:
+        """Delete the spooled plan (after KEYWORD_INDEXING, and whenever the run ends)."""
+        if self.keyword_plan is not None:
+            self.keyword_plan.discard()
+            self.keyword_plan = None

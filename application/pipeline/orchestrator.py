@@ -134,10 +134,13 @@ class ParseTaskPipeline:
             return opened
         run, parsed_log_id = opened
         ctx = RunContext(task, run, parsed_log_id, document_scope(task))
-        for stage in self.stages():
-            await stage.execute(ctx)
-            if run.is_terminal:
-                break
+        try:
+            for stage in self.stages():
+                await stage.execute(ctx)
+                if run.is_terminal:
+                    break
+        finally:
+            ctx.discard_keyword_plan()
         return PipelineOutcome(OutcomeKind.RAN, task.task_id, run.pipeline_status.value)
 
     async def reject_message(self, task_id: str, reason: str, body: bytes) -> PipelineOutcome:

@@ -1,9 +1,9 @@
-"""PRETOKENIZE: an in-memory keyword plan, tokens per child chunk (SPEC §3 stage 4).
+"""PRETOKENIZE: the keyword plan, tokens per child chunk (SPEC §3 stage 4).
 
-All-or-nothing per file and it writes nothing: the plan lives in the run context and is
-consumed by KEYWORD_INDEXING, which rebuilds it when this stage was inherited. The children
-are read page by page and every distinct token string is kept once (a document repeats its
-vocabulary), so the plan costs a pointer per token rather than a string per token.
+All-or-nothing per file and it writes nothing to the stores: the plan is spooled to the
+task's workspace file (see keyword_plan) and consumed by KEYWORD_INDEXING, which rebuilds it
+when this stage was inherited. Children are read page by page, so memory stays flat however
+large the document.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from typing import ClassVar
 
 from ragline.application.pipeline.context import RunContext
 from ragline.application.pipeline.errors import StageFailure, describe
+from ragline.application.pipeline.keyword_plan import SUFFIX, KeywordPlan
 from ragline.application.pipeline.services import StageServices
 from ragline.application.pipeline.stages.base import PipelineStage
 from ragline.application.pipeline.stages.indexing import child_pages
@@ -23,9 +24,7 @@ from ragline.application.ports.unit_of_work import ChunkRecord
 from ragline.domain.parse_run import FailureCode, Stage
 
 
-def _plan(
-    tokenizer: Tokenizer, children: Sequence[ChunkRecord], vocabulary: dict[str, str]
-) -> list[KeywordDoc]:
+def _plan(tokenizer: Tokenizer, children: Sequence[ChunkRecord]) -> list[KeywordDoc]:
     return [
         KeywordDoc(
             chunk_id=chunk.chunk_id,
@@ -33,24 +32,29 @@ def _plan(
             user_id=chunk.scope.user_id,
             dataset_id=chunk.scope.dataset_id,
             parent_id=chunk.parent_id,
-            tokens=tuple(vocabulary.setdefault(t, t) for t in tokenizer.tokenize(chunk.text)),
+            tokens=tokenizer.tokenize(chunk.text),
             payload={"canonical_path": chunk.canonical_path, "task_id": chunk.task_id},
         )
         for chunk in children
     ]
 
 
-async def build_keyword_plan(services: StageServices, ctx: RunContext) -> list[KeywordDoc]:
+async def build_keyword_plan(services: StageServices, ctx: RunContext) -> KeywordPlan:
     """Tokens for every child of the document, or PRETOKENIZE_FAILED (nothing kept)."""
-    plan: list[KeywordDoc] = []
-    vocabulary: dict[str, str] = {}
+    ctx.discard_keyword_plan()
+    plan = KeywordPlan(services.workspace.path_for(ctx.task_id, SUFFIX))
     try:
         async for page in child_pages(services, ctx.scope):
-            plan.extend(await asyncio.to_thread(_plan, services.tokenizer, page, vocabulary))
+            docs = await asyncio.to_thread(_plan, services.tokenizer, page)
+            await asyncio.to_thread(plan.add, docs)
+        await asyncio.to_thread(plan.seal)
     except Exception as error:
+        plan.discard()
         raise StageFailure(FailureCode.PRETOKENIZE_FAILED, describe(error)) from error
-    if not plan:
+    if not plan.count:
+        plan.discard()
         raise StageFailure(FailureCode.PRETOKENIZE_FAILED, "no child chunks to tokenize")
+    ctx.keyword_plan = plan
     return plan
 
 
@@ -59,5 +63,5 @@ class PretokenizeStage(PipelineStage):
     failure_code: ClassVar[FailureCode] = FailureCode.PRETOKENIZE_FAILED
 
     async def run(self, ctx: RunContext) -> None:
-        ctx.keyword_plan = await build_keyword_plan(self.services, ctx)
+        await build_keyword_plan(self.services, ctx)
         return None
