@@ -32,8 +32,11 @@ class QuietObserver:
         pass
 
 
-async def ingest(data_dir: Path, paths: Sequence[Path], *, fake: bool) -> dict[str, Any]:
-    """Ingest `paths` into `data_dir`; wall and CPU time, chunk counts, stage times (sums)."""
+async def ingest(
+    data_dir: Path, paths: Sequence[Path], *, fake: bool, keep_texts: bool = True
+) -> dict[str, Any]:
+    """Ingest `paths` into `data_dir`; wall and CPU time, chunk counts, stage times (sums).
+    `keep_texts=False` (memory runs) counts the children without loading their texts."""
     sources = find_sources(list(paths))
     services = build_services(data_dir)
     if fake:
@@ -45,7 +48,7 @@ async def ingest(data_dir: Path, paths: Sequence[Path], *, fake: bool) -> dict[s
     for outcome in summary.outcomes:
         for stage, ms in outcome.stage_ms.items():
             stage_ms[stage.name] += ms
-    texts = await child_texts(data_dir, sources)
+    texts = await child_texts(data_dir, sources, keep_texts)
     return {
         "files": len(sources),
         "failed": len(summary.failed),
@@ -60,16 +63,21 @@ async def ingest(data_dir: Path, paths: Sequence[Path], *, fake: bool) -> dict[s
     }
 
 
-async def child_texts(data_dir: Path, sources: Sequence[SourceFile]) -> list[str]:
-    """Texts of the child chunks (parent_id not null) of every source, in document order."""
+async def child_texts(
+    data_dir: Path, sources: Sequence[SourceFile], keep: bool = True
+) -> list[str]:
+    """Texts of the child chunks (parent_id not null) of every source, in document order
+    (`keep=False`: empty strings, one per child, read page by page)."""
     services = build_services(data_dir)
     texts: list[str] = []
     try:
         async with services._use("uow_factory")() as uow:
             for source in sources:
                 doc = str(identify(source, USER, DATASET).original_file_id)
-                rows = await uow.chunks.list_document(DocumentScope(USER, DATASET, doc))
-                texts += [r.text for r in rows if r.parent_id is not None]
+                scope, after = DocumentScope(USER, DATASET, doc), -1
+                while rows := await uow.chunks.list_children(scope, after_order_index=after):
+                    texts += [r.text if keep else "" for r in rows]
+                    after = rows[-1].order_index
     finally:
         await services.close()
     return texts

@@ -33,7 +33,7 @@ def _vmhwm_mb(pid: int | str = "self") -> float:
 
 def main() -> None:
     data_dir, path = Path(sys.argv[1]), Path(sys.argv[2])
-    result = asyncio.run(ingest(data_dir, [path], fake=True))
+    result = asyncio.run(ingest(data_dir, [path], fake=True, keep_texts=False))
     workers = psutil.Process().children(recursive=True)  # the warm parser sandbox worker
     result.pop("_texts")
     result["self_vmhwm_mb"] = _vmhwm_mb()

@@ -3,7 +3,7 @@
 Chunk truth rows go through the SQL unit of work (parents of 4 children each, 100 children
 per document), dense points are random unit vectors, sparse points come from the real
 TermSparseEncoder, keyword docs from the real tokenizer, all written with the adapters the
-container chooses for embedded mode (SQLite, Qdrant local, Tantivy).
+container chooses for embedded mode (SQLite, the embedded vector index, Tantivy).
 """
 
 from __future__ import annotations
