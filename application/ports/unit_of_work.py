@@ -9,7 +9,7 @@ Datetimes passed in must be timezone-aware; they come back as aware UTC.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from types import TracebackType
 from typing import Protocol, Self
@@ -156,8 +156,10 @@ class ChunkRecord:
 
 
 class ChunkRepository(Protocol):
-    async def replace_document(self, scope: DocumentScope, chunks: Sequence[ChunkRecord]) -> None:
-        """Delete every chunk of the document, insert `chunks` (same transaction)."""
+    async def replace_document(self, scope: DocumentScope, chunks: Iterable[ChunkRecord]) -> None:
+        """Delete every chunk of the document, insert `chunks` (same transaction). `chunks`
+        is consumed once, in batches: a generator keeps a huge document's rows out of
+        memory. A chunk outside `scope` raises ValueError (the caller rolls back)."""
         ...
 
     async def list_document(self, scope: DocumentScope) -> list[ChunkRecord]:

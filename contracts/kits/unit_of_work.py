@@ -516,7 +516,7 @@ class UnitOfWorkContract:
         doc, neighbour = scope(), scope(doc_id=uid("doc"))
         records = chunk_set(doc, uid("task"), parents=3, per_parent=3)
         async with uow_factory() as uow:
-            await uow.chunks.replace_document(doc, records)
+            await uow.chunks.replace_document(doc, (r for r in records))  # consumed once
             await uow.chunks.replace_document(neighbour, chunk_set(neighbour, uid("task")))
             await uow.commit()
         children = [r for r in records if not r.is_parent]

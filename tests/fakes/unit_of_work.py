@@ -213,7 +213,7 @@ class FakeChunks(_Repo):
             self.uow.pending_chunks[scope] = dict(self.db.chunks.get(scope, {}))
         return self.uow.pending_chunks[scope]
 
-    async def replace_document(self, scope: DocumentScope, chunks: Sequence[ChunkRecord]) -> None:
+    async def replace_document(self, scope: DocumentScope, chunks: Iterable[ChunkRecord]) -> None:
         await self.check("chunks.replace_document")
         await self._writable(scope)
         rows: dict[str, ChunkRecord] = {}

@@ -10,6 +10,7 @@ PENDING again, so dense and sparse rewrite them all.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
 from typing import ClassVar
 
 from ragline.application.pipeline.context import RunContext
@@ -26,18 +27,23 @@ def document_key(scope: DocumentScope) -> str:
     return f"{scope.user_id}/{scope.dataset_id}/{scope.doc_id}"
 
 
-def chunk_records(scope: DocumentScope, task_id: str, result: ChunkingResult) -> list[ChunkRecord]:
+def chunk_records(
+    scope: DocumentScope, task_id: str, result: ChunkingResult
+) -> Iterator[ChunkRecord]:
     """Truth rows in order: each parent followed by its children. Ids are deterministic; a
-    parent and its only child may share span and text, so the role is part of the id."""
+    parent and its only child may share span and text, so the role is part of the id.
+    A generator: the store consumes it in batches, so a child's text (a view on its parent
+    until read) is materialised only while its batch is written."""
     key = document_key(scope)
-    records: list[ChunkRecord] = []
+    order = 0
     for parent in result.parents:
         parent_id = chunk_id(f"{key}#parent", parent.span, parent.text)
-        records.append(_record(parent, parent_id, None, scope, task_id, len(records)))
+        yield _record(parent, parent_id, None, scope, task_id, order)
+        order += 1
         for child in parent.children:
             child_id = chunk_id(f"{key}#child", child.span, child.text)
-            records.append(_record(child, child_id, parent_id, scope, task_id, len(records)))
-    return records
+            yield _record(child, child_id, parent_id, scope, task_id, order)
+            order += 1
 
 
 def _record(
@@ -79,9 +85,9 @@ class ChunkingStage(PipelineStage):
             result = await asyncio.to_thread(self.services.chunker, markdown)
         except Exception as error:
             raise StageFailure(FailureCode.CHUNKING_FAILED, describe(error)) from error
-        records = chunk_records(ctx.scope, ctx.task_id, result)
-        if not any(not r.is_parent for r in records):
+        if not result.child_count:
             raise StageFailure(FailureCode.CHUNKING_FAILED, "the document produced no chunks")
+        records = chunk_records(ctx.scope, ctx.task_id, result)
         async with self.services.uow() as uow:
             await uow.chunks.replace_document(ctx.scope, records)
             await uow.commit()
