@@ -261,8 +261,11 @@ class Services:
         return "in-process (this process only)"
 
     async def _vector_check(self) -> str:
-        self._use("vectors")
-        return "opened"
+        from ragline.application.ports.sparse_encoder import SparseVector
+
+        probe = SparseVector([1], [1.0])
+        hits = await self._use("vectors").query_sparse("doctor", "doctor", probe, 1)
+        return f"search answered ({len(hits)} hits)"
 
     async def _keyword_check(self) -> str:
         hits = await self._use("keywords").search("doctor", "doctor", ["probe"], 1)
