@@ -23,7 +23,7 @@ from dependency_injector import providers
 
 from ragline.application.ingest.identity import SourceFile
 from ragline.application.ingest.use_case import IngestFiles, IngestObserver, IngestSummary
-from ragline.application.pipeline.consumer import TaskConsumer
+from ragline.application.pipeline.consumer import SupervisedConsumer
 from ragline.application.search.use_case import HybridSearch, NoEmbeddingConfig, SearchHit
 from ragline.bootstrap.container import Container
 from ragline.bootstrap.embedders import default_embedding_config
@@ -98,17 +98,16 @@ class Services:
         bus = self._use("bus")
         relay = self._use("relay")
         pipeline.start_up()
-        sources = [bus.task_source() for _ in range(consumers)]
+        supervised = [SupervisedConsumer(pipeline, bus.task_source) for _ in range(consumers)]
         stop = asyncio.Event()
-        tasks = [asyncio.create_task(TaskConsumer(pipeline, s).run()) for s in sources]
+        tasks = [asyncio.create_task(s.run(stop)) for s in supervised]
         tasks.append(asyncio.create_task(relay.run(stop, poll_seconds=0.1)))
         try:
             yield
         finally:
             stop.set()
-            for source in sources:
-                with contextlib.suppress(Exception):
-                    await source.close()
+            for consumer in supervised:
+                await consumer.close()
             done, pending = await asyncio.wait(tasks, timeout=10)
             for task in pending:
                 task.cancel()

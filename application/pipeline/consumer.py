@@ -7,8 +7,10 @@ best-effort FAILED INTERNAL_UNKNOWN_ERROR result, then the message is dead-lette
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 
 from ragline.application.pipeline.errors import describe
 from ragline.application.pipeline.orchestrator import ParseTaskPipeline
@@ -63,6 +65,63 @@ class TaskConsumer:
             return outcome
         await _settle(delivery.ack())
         return outcome
+
+
+class SupervisedConsumer:
+    """Keeps one TaskConsumer consuming until `stop`: a source that fails (broker restarted,
+    connection reset, consumer cancelled by the broker) or ends on its own is closed and a
+    new one opened after a backoff (1 s doubling to `max_backoff`, back to 1 s once a
+    delivery arrives). Nothing is lost meanwhile: unsettled deliveries return to the broker.
+    """
+
+    def __init__(
+        self,
+        pipeline: ParseTaskPipeline,
+        open_source: Callable[[], TaskSource],
+        *,
+        first_backoff: float = 1.0,
+        max_backoff: float = 30.0,
+    ) -> None:
+        self.pipeline = pipeline
+        self.open_source = open_source
+        self.first_backoff = first_backoff
+        self.max_backoff = max_backoff
+        self.reconnects = 0
+        self._source: TaskSource | None = None
+
+    async def run(self, stop: asyncio.Event) -> None:
+        self.pipeline.start_up()
+        backoff = self.first_backoff
+        while not stop.is_set():
+            source = self._source = self.open_source()
+            consumer, received = TaskConsumer(self.pipeline, source), False
+            try:
+                async for delivery in source:
+                    received = True
+                    await consumer.process(delivery)
+                    if stop.is_set():
+                        break
+                reason = "the task source ended"
+            except MessageBusError as error:
+                reason = describe(error)
+            finally:
+                with contextlib.suppress(Exception):
+                    await source.close()
+                self._source = None
+            if stop.is_set():
+                return
+            backoff = self.first_backoff if received else backoff
+            log.warning("%s; reopening the task source in %.1f s", reason, backoff)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), backoff)
+            backoff = min(backoff * 2, self.max_backoff)
+            self.reconnects += 1
+
+    async def close(self) -> None:
+        """End the current iteration (call after setting `stop`)."""
+        if self._source is not None:
+            with contextlib.suppress(Exception):
+                await self._source.close()
 
 
 async def _settle(settlement: Awaitable[None]) -> None:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+from collections.abc import AsyncIterator
 
+from ragline.application.pipeline.consumer import SupervisedConsumer
 from ragline.application.pipeline.outcome import OutcomeKind
 from ragline.application.ports.messaging import MessageBusError
 from ragline.application.ports.unit_of_work import PersistenceError
@@ -142,3 +145,63 @@ async def test_a_lost_ack_is_survived_and_the_redelivery_resends(h: Harness) -> 
     again = FakeDelivery(encode_parse_task(task))
     outcome = await h.consumer.process(again)
     assert outcome is not None and outcome.kind is OutcomeKind.RESENT and again.acked
+
+
+class BrokenSource(FakeTaskSource):
+    """Yields its deliveries, then fails as a lost connection does."""
+
+    async def _iterate(self) -> AsyncIterator[FakeDelivery]:
+        async for delivery in super()._iterate():
+            yield delivery
+        raise MessageBusError("connection reset by broker")
+
+
+class IdleSource(FakeTaskSource):
+    """Yields its deliveries, then waits for more until closed."""
+
+    async def _iterate(self) -> AsyncIterator[FakeDelivery]:
+        async for delivery in super()._iterate():
+            yield delivery
+        while not self.closed:
+            await asyncio.sleep(0.01)
+
+
+async def test_a_lost_task_source_is_reopened_and_consuming_goes_on(h: Harness) -> None:
+    first, second = h.task(), h.task()
+    before = FakeDelivery(encode_parse_task(first))
+    after = FakeDelivery(encode_parse_task(second))
+    sources: list[FakeTaskSource] = [BrokenSource([before]), IdleSource([after])]
+    opened: list[FakeTaskSource] = []
+
+    def open_source() -> FakeTaskSource:
+        opened.append(sources.pop(0))
+        return opened[-1]
+
+    stop = asyncio.Event()
+    supervised = SupervisedConsumer(h.pipeline, open_source, first_backoff=0.01)
+    running = asyncio.create_task(supervised.run(stop))
+    for _ in range(500):
+        if after.acked:
+            break
+        await asyncio.sleep(0.01)
+    stop.set()
+    await supervised.close()
+    await asyncio.wait_for(running, 5)
+    assert before.acked and after.acked
+    assert supervised.reconnects == 1 and len(opened) == 2
+    assert all(source.closed for source in opened)
+    assert h.db.runs[first.task_id].pipeline_status is PipelineStatus.SUCCESS
+    assert h.db.runs[second.task_id].pipeline_status is PipelineStatus.SUCCESS
+
+
+async def test_stop_ends_a_supervised_consumer_waiting_for_deliveries(h: Harness) -> None:
+    source = IdleSource([])
+    stop = asyncio.Event()
+    supervised = SupervisedConsumer(h.pipeline, lambda: source, first_backoff=0.01)
+    running = asyncio.create_task(supervised.run(stop))
+    await asyncio.sleep(0.05)
+    assert not running.done()
+    stop.set()
+    await supervised.close()
+    await asyncio.wait_for(running, 5)
+    assert source.closed and supervised.reconnects == 0
