@@ -121,7 +121,8 @@ class Settings(BaseSettings):
         description=(
             "Dense + sparse vector index: embedded (one SQLite file under data_dir, exact "
             "numpy search) or qdrant (qdrant_url, else qdrant-client local mode under "
-            "data_dir). Empty: qdrant when qdrant_url is set, else embedded."
+            "data_dir). Empty: qdrant when qdrant_url is set or data_dir already holds a "
+            "qdrant/ folder, else embedded."
         ),
     )
     qdrant_url: str | None = Field(None, description="Qdrant server (vector_index=qdrant).")
@@ -179,10 +180,16 @@ class Settings(BaseSettings):
 
     @property
     def resolved_vector_index(self) -> VectorVendor:
-        """The vector index in use: explicit, else qdrant when a server URL is given."""
+        """The vector index in use: explicit, else qdrant when a server URL is given, else
+        qdrant local mode for a data dir that already holds one (built before the embedded
+        index became the default: its vectors stay searchable), else embedded."""
         if self.vector_index is not None:
             return self.vector_index
-        return VectorVendor.QDRANT if self.qdrant_url else VectorVendor.EMBEDDED
+        if self.qdrant_url:
+            return VectorVendor.QDRANT
+        if (self.data_dir / "qdrant").is_dir() and not (self.data_dir / "vectors").exists():
+            return VectorVendor.QDRANT
+        return VectorVendor.EMBEDDED
 
     @property
     def resolved_database_url(self) -> str:

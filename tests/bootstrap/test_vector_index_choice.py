@@ -1,0 +1,34 @@
+"""Which vector index the container builds when `vector_index` is left empty."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ragline.bootstrap import factories
+from ragline.bootstrap.settings import Settings, VectorVendor
+
+
+def test_a_fresh_data_dir_gets_the_embedded_index(tmp_path: Path) -> None:
+    settings = Settings(data_dir=tmp_path)
+    assert settings.resolved_vector_index is VectorVendor.EMBEDDED
+    assert type(factories.vector_index(settings)).__name__ == "EmbeddedVectorIndex"
+
+
+def test_a_qdrant_url_selects_qdrant(tmp_path: Path) -> None:
+    settings = Settings(data_dir=tmp_path, qdrant_url="http://127.0.0.1:6333")
+    assert settings.resolved_vector_index is VectorVendor.QDRANT
+
+
+def test_a_data_dir_built_with_qdrant_local_keeps_it(tmp_path: Path) -> None:
+    (tmp_path / "qdrant").mkdir()
+    assert Settings(data_dir=tmp_path).resolved_vector_index is VectorVendor.QDRANT
+    (tmp_path / "vectors").mkdir()  # both present: the embedded index was chosen since
+    assert Settings(data_dir=tmp_path).resolved_vector_index is VectorVendor.EMBEDDED
+
+
+def test_an_explicit_choice_wins(tmp_path: Path) -> None:
+    (tmp_path / "qdrant").mkdir()
+    settings = Settings(data_dir=tmp_path, vector_index=VectorVendor.EMBEDDED)
+    assert settings.resolved_vector_index is VectorVendor.EMBEDDED
+    settings = Settings(data_dir=tmp_path / "new", vector_index=VectorVendor.QDRANT)
+    assert settings.resolved_vector_index is VectorVendor.QDRANT
