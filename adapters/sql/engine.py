@@ -2,7 +2,8 @@
 
 - SQLite (aiosqlite / sqlite3): WAL, busy_timeout, foreign keys, and `BEGIN IMMEDIATE` for
   every transaction: writers queue at BEGIN (up to busy_timeout) instead of failing later
-  with "database is locked" when a read snapshot turns stale.
+  with "database is locked" when a read snapshot turns stale. Connections are
+  OneHopConnection (sqlite_connection): one thread round trip per statement.
 - PostgreSQL (psycopg 3): READ COMMITTED, session time zone UTC.
 - MariaDB/MySQL (asyncmy / pymysql): utf8mb4, READ COMMITTED, session time zone UTC, and
   the FOUND_ROWS client flag (SQLAlchemy sets it) so rowcount counts matched rows.
@@ -20,6 +21,8 @@ from typing import Any
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+
+from ragline.adapters.sql.sqlite_connection import one_hop_connector
 
 DEFAULT_BUSY_TIMEOUT_MS = 30_000
 
@@ -139,9 +142,13 @@ def create_async_engine_for(
 ) -> AsyncEngine:
     """An AsyncEngine for `url` with the backend's setup (see the module docstring)."""
     backend = backend_of(url)
+    parsed = async_url(url)
+    kwargs = _engine_kwargs(backend)
     if backend == "sqlite":
-        _refuse_memory_sqlite(make_url(url))
-    engine = create_async_engine(async_url(url), echo=echo, **_engine_kwargs(backend))
+        _refuse_memory_sqlite(parsed)
+        args, connect_kwargs = parsed.get_dialect()().create_connect_args(parsed)
+        kwargs["async_creator"] = one_hop_connector(args, connect_kwargs)
+    engine = create_async_engine(parsed, echo=echo, **kwargs)
     _install_hooks(engine.sync_engine, backend, busy_timeout_ms)
     return engine
 
