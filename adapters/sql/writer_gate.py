@@ -1,0 +1,43 @@
+"""WriterGate: in-process queueing for SQLite's single write lock.
+
+Every SQLite unit of work begins with BEGIN IMMEDIATE, so two of them never run at once.
+When they meet at the lock, SQLite's busy handler polls with sleeps of 1, 2, 5, 10 ... up
+to 100 ms, and a waiter often sleeps long after the holder is done. Units of work of one
+process (one factory) queue here first, FIFO, and the next one starts the moment the
+previous one closes. Waiting longer than busy_timeout fails as SQLite would have.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+
+from ragline.application.ports.unit_of_work import PersistenceError
+
+
+class WriterGate:
+    """One asyncio.Lock per event loop (a lock belongs to the loop that first waits on it)."""
+
+    def __init__(self, timeout_seconds: float) -> None:
+        self._timeout = timeout_seconds
+        self._locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    async def enter(self) -> asyncio.Lock:
+        """Wait for the gate; the caller releases the returned lock when it closes."""
+        loop = asyncio.get_running_loop()
+        lock = self._locks.get(loop)
+        if lock is None:
+            lock = self._locks[loop] = asyncio.Lock()
+        if not lock.locked():
+            await lock.acquire()
+            return lock
+        try:
+            await asyncio.wait_for(lock.acquire(), self._timeout)
+        except TimeoutError as error:
+            raise PersistenceError(
+                f"open unit of work failed: database is locked (waited {self._timeout:g} s "
+                "for another unit of work of this process)"
+            ) from error
+        return lock

@@ -1,0 +1,54 @@
+"""SQLite units of work of one factory queue on the WriterGate: in order, handed over at
+once (no busy-handler sleep), and still failing after busy_timeout like SQLite."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from ragline.adapters.sql import SqlUnitOfWorkFactory, create_unit_of_work_factory, upgrade_to_head
+from ragline.application.ports.unit_of_work import PersistenceError
+
+
+@pytest.fixture
+async def factory(tmp_path: Path) -> AsyncIterator[SqlUnitOfWorkFactory]:
+    url = f"sqlite:///{tmp_path / 'gate.db'}"
+    upgrade_to_head(url)
+    made = create_unit_of_work_factory(url, busy_timeout_ms=300)
+    yield made
+    await made.dispose()
+
+
+async def test_units_of_work_queue_in_order_and_hand_over_at_once(
+    factory: SqlUnitOfWorkFactory,
+) -> None:
+    order: list[str] = []
+
+    async def second() -> None:
+        async with factory() as uow:
+            order.append("second in")
+            await uow.commit()
+
+    async with factory() as uow:
+        order.append("first in")
+        waiting = asyncio.create_task(second())
+        await asyncio.sleep(0.05)
+        assert order == ["first in"]  # queued behind the open unit of work
+        await uow.commit()
+    started = time.perf_counter()
+    await waiting
+    assert order == ["first in", "second in"]
+    assert time.perf_counter() - started < 0.05  # no busy-handler sleep
+
+
+async def test_waiting_longer_than_busy_timeout_fails(factory: SqlUnitOfWorkFactory) -> None:
+    async with factory():
+        with pytest.raises(PersistenceError, match="database is locked"):
+            async with factory():
+                pass
+    async with factory() as uow:  # the gate is free again
+        await uow.commit()
