@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import enum
+import itertools
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Protocol
@@ -109,6 +110,7 @@ class IngestFiles:
         md_bucket: str,
         pdf_backend: PdfParserBackend = PdfParserBackend.AUTO,
         poll_seconds: float = 0.2,
+        poll_window: int = 16,
     ) -> None:
         self._uow_factory = uow_factory
         self._storage = storage
@@ -119,6 +121,7 @@ class IngestFiles:
         self._md_bucket = md_bucket
         self._pdf_backend = pdf_backend
         self._poll_seconds = poll_seconds
+        self._poll_window = poll_window
 
     async def __call__(
         self,
@@ -277,6 +280,8 @@ class IngestFiles:
                 str(item.task.user_id), str(item.task.dataset_id), str(item.task.original_file_id)
             )
             chunks = await uow.chunks.count_document(scope)
+        if run is not None:
+            _report_stages(result.task_id, item, run, observer)
         stage_ms = {
             stage: state.duration_ms
             for stage, state in (run.stages_in_order() if run else ())
@@ -295,12 +300,28 @@ class IngestFiles:
     async def _poll_stages(self, pending: dict[str, _Pending], observer: IngestObserver) -> None:
         while True:
             await asyncio.sleep(self._poll_seconds)
-            async with self._uow_factory() as uow:
-                for task_id, item in list(pending.items()):
-                    run = await uow.runs.get(task_id)
-                    if run is None:
-                        continue
-                    for stage, state in run.stages_in_order():
-                        if item.seen.get(stage) is not state.status:
-                            item.seen[stage] = state.status
-                            observer.stage_changed(task_id, stage, state.status)
+            await self._poll_once(pending, observer)
+
+    async def _poll_once(self, pending: dict[str, _Pending], observer: IngestObserver) -> None:
+        """Report the stage changes of the `poll_window` oldest pending tasks. Tasks are
+        consumed in about the order they were published, so those are the ones being
+        worked on; the others get their turn as results come in, and every task's final
+        stage states are reported when its result arrives (`_settle`). Reading every
+        pending run each tick made one long transaction per tick that the workers queued
+        behind."""
+        window = list(itertools.islice(pending.items(), self._poll_window))
+        if not window:
+            return
+        async with self._uow_factory() as uow:
+            for task_id, item in window:
+                run = await uow.runs.get(task_id)
+                if run is not None:
+                    _report_stages(task_id, item, run, observer)
+
+
+def _report_stages(task_id: str, item: _Pending, run: ParseRun, observer: IngestObserver) -> None:
+    """Tell the observer about every stage whose status changed since it was last told."""
+    for stage, state in run.stages_in_order():
+        if item.seen.get(stage) is not state.status:
+            item.seen[stage] = state.status
+            observer.stage_changed(task_id, stage, state.status)
