@@ -3,6 +3,9 @@
 Every write after the insert is a compare-and-set: `save` on (task_id, version),
 `mark_superseded` on (superseded_by_task_id IS NULL, pipeline_status = FAILED), and both
 bump `version`, so the row always changes and a stale aggregate cannot overwrite it.
+
+`get` and `save` run on every stage transition: their statements are built once, with
+bound parameters, so SQLAlchemy neither rebuilds them nor recomputes their cache keys.
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from sqlalchemy import Row, select, update
+from sqlalchemy import Row, bindparam, select, update
 
 from ragline.adapters.sql.connection import ConnectionSlot
 from ragline.adapters.sql.errors import store_errors, unique_task_id
@@ -58,6 +61,30 @@ def _state_columns(run: ParseRun) -> dict[str, Any]:
         version=run.version,
     )
     return values
+
+
+_IDENTITY_COLUMNS = frozenset(
+    {"id", "task_id", "original_file_id", "document_parse_task_id", "user_id", "dataset_id"}
+    | {"file_type"}
+)
+_STATE_COLUMN_NAMES = tuple(c.name for c in parse_run.columns if c.name not in _IDENTITY_COLUMNS)
+
+_GET = select(parse_run).where(
+    parse_run.c.task_id == bindparam("match_task_id", type_=parse_run.c.task_id.type)
+)
+
+# SET every state column from `set_<name>`; WHERE task_id and the expected version.
+_SAVE = (
+    update(parse_run)
+    .where(parse_run.c.task_id == bindparam("match_task_id", type_=parse_run.c.task_id.type))
+    .where(parse_run.c.version == bindparam("expected_version", type_=parse_run.c.version.type))
+    .values(
+        {
+            name: bindparam(f"set_{name}", type_=parse_run.c[name].type)
+            for name in _STATE_COLUMN_NAMES
+        }
+    )
+)
 
 
 def run_to_row(run: ParseRun) -> dict[str, Any]:
@@ -133,9 +160,7 @@ class SqlParseRunRepository:
 
     async def get(self, task_id: str) -> ParseRun | None:
         with store_errors("parse_run get"):
-            result = await self._slot.conn.execute(
-                select(parse_run).where(parse_run.c.task_id == task_id)
-            )
+            result = await self._slot.conn.execute(_GET, {"match_task_id": task_id})
             row = result.first()
         return None if row is None else row_to_run(row._mapping)
 
@@ -144,13 +169,11 @@ class SqlParseRunRepository:
             raise ValueError(
                 f"run {run.task_id} version {run.version} is not newer than {expected_version}"
             )
+        params = {f"set_{name}": value for name, value in _state_columns(run).items()}
+        params["match_task_id"] = run.task_id
+        params["expected_version"] = expected_version
         with store_errors("parse_run save"):
-            result = await self._slot.conn.execute(
-                update(parse_run)
-                .where(parse_run.c.task_id == run.task_id)
-                .where(parse_run.c.version == expected_version)
-                .values(**_state_columns(run))
-            )
+            result = await self._slot.conn.execute(_SAVE, params)
         if result.rowcount != 1:
             raise ConcurrentUpdate(
                 f"run {run.task_id} is no longer at version {expected_version} (or is gone)"
