@@ -60,3 +60,5 @@ class KeywordIndexingStage(PipelineStage):
             with contextlib.suppress(Exception):
                 await index.delete_document(scope.user_id, scope.dataset_id, scope.doc_id)
             raise StageFailure(code, describe(error)) from error
+        finally:
+            batches.close()  # the spool file is closed before it is discarded
