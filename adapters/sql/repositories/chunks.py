@@ -2,16 +2,21 @@
 
 Index-status moves are compare-and-sets over the move's allowed prior states; the caller
 gets the rowcount (chunks actually moved) and compares it with what it asked for.
+
+The statements every indexing stage runs per document (children pages, moves, count) are
+built once with bound parameters, so SQLAlchemy neither rebuilds them nor recomputes their
+cache keys on each call.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from functools import cache
 from itertools import islice
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, delete, func, select, update
+from sqlalchemy import ColumnElement, Select, Update, and_, bindparam, delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from ragline.adapters.sql.connection import IN_LIST_SLICE, ConnectionSlot
@@ -107,15 +112,56 @@ def _in_document(scope: DocumentScope) -> ColumnElement[bool]:
     )
 
 
-def _same_document(scope: DocumentScope) -> ColumnElement[bool]:
-    """`doc_id = :doc`, written so no planner can answer it from the document index.
+def _scope_params(scope: DocumentScope) -> dict[str, str]:
+    return {"b_user_id": scope.user_id, "b_dataset_id": scope.dataset_id, "b_doc_id": scope.doc_id}
 
-    Right after a big document is inserted, PostgreSQL has no statistics for it and may
+
+_IN_DOCUMENT_BOUND = and_(
+    chunk.c.user_id == bindparam("b_user_id", type_=chunk.c.user_id.type),
+    chunk.c.dataset_id == bindparam("b_dataset_id", type_=chunk.c.dataset_id.type),
+    chunk.c.doc_id == bindparam("b_doc_id", type_=chunk.c.doc_id.type),
+)
+
+
+@cache
+def _children_page(limit: int) -> Select[Any]:
+    """`list_children` for one page size (callers use one or two sizes)."""
+    return (
+        select(chunk)
+        .where(_IN_DOCUMENT_BOUND)
+        .where(chunk.c.parent_id.is_not(None))
+        .where(chunk.c.order_index > bindparam("b_after", type_=chunk.c.order_index.type))
+        .order_by(chunk.c.order_index, chunk.c.chunk_id)
+        .limit(limit)
+    )
+
+
+@cache
+def _status_move(column: str) -> Update:
+    """`UPDATE chunk SET <column> = :b_to WHERE <tenant> AND chunk_id IN :b_ids AND
+    coalesce(doc_id, '') = :b_doc_id AND <column> IN :b_allowed`.
+
+    The document test is written so no planner can answer it from the document index:
+    right after a big document is inserted, PostgreSQL has no statistics for it and may
     pick the document index for a move, then test the whole IN list against every row of
     the document: quadratic (20,000 chunks took 30 s). As an expression the test stays a
     filter, and the primary key (user, dataset, chunk_id) serves the IN list.
     """
-    return func.coalesce(chunk.c.doc_id, "") == scope.doc_id
+    status = chunk.c[column]
+    return (
+        update(chunk)
+        .where(chunk.c.user_id == bindparam("b_user_id", type_=chunk.c.user_id.type))
+        .where(chunk.c.dataset_id == bindparam("b_dataset_id", type_=chunk.c.dataset_id.type))
+        .where(chunk.c.chunk_id.in_(bindparam("b_ids", expanding=True)))
+        .where(
+            func.coalesce(chunk.c.doc_id, "") == bindparam("b_doc_id", type_=chunk.c.doc_id.type)
+        )
+        .where(status.in_(bindparam("b_allowed", expanding=True)))
+        .values({column: bindparam("b_to", type_=status.type)})
+    )
+
+
+_COUNT_DOCUMENT = select(func.count()).select_from(chunk).where(_IN_DOCUMENT_BOUND)
 
 
 class SqlChunkRepository:
@@ -143,12 +189,7 @@ class SqlChunkRepository:
     ) -> list[ChunkRecord]:
         with store_errors("chunk list_children"):
             result = await self._slot.conn.execute(
-                select(chunk)
-                .where(_in_document(scope))
-                .where(chunk.c.parent_id.is_not(None))
-                .where(chunk.c.order_index > after_order_index)
-                .order_by(chunk.c.order_index, chunk.c.chunk_id)
-                .limit(limit)
+                _children_page(limit), {**_scope_params(scope), "b_after": after_order_index}
             )
             rows = result.all()
         return [row_to_chunk(row._mapping) for row in rows]
@@ -185,26 +226,21 @@ class SqlChunkRepository:
     ) -> int:
         if move.to in move.allowed_from:
             raise ValueError(f"{move.name} would leave some rows unchanged; not a real move")
-        status = chunk.c[column]
+        statement = _status_move(column)
         allowed = sorted(s.value for s in move.allowed_from)
+        params: dict[str, Any] = {
+            **_scope_params(scope),
+            "b_allowed": allowed,
+            "b_to": move.to.value,
+        }
         moved = 0
         with store_errors(f"chunk move {column}"):
             for ids in _slices(chunk_ids):
-                result = await self._slot.conn.execute(
-                    update(chunk)
-                    .where(chunk.c.user_id == scope.user_id)
-                    .where(chunk.c.dataset_id == scope.dataset_id)
-                    .where(chunk.c.chunk_id.in_(ids))
-                    .where(_same_document(scope))
-                    .where(status.in_(allowed))
-                    .values({column: move.to.value})
-                )
+                result = await self._slot.conn.execute(statement, {**params, "b_ids": ids})
                 moved += result.rowcount
         return moved
 
     async def count_document(self, scope: DocumentScope) -> int:
         with store_errors("chunk count_document"):
-            result = await self._slot.conn.execute(
-                select(func.count()).select_from(chunk).where(_in_document(scope))
-            )
+            result = await self._slot.conn.execute(_COUNT_DOCUMENT, _scope_params(scope))
             return int(result.scalar_one())
