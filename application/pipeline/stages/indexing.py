@@ -49,7 +49,8 @@ CHILD_PAGE = 2000
 async def child_pages(
     services: StageServices, scope: DocumentScope, page_size: int = CHILD_PAGE
 ) -> AsyncIterator[list[ChunkRecord]]:
-    """The document's child chunks as stored now (fresh statuses), one page per read."""
+    """The document's child chunks as stored now (fresh statuses), one page per read. A
+    short page is the last one: no read (and no unit of work) just to find nothing more."""
     after = -1
     while True:
         async with services.uow() as uow:
@@ -57,6 +58,8 @@ async def child_pages(
         if not page:
             return
         yield page
+        if len(page) < page_size:
+            return
         after = page[-1].order_index
 
 
