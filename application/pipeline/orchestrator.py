@@ -110,12 +110,14 @@ class ParseTaskPipeline:
 
     async def handle(self, task: ParseTask) -> PipelineOutcome:
         """Run one decoded task to its terminal state (or settle its redelivery)."""
-        existing = await self._settle_existing(task.task_id)
-        if existing is not None:
-            return existing
+        problem = invalid_context(task)
+        if problem is not None or task.is_retry:
+            existing = await self._settle_existing(task.task_id)
+            if existing is not None:
+                return existing
+        # a valid first attempt meets the idempotency barrier inside `_open`
         identity = task_identity(task)
         payload = task.model_dump_json()
-        problem = invalid_context(task)
         try:
             if problem is not None:
                 await self._reject(identity, payload, FailureCode.INVALID_TASK_CONTEXT, problem)
@@ -208,25 +210,37 @@ class ParseTaskPipeline:
     async def _settle_existing(self, task_id: str) -> PipelineOutcome | None:
         """The idempotency barrier: a known task_id never runs again (SPEC §3)."""
         async with self.services.uow() as uow:
-            run = await uow.runs.get(task_id)
-            if run is None:
-                return None
-            parsed = await uow.parsed_logs.get(task_id)
-            parsed_log_id = parsed.id if parsed is not None else 0
-            if run.is_terminal:
-                kind = OutcomeKind.RESENT
-            else:
-                expected = run.version
-                run.converge_interrupted(self.services.clock.now())
-                await uow.runs.save(run, expected)
-                kind = OutcomeKind.INTERRUPTED
-            await self._queue(uow, run, parsed_log_id)
-            await uow.commit()
+            return await self._settle_in(uow, task_id)
+
+    async def _settle_in(self, uow: UnitOfWork, task_id: str) -> PipelineOutcome | None:
+        """The barrier inside an open unit of work: None when task_id is unknown (nothing
+        written); otherwise the redelivery is settled and committed."""
+        run = await uow.runs.get(task_id)
+        if run is None:
+            return None
+        parsed = await uow.parsed_logs.get(task_id)
+        parsed_log_id = parsed.id if parsed is not None else 0
+        if run.is_terminal:
+            kind = OutcomeKind.RESENT
+        else:
+            expected = run.version
+            run.converge_interrupted(self.services.clock.now())
+            await uow.runs.save(run, expected)
+            kind = OutcomeKind.INTERRUPTED
+        await self._queue(uow, run, parsed_log_id)
+        await uow.commit()
         log.info("task %s redelivered: %s", task_id, kind.value)
         return PipelineOutcome(kind, task_id, run.pipeline_status.value)
 
-    async def _open(self, identity: TaskIdentity, payload: str) -> tuple[ParseRun, int]:
+    async def _open(
+        self, identity: TaskIdentity, payload: str
+    ) -> tuple[ParseRun, int] | PipelineOutcome:
+        """The barrier and the new run in one unit of work (a small file otherwise paid a
+        unit of work just to learn its task_id is new)."""
         async with self.services.uow() as uow:
+            settled = await self._settle_in(uow, identity.task_id)
+            if settled is not None:
+                return settled
             at = self.services.clock.now()
             parsed = await uow.parsed_logs.add(identity.task_id, payload, at)
             run = ParseRun.open(identity, at)
