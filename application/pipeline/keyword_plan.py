@@ -9,7 +9,7 @@ memory, and KEYWORD_INDEXING reads it back batch by batch. The file is the task'
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable
 from pathlib import Path
 from typing import IO
 
@@ -42,7 +42,7 @@ class KeywordPlan:
             self._out.close()
             self._out = None
 
-    def batches(self, size: int) -> Iterator[list[KeywordDoc]]:
+    def batches(self, size: int) -> Generator[list[KeywordDoc], None, None]:
         """The docs in the order they were added, `size` at a time."""
         self.seal()
         batch: list[KeywordDoc] = []
