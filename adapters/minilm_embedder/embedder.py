@@ -17,6 +17,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
+from ragline.adapters.model_text import model_text
 from ragline.application.ports.embedder import EmbedderUnavailable
 
 MODEL_NAME = "all-MiniLM-L6-v2"
@@ -99,7 +100,7 @@ class MiniLMEmbedder:
     def _encode(self, texts: Sequence[str]) -> list[list[float]]:
         if not texts:
             return []
-        safe = [_tokenizer_safe(text) for text in texts]
+        safe = [model_text(text) for text in texts]
         with self._lock:
             vectors = self._model.encode(
                 safe,
@@ -111,15 +112,3 @@ class MiniLMEmbedder:
         if vectors.shape != (len(safe), DIMENSION):
             raise EmbedderUnavailable(f"{MODEL_NAME} returned shape {vectors.shape}")
         return vectors.tolist()  # type: ignore[no-any-return]
-
-
-def _tokenizer_safe(text: str) -> str:
-    """The Rust tokenizer rejects a lone surrogate (from bytes decoded with surrogateescape)
-    with a TypeError, and BERT's cleaning drops a NUL, gluing the words around it together."""
-    if "\x00" in text:
-        text = text.replace("\x00", " ")
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        text = text.encode("utf-8", "replace").decode("utf-8")
-    return text

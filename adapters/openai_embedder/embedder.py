@@ -16,6 +16,7 @@ from typing import Any
 
 import httpx
 
+from ragline.adapters.model_text import model_text
 from ragline.application.ports.embedder import EmbedderUnavailable, EmbeddingDimensionMismatch
 
 RETRYABLE = {408, 409, 429, 500, 502, 503, 504}
@@ -88,7 +89,8 @@ class OpenAIEmbedder:
         vectors: list[list[float]] = []
         for start in range(0, len(texts), self._batch_size):
             batch = [
-                _json_safe(self._prefix[side] + t) for t in texts[start : start + self._batch_size]
+                model_text(self._prefix[side] + t, nul_as_space=False)  # NUL is valid JSON
+                for t in texts[start : start + self._batch_size]
             ]
             vectors.extend(self._request(batch, side))
         return vectors
@@ -144,12 +146,3 @@ class OpenAIEmbedder:
 def _normalised(vector: list[float]) -> list[float]:
     norm = math.sqrt(sum(x * x for x in vector))
     return [x / norm for x in vector] if norm > 0 else vector
-
-
-def _json_safe(text: str) -> str:
-    """Lone surrogates (bytes decoded with surrogateescape) cannot be sent as UTF-8 JSON."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        text = text.encode("utf-8", "replace").decode("utf-8")
-    return text
