@@ -97,7 +97,6 @@ class Services:
             self._use(built_for_the_pipeline)
         bus = self._use("bus")
         relay = self._use("relay")
-        pipeline.start_up()
         supervised = [SupervisedConsumer(pipeline, bus.task_source) for _ in range(consumers)]
         stop = asyncio.Event()
         tasks = [asyncio.create_task(s.run(stop)) for s in supervised]

@@ -31,17 +31,10 @@ def readable_task_id(body: bytes) -> str | None:
 
 
 class TaskConsumer:
-    """Pulls deliveries from a TaskSource and hands each body to the pipeline."""
+    """Hands each delivery's body to the pipeline and settles the delivery."""
 
-    def __init__(self, pipeline: ParseTaskPipeline, source: TaskSource) -> None:
+    def __init__(self, pipeline: ParseTaskPipeline) -> None:
         self.pipeline = pipeline
-        self.source = source
-
-    async def run(self) -> None:
-        """Consume until the source is closed (clean the workspace first)."""
-        self.pipeline.start_up()
-        async for delivery in self.source:
-            await self.process(delivery)
 
     async def process(self, delivery: TaskDelivery) -> PipelineOutcome | None:
         """Handle and settle one delivery; None when it was dead-lettered after an error."""
@@ -68,10 +61,11 @@ class TaskConsumer:
 
 
 class SupervisedConsumer:
-    """Keeps one TaskConsumer consuming until `stop`: a source that fails (broker restarted,
-    connection reset, consumer cancelled by the broker) or ends on its own is closed and a
-    new one opened after a backoff (1 s doubling to `max_backoff`, back to 1 s once a
-    delivery arrives). Nothing is lost meanwhile: unsettled deliveries return to the broker.
+    """Cleans the workspace, then consumes task sources until `stop`: a source that fails
+    (broker restarted, connection reset, consumer cancelled by the broker) or ends on its own
+    is closed and a new one opened after a backoff (1 s doubling to `max_backoff`, back to
+    1 s once a delivery arrives). Nothing is lost meanwhile: unsettled deliveries return to
+    the broker.
     """
 
     def __init__(
@@ -83,6 +77,7 @@ class SupervisedConsumer:
         max_backoff: float = 30.0,
     ) -> None:
         self.pipeline = pipeline
+        self.consumer = TaskConsumer(pipeline)
         self.open_source = open_source
         self.first_backoff = first_backoff
         self.max_backoff = max_backoff
@@ -94,11 +89,11 @@ class SupervisedConsumer:
         backoff = self.first_backoff
         while not stop.is_set():
             source = self._source = self.open_source()
-            consumer, received = TaskConsumer(self.pipeline, source), False
+            received = False
             try:
                 async for delivery in source:
                     received = True
-                    await consumer.process(delivery)
+                    await self.consumer.process(delivery)
                     if stop.is_set():
                         break
                 reason = "the task source ended"

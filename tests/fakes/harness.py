@@ -79,7 +79,7 @@ class Harness:
             settings=self.settings,
         )
         self.pipeline = ParseTaskPipeline(self.services)
-        self.consumer = TaskConsumer(self.pipeline, source=_NoSource())
+        self.consumer = TaskConsumer(self.pipeline)
         self.relay = OutboxRelay(
             self.db, self.publisher, self.clock, RelayPolicy(max_attempts=3, batch_size=50)
         )
@@ -147,11 +147,3 @@ class Harness:
 
     def delivery(self, task: ParseTask) -> FakeDelivery:
         return FakeDelivery(encode_parse_task(task), task.file_type)
-
-
-class _NoSource:
-    def __aiter__(self) -> Any:
-        raise NotImplementedError
-
-    async def close(self) -> None:
-        return None

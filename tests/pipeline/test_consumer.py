@@ -127,8 +127,17 @@ async def test_run_cleans_the_workspace_then_consumes_every_delivery(h: Harness)
     (h.workspace.root / "leftover.pdf").write_bytes(b"old")
     tasks = [h.task(), h.task(upload=False)]
     deliveries = [FakeDelivery(encode_parse_task(t)) for t in tasks] + [FakeDelivery(b"{")]
-    h.consumer.source = FakeTaskSource(deliveries)
-    await h.consumer.run()
+    stop = asyncio.Event()
+    source = IdleSource(deliveries)
+    supervised = SupervisedConsumer(h.pipeline, lambda: source)
+    running = asyncio.create_task(supervised.run(stop))
+    for _ in range(500):
+        if all(d.settled for d in deliveries):
+            break
+        await asyncio.sleep(0.01)
+    stop.set()
+    await supervised.close()
+    await asyncio.wait_for(running, 5)
     assert [d.acked for d in deliveries] == [True, True, False]
     assert deliveries[2].dead_letter_reason is not None
     assert h.workspace.leftovers() == []
