@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Generator, Iterable
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from ragline.application.pipeline.workspace import discard
 from ragline.application.ports.keyword_index import KeywordDoc
@@ -60,7 +60,7 @@ class KeywordPlan:
         discard(self.path)
 
 
-def _row(doc: KeywordDoc) -> list[object]:
+def _row(doc: KeywordDoc) -> list[Any]:
     return [
         doc.chunk_id,
         doc.doc_id,
@@ -72,14 +72,6 @@ def _row(doc: KeywordDoc) -> list[object]:
     ]
 
 
-def _doc(row: list[object]) -> KeywordDoc:
+def _doc(row: list[Any]) -> KeywordDoc:
     chunk_id, doc_id, user_id, dataset_id, parent_id, tokens, payload = row
-    return KeywordDoc(
-        chunk_id=str(chunk_id),
-        doc_id=str(doc_id),
-        user_id=str(user_id),
-        dataset_id=str(dataset_id),
-        parent_id=None if parent_id is None else str(parent_id),
-        tokens=[str(t) for t in tokens] if isinstance(tokens, list) else [],
-        payload={str(k): str(v) for k, v in payload.items()} if isinstance(payload, dict) else {},
-    )
+    return KeywordDoc(chunk_id, doc_id, user_id, dataset_id, parent_id, tokens, payload)

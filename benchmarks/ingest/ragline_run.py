@@ -48,16 +48,16 @@ async def ingest(
     for outcome in summary.outcomes:
         for stage, ms in outcome.stage_ms.items():
             stage_ms[stage.name] += ms
-    texts = await child_texts(data_dir, sources, keep_texts)
+    children, texts = await child_texts(data_dir, sources, keep_texts)
     return {
         "files": len(sources),
         "failed": len(summary.failed),
         "failures": [o.failure_reason for o in summary.failed][:5],
         "chunks_all": sum(o.chunks for o in summary.outcomes),
-        "children": len(texts),
+        "children": children,
         "seconds": round(wall, 3),
         "cpu_seconds": round(cpu, 3),
-        "children_per_s": round(len(texts) / wall, 1),
+        "children_per_s": round(children / wall, 1),
         "stage_ms_sum": dict(stage_ms),
         "_texts": texts,
     }
@@ -65,19 +65,21 @@ async def ingest(
 
 async def child_texts(
     data_dir: Path, sources: Sequence[SourceFile], keep: bool = True
-) -> list[str]:
-    """Texts of the child chunks (parent_id not null) of every source, in document order
-    (`keep=False`: empty strings, one per child, read page by page)."""
+) -> tuple[int, list[str]]:
+    """How many child chunks (parent_id not null) the sources have and, with `keep`, their
+    texts in document order; read page by page."""
     services = build_services(data_dir)
-    texts: list[str] = []
+    count, texts = 0, []
     try:
         async with services._use("uow_factory")() as uow:
             for source in sources:
                 doc = str(identify(source, USER, DATASET).original_file_id)
                 scope, after = DocumentScope(USER, DATASET, doc), -1
                 while rows := await uow.chunks.list_children(scope, after_order_index=after):
-                    texts += [r.text if keep else "" for r in rows]
+                    count += len(rows)
+                    if keep:
+                        texts += [r.text for r in rows]
                     after = rows[-1].order_index
     finally:
         await services.close()
-    return texts
+    return count, texts
