@@ -22,7 +22,7 @@ from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
-from ragline.adapters.sql.sqlite_connection import one_hop_connector
+from ragline.adapters.sql.sqlite_connection import OneHopConnection, one_hop_connector
 
 DEFAULT_BUSY_TIMEOUT_MS = 30_000
 
@@ -129,7 +129,11 @@ def _install_sqlite_hooks(engine: Engine, busy_timeout_ms: int) -> None:
 
     @event.listens_for(engine, "begin")
     def _on_begin(connection: Any) -> None:
-        connection.exec_driver_sql("BEGIN IMMEDIATE")
+        driver = connection.connection.driver_connection
+        if isinstance(driver, OneHopConnection):
+            driver.defer_begin("BEGIN IMMEDIATE")  # sent with the first statement
+        else:
+            connection.exec_driver_sql("BEGIN IMMEDIATE")
 
 
 def _install_hooks(engine: Engine, backend: str, busy_timeout_ms: int) -> None:

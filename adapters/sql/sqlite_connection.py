@@ -9,6 +9,9 @@ executed, drained and closed on the connection's thread and its rows come back b
 A rollback is skipped, without a round trip, only when SQLite reports no open transaction
 and no call is queued or running on the connection's thread (sqlite3 itself would do
 nothing then); otherwise it is queued behind the calls in flight, as before.
+The transaction's BEGIN travels with its first statement (`defer_begin`): it is run on the
+connection's thread right before that statement, in the same round trip. A transaction that
+ends before any statement never reaches SQLite at all.
 """
 
 from __future__ import annotations
@@ -21,6 +24,12 @@ from typing import Any
 import aiosqlite
 
 _Outcome = tuple[Any, list[Any], int, int | None]
+
+
+def _begun(begin: str, fn: Callable[..., Any], conn: sqlite3.Connection, *args: Any) -> Any:
+    """The deferred BEGIN, then the statement that was first in its transaction."""
+    conn.execute(begin)
+    return fn(conn, *args)
 
 
 def _run(conn: sqlite3.Connection, sql: str, parameters: Any, many: bool) -> _Outcome:
@@ -93,6 +102,7 @@ class OneHopConnection(aiosqlite.Connection):
 
     _submitted = 0  # written only on the event loop
     _finished = 0  # written only on the connection's thread
+    _pending_begin: str | None = None  # a BEGIN waiting for the transaction's first statement
 
     async def _execute(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         self._submitted += 1
@@ -104,14 +114,28 @@ class OneHopConnection(aiosqlite.Connection):
         finally:
             self._finished += 1
 
+    def defer_begin(self, sql: str) -> None:
+        """Start a transaction with `sql` (BEGIN ...) in the round trip of its first call."""
+        self._pending_begin = sql
+
     async def call(self, fn: Callable[..., Any], *args: Any) -> Any:
         """`fn(sqlite3_connection, *args)` on the connection's thread."""
+        begin, self._pending_begin = self._pending_begin, None
+        if begin is not None:
+            return await self._execute(_begun, begin, fn, self._conn, *args)
         return await self._execute(fn, self._conn, *args)
+
+    async def commit(self) -> None:
+        if self._pending_begin is not None:  # nothing ran: there is nothing to commit
+            self._pending_begin = None
+            return
+        await super().commit()
 
     def cursor(self) -> BufferedCursor:  # type: ignore[override]
         return BufferedCursor(self)
 
     async def rollback(self) -> None:
+        self._pending_begin = None
         idle = self._submitted == self._finished
         if idle and self._connection is not None and not self._connection.in_transaction:
             return

@@ -7,7 +7,7 @@ import attrs
 from ragline.application.pipeline.keyword_plan import KeywordPlan
 from ragline.application.ports.unit_of_work import DocumentScope
 from ragline.contracts.wire import ParseTask
-from ragline.domain.parse_run import MarkdownLocation, ParseRun
+from ragline.domain.parse_run import MarkdownLocation, ParseRun, Stage
 
 MARKDOWN_PASSTHROUGH_TYPES: frozenset[str] = frozenset({"md", "markdown"})
 
@@ -42,6 +42,10 @@ class RunContext:
     scope: DocumentScope
     markdown: str | None = None
     keyword_plan: KeywordPlan | None = None
+    # The stage the orchestrator runs after the current one, and the stage already started
+    # by its predecessor's success (one unit of work for "N done, N+1 started").
+    following: Stage | None = None
+    started_ahead: Stage | None = None
 
     @property
     def task_id(self) -> str:

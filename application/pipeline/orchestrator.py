@@ -137,7 +137,10 @@ class ParseTaskPipeline:
         run, parsed_log_id = opened
         ctx = RunContext(task, run, parsed_log_id, document_scope(task))
         try:
-            for stage in self.stages():
+            stages = self.stages()
+            for position, stage in enumerate(stages):
+                later = stages[position + 1 :]
+                ctx.following = later[0].stage if later else None
                 await stage.execute(ctx)
                 if run.is_terminal:
                     break

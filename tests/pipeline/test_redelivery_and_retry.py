@@ -56,8 +56,9 @@ async def test_redelivered_failed_run_resends_the_failure(h: Harness) -> None:
 async def test_redelivered_interrupted_run_converges_to_interrupted_task(
     h: Harness, stage: Stage
 ) -> None:
-    # the process dies while `stage` is PROCESSING (its success is never saved)
-    h.faults.arm_after("uow.runs.save", Crash(), 2 * stage.position + 1)
+    # the process dies while `stage` is PROCESSING (its success is never saved); saves: the
+    # start of CLEANING, then one per success (which also starts the next stage)
+    h.faults.arm_after("uow.runs.save", Crash(), stage.position + 1)
     task = h.task()
     with pytest.raises(Crash):
         await h.pipeline.handle(task)
