@@ -152,6 +152,9 @@ class Services:
             source_bucket=settings.source_bucket,
             md_bucket=settings.markdown_bucket,
             pdf_backend=PdfParserBackend(settings.pdf_backend),
+            # with the worker in this process, exactly `ingest_workers` tasks are in flight:
+            # polling more pending runs than that reads runs nobody is working on
+            poll_window=settings.ingest_workers + 1 if with_worker else 16,
         )
         try:
             if not with_worker:

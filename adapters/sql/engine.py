@@ -3,7 +3,8 @@
 - SQLite (aiosqlite / sqlite3): WAL, busy_timeout, foreign keys, and `BEGIN IMMEDIATE` for
   every transaction: writers queue at BEGIN (up to busy_timeout) instead of failing later
   with "database is locked" when a read snapshot turns stale. Connections are
-  OneHopConnection (sqlite_connection): one thread round trip per statement.
+  InlineConnection (sqlite_connection): statements run on the event loop's thread, and only
+  the wait for the write lock is asynchronous (busy_timeout 0, BEGIN retried with sleeps).
 - PostgreSQL (psycopg 3): READ COMMITTED, session time zone UTC.
 - MariaDB/MySQL (asyncmy / pymysql): utf8mb4, READ COMMITTED, session time zone UTC, and
   the FOUND_ROWS client flag (SQLAlchemy sets it) so rowcount counts matched rows.
@@ -22,7 +23,7 @@ from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
-from ragline.adapters.sql.sqlite_connection import OneHopConnection, one_hop_connector
+from ragline.adapters.sql.sqlite_connection import InlineConnection, inline_connector
 
 DEFAULT_BUSY_TIMEOUT_MS = 30_000
 
@@ -118,9 +119,15 @@ def _install_sqlite_hooks(engine: Engine, busy_timeout_ms: int) -> None:
         # Take BEGIN away from the driver (its legacy mode skips BEGIN before SELECT and
         # breaks SAVEPOINT); `_on_begin` emits BEGIN IMMEDIATE instead.
         dbapi_connection.isolation_level = None
+        driver = getattr(dbapi_connection, "driver_connection", None)
+        busy_ms = busy_timeout_ms
+        if isinstance(driver, InlineConnection):
+            # waiting for the lock must not block the event loop: BEGIN retries instead
+            driver.busy_timeout_seconds = busy_timeout_ms / 1000
+            busy_ms = 0
         cursor = dbapi_connection.cursor()
         try:
-            cursor.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+            cursor.execute(f"PRAGMA busy_timeout = {int(busy_ms)}")
             _enter_wal(cursor, busy_timeout_ms)
             cursor.execute("PRAGMA synchronous = NORMAL")
             cursor.execute("PRAGMA foreign_keys = ON")
@@ -130,8 +137,8 @@ def _install_sqlite_hooks(engine: Engine, busy_timeout_ms: int) -> None:
     @event.listens_for(engine, "begin")
     def _on_begin(connection: Any) -> None:
         driver = connection.connection.driver_connection
-        if isinstance(driver, OneHopConnection):
-            driver.defer_begin("BEGIN IMMEDIATE")  # sent with the first statement
+        if isinstance(driver, InlineConnection):
+            driver.defer_begin("BEGIN IMMEDIATE")  # run with the first statement
         else:
             connection.exec_driver_sql("BEGIN IMMEDIATE")
 
@@ -151,7 +158,7 @@ def create_async_engine_for(
     if backend == "sqlite":
         _refuse_memory_sqlite(parsed)
         args, connect_kwargs = parsed.get_dialect()().create_connect_args(parsed)
-        kwargs["async_creator"] = one_hop_connector(args, connect_kwargs)
+        kwargs["async_creator"] = inline_connector(args, connect_kwargs)
     engine = create_async_engine(parsed, echo=echo, **kwargs)
     _install_hooks(engine.sync_engine, backend, busy_timeout_ms)
     return engine
