@@ -56,7 +56,7 @@ class Settings(BaseSettings):
 
     # relational store
     database_url: str | None = Field(
-        None, description="SQLAlchemy URL; default sqlite+aiosqlite:///<data_dir>/ragline.db."
+        None, description="SQLAlchemy URL; default sqlite:///<data_dir>/ragline.db."
     )
     secret_key: SecretStr | None = Field(
         None, description="Fernet key for API keys at rest; default: <data_dir>/secret.key."
@@ -195,7 +195,7 @@ class Settings(BaseSettings):
     def resolved_database_url(self) -> str:
         if self.database_url:
             return self.database_url
-        return f"sqlite+aiosqlite:///{(self.data_dir / 'ragline.db').resolve()}"
+        return f"sqlite:///{(self.data_dir / 'ragline.db').resolve()}"
 
     @property
     def resolved_temp_dir(self) -> Path:

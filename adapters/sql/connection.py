@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from ragline.adapters.sql.sqlite_connection import InlineConnection
 from ragline.application.ports.unit_of_work import PersistenceError
 
 # Long IN lists are sent in slices: SQLite caps bound parameters, and huge statements are
@@ -13,19 +14,23 @@ from ragline.application.ports.unit_of_work import PersistenceError
 IN_LIST_SLICE = 500
 
 
+# On SQLite the unit of work holds an InlineConnection: the same interface, no asyncio layer.
+SqlConnection = AsyncConnection | InlineConnection
+
+
 class ConnectionSlot:
-    """Holds the open AsyncConnection; repositories ask for it at each call."""
+    """Holds the open connection; repositories ask for it at each call."""
 
     def __init__(self) -> None:
-        self._conn: AsyncConnection | None = None
+        self._conn: SqlConnection | None = None
 
     @property
-    def conn(self) -> AsyncConnection:
+    def conn(self) -> SqlConnection:
         if self._conn is None:
             raise PersistenceError("the unit of work is not open: use it inside `async with`")
         return self._conn
 
-    def attach(self, conn: AsyncConnection | None) -> None:
+    def attach(self, conn: SqlConnection | None) -> None:
         self._conn = conn
 
 

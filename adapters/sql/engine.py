@@ -1,10 +1,11 @@
 """Engines from a database URL, with the per-backend setup the repositories rely on.
 
-- SQLite (aiosqlite / sqlite3): WAL, busy_timeout, foreign keys, and `BEGIN IMMEDIATE` for
+- SQLite (sqlite3): WAL, busy_timeout, foreign keys, and `BEGIN IMMEDIATE` for
   every transaction: writers queue at BEGIN (up to busy_timeout) instead of failing later
-  with "database is locked" when a read snapshot turns stale. Connections are
-  InlineConnection (sqlite_connection): statements run on the event loop's thread, and only
-  the wait for the write lock is asynchronous (busy_timeout 0, BEGIN retried with sleeps).
+  with "database is locked" when a read snapshot turns stale. Units of work get an
+  InlineEngine (sqlite_connection): the blocking sqlite3 driver called on the event loop's
+  thread, and only the wait for the write lock is asynchronous (busy_timeout 0, BEGIN
+  IMMEDIATE retried with sleeps).
 - PostgreSQL (psycopg 3): READ COMMITTED, session time zone UTC.
 - MariaDB/MySQL (asyncmy / pymysql): utf8mb4, READ COMMITTED, session time zone UTC, and
   the FOUND_ROWS client flag (SQLAlchemy sets it) so rowcount counts matched rows.
@@ -23,11 +24,12 @@ from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
-from ragline.adapters.sql.sqlite_connection import InlineConnection, inline_connector
+from ragline.adapters.sql.sqlite_connection import InlineEngine
 
 DEFAULT_BUSY_TIMEOUT_MS = 30_000
 
-_ASYNC_DRIVERS = {"sqlite": "aiosqlite", "postgresql": "psycopg", "mysql": "asyncmy"}
+# SQLite needs no asyncio driver: units of work call sqlite3 inline (sqlite_connection).
+_ASYNC_DRIVERS = {"sqlite": "pysqlite", "postgresql": "psycopg", "mysql": "asyncmy"}
 _SYNC_DRIVERS = {"sqlite": "pysqlite", "postgresql": "psycopg", "mysql": "pymysql"}
 
 
@@ -106,62 +108,58 @@ def _enter_wal(cursor: Any, busy_timeout_ms: int) -> None:
                 return
             cursor.execute("PRAGMA journal_mode = WAL")
             return
-        except Exception as exc:  # sqlite3 or the aiosqlite adapter: same message
+        except Exception as exc:  # sqlite3 or SQLAlchemy's wrapper: same message
             if "locked" not in str(exc) or time.monotonic() >= deadline:
                 raise
             time.sleep(delay)
             delay = min(delay * 2, 0.2)
 
 
-def _install_sqlite_hooks(engine: Engine, busy_timeout_ms: int) -> None:
+def _install_sqlite_hooks(engine: Engine, busy_timeout_ms: int, *, inline: bool) -> None:
+    """`inline`: the InlineEngine's connections, whose busy handler is off and which begin
+    their transactions themselves (asynchronously); otherwise BEGIN IMMEDIATE here."""
+
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
         # Take BEGIN away from the driver (its legacy mode skips BEGIN before SELECT and
-        # breaks SAVEPOINT); `_on_begin` emits BEGIN IMMEDIATE instead.
+        # breaks SAVEPOINT); BEGIN IMMEDIATE is emitted instead.
         dbapi_connection.isolation_level = None
-        driver = getattr(dbapi_connection, "driver_connection", None)
-        busy_ms = busy_timeout_ms
-        if isinstance(driver, InlineConnection):
-            # waiting for the lock must not block the event loop: BEGIN retries instead
-            driver.busy_timeout_seconds = busy_timeout_ms / 1000
-            busy_ms = 0
         cursor = dbapi_connection.cursor()
         try:
-            cursor.execute(f"PRAGMA busy_timeout = {int(busy_ms)}")
+            cursor.execute(f"PRAGMA busy_timeout = {0 if inline else int(busy_timeout_ms)}")
             _enter_wal(cursor, busy_timeout_ms)
             cursor.execute("PRAGMA synchronous = NORMAL")
             cursor.execute("PRAGMA foreign_keys = ON")
         finally:
             cursor.close()
 
-    @event.listens_for(engine, "begin")
-    def _on_begin(connection: Any) -> None:
-        driver = connection.connection.driver_connection
-        if isinstance(driver, InlineConnection):
-            driver.defer_begin("BEGIN IMMEDIATE")  # run with the first statement
-        else:
+    if not inline:
+
+        @event.listens_for(engine, "begin")
+        def _on_begin(connection: Any) -> None:
             connection.exec_driver_sql("BEGIN IMMEDIATE")
 
 
 def _install_hooks(engine: Engine, backend: str, busy_timeout_ms: int) -> None:
     if backend == "sqlite":
-        _install_sqlite_hooks(engine, busy_timeout_ms)
+        _install_sqlite_hooks(engine, busy_timeout_ms, inline=False)
 
 
 def create_async_engine_for(
     url: str | URL, *, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS, echo: bool = False
-) -> AsyncEngine:
-    """An AsyncEngine for `url` with the backend's setup (see the module docstring)."""
+) -> AsyncEngine | InlineEngine:
+    """The engine units of work use for `url` (see the module docstring): an AsyncEngine,
+    or on SQLite an InlineEngine with the same interface."""
     backend = backend_of(url)
-    parsed = async_url(url)
-    kwargs = _engine_kwargs(backend)
     if backend == "sqlite":
-        _refuse_memory_sqlite(parsed)
-        args, connect_kwargs = parsed.get_dialect()().create_connect_args(parsed)
-        kwargs["async_creator"] = inline_connector(args, connect_kwargs)
-    engine = create_async_engine(parsed, echo=echo, **kwargs)
-    _install_hooks(engine.sync_engine, backend, busy_timeout_ms)
-    return engine
+        _refuse_memory_sqlite(make_url(url))
+        engine = create_engine(sync_url(url), echo=echo, connect_args={"check_same_thread": False})
+        _install_sqlite_hooks(engine, busy_timeout_ms, inline=True)
+        return InlineEngine(engine, busy_timeout_ms / 1000)
+    parsed = async_url(url)
+    async_engine = create_async_engine(parsed, echo=echo, **_engine_kwargs(backend))
+    _install_hooks(async_engine.sync_engine, backend, busy_timeout_ms)
+    return async_engine
 
 
 def create_sync_engine_for(

@@ -1,54 +1,38 @@
-"""aiosqlite connections whose statements run on the event loop's own thread.
+"""SQLite without a thread or greenlets: a blocking SQLAlchemy connection behind the async
+interface the repositories use.
 
-aiosqlite runs every sqlite3 call on the connection's own thread, and SQLAlchemy's adapter
-makes four calls per statement (open a cursor, execute, fetch all, close). Each call is a
-round trip between the event loop and that thread (two wake-ups, a GIL hand-over, often a
-context switch). A statement on a local SQLite file in WAL mode takes microseconds; the
-round trip costs more than the SQL, and on many small files it was most of a unit of work.
-So here the connection's thread only opens and closes the database; a statement runs right
-where it is awaited: the cursor is opened, executed, drained and closed in one call, and
-its rows come back buffered.
+A statement on a local SQLite file in WAL mode takes microseconds. Through SQLAlchemy's
+asyncio layer it cost far more: every call spawned a greenlet and crossed to aiosqlite's
+thread and back (two wake-ups, a GIL hand-over, often a context switch). On many small files
+that was most of a unit of work. So on SQLite the units of work hold an `InlineConnection`:
+SQLAlchemy's ordinary (sync) Connection on the stdlib sqlite3 driver, called right where it
+is awaited, on the event loop's thread.
 
-What could block the loop for long is waiting for the write lock, and that is the one
-thing done asynchronously: the connection's busy handler is off (busy_timeout 0) and the
-transaction's BEGIN travels with its first statement (`defer_begin`); when another
-connection or process holds the lock, BEGIN is retried with asyncio sleeps (1 ms doubling
-to 50 ms) until `busy_timeout_seconds`, then fails with "database is locked" as SQLite's
-own handler would. Every transaction begins with BEGIN IMMEDIATE, so a statement inside one
-never waits for a lock. A transaction that ends before any statement never reaches SQLite.
+What could block the loop for long is waiting for the write lock, and that is the one thing
+done asynchronously: SQLite's busy handler is off (busy_timeout 0), and before the first
+statement of each transaction `BEGIN IMMEDIATE` is tried; while another connection or
+process holds the lock it is retried with asyncio sleeps (1 ms doubling to 50 ms) until
+`busy_timeout_seconds`, then fails with "database is locked" as SQLite's own handler would.
+Inside a transaction begun IMMEDIATE no statement waits for a lock. A transaction that ends
+before any statement never reaches SQLite.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sqlite3
-from collections.abc import Awaitable, Callable, Sequence
-from functools import partial
+from collections.abc import AsyncIterator, Generator
 from typing import Any
 
-import aiosqlite
+from sqlalchemy import Connection, Engine
+from sqlalchemy.engine import CursorResult, Dialect
+from sqlalchemy.exc import OperationalError
 
-_Outcome = tuple[Any, list[Any], int, int | None]
 _FIRST_WAIT, _LONGEST_WAIT = 0.001, 0.05
 
 
-def _run(conn: sqlite3.Connection, sql: str, parameters: Any, many: bool) -> _Outcome:
-    cursor = conn.cursor()
-    try:
-        if many:
-            cursor.executemany(sql, parameters)
-        elif parameters is None:
-            cursor.execute(sql)
-        else:
-            cursor.execute(sql, parameters)
-        description = cursor.description
-        rows = cursor.fetchall() if description else []
-        return description, rows, cursor.rowcount, cursor.lastrowid
-    finally:
-        cursor.close()
-
-
-def is_busy(error: sqlite3.OperationalError) -> bool:
+def is_busy(error: BaseException) -> bool:
     """SQLITE_BUSY (any extended code): another connection holds the lock."""
     code = getattr(error, "sqlite_errorcode", None)
     if code is not None:
@@ -56,122 +40,122 @@ def is_busy(error: sqlite3.OperationalError) -> bool:
     return "locked" in str(error)
 
 
-class BufferedCursor:
-    """The cursor SQLAlchemy's aiosqlite adapter drives: `execute` runs the statement and
-    keeps its rows; fetching and closing read them."""
+class InlineConnection:
+    """The part of AsyncConnection the repositories use, on a blocking Connection."""
 
-    arraysize = 1
+    def __init__(self, conn: Connection, busy_timeout_seconds: float) -> None:
+        self._conn = conn
+        self._busy_timeout = busy_timeout_seconds
+        self.sync_connection = conn
 
-    def __init__(self, connection: InlineConnection) -> None:
-        self._connection = connection
-        self._rows: list[Any] = []
-        self.description: Any = None
-        self.rowcount = -1
-        self.lastrowid: int | None = None
+    @property
+    def dialect(self) -> Dialect:
+        return self._conn.dialect
 
-    async def __aenter__(self) -> BufferedCursor:
-        return self
+    @property
+    def driver_connection(self) -> sqlite3.Connection:
+        driver = self._conn.connection.driver_connection
+        assert isinstance(driver, sqlite3.Connection)
+        return driver
 
-    async def __aexit__(self, *exc: object) -> None:
-        await self.close()
+    async def begin(self) -> None:
+        self._conn.begin()
 
-    async def execute(self, sql: str, parameters: Any = None) -> BufferedCursor:
-        await self._apply(sql, parameters, False)
-        return self
+    async def execute(self, statement: Any, parameters: Any = None) -> CursorResult[Any]:
+        await self._ensure_begun()
+        return self._conn.execute(statement, parameters)
 
-    async def executemany(self, sql: str, parameters: Any) -> BufferedCursor:
-        await self._apply(sql, parameters, True)
-        return self
+    async def exec_driver_sql(self, statement: str, parameters: Any = None) -> CursorResult[Any]:
+        await self._ensure_begun()
+        return self._conn.exec_driver_sql(statement, parameters)
 
-    async def _apply(self, sql: str, parameters: Any, many: bool) -> None:
-        outcome = await self._connection.call(_run, sql, parameters, many)
-        self.description, self._rows, self.rowcount, self.lastrowid = outcome
+    @contextlib.asynccontextmanager
+    async def begin_nested(self) -> AsyncIterator[None]:
+        await self._ensure_begun()
+        with self._conn.begin_nested():
+            yield
 
-    async def fetchone(self) -> Any:
-        return self._rows.pop(0) if self._rows else None
-
-    async def fetchmany(self, size: int | None = None) -> Sequence[Any]:
-        count = self.arraysize if size is None else size
-        rows, self._rows = self._rows[:count], self._rows[count:]
-        return rows
-
-    async def fetchall(self) -> Sequence[Any]:
-        rows, self._rows = self._rows, []
-        return rows
-
-    async def close(self) -> None:
-        self._rows = []
-
-
-class InlineConnection(aiosqlite.Connection):
-    """An aiosqlite connection whose calls run inline (see the module docstring). Its
-    thread only connects and closes; `statements` counts what reached sqlite3."""
-
-    statements = 0
-    busy_timeout_seconds = 30.0
-    _pending_begin: str | None = None  # a BEGIN waiting for the transaction's first statement
-
-    async def _execute(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        if not self._running or self._connection is None:
-            raise ValueError("Connection closed")
-        return fn(*args, **kwargs)
-
-    def defer_begin(self, sql: str) -> None:
-        """Start a transaction with `sql` (BEGIN ...) right before its first statement."""
-        self._pending_begin = sql
-
-    async def call(self, fn: Callable[..., Any], *args: Any) -> Any:
-        """`fn(sqlite3_connection, *args)`, after the deferred BEGIN if one is waiting."""
-        conn = self._conn
-        begin, self._pending_begin = self._pending_begin, None
-        if begin is not None:
-            await self._begin(conn, begin)
-        self.statements += 1
-        return fn(conn, *args)
-
-    async def _begin(self, conn: sqlite3.Connection, sql: str) -> None:
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.busy_timeout_seconds
-        wait = _FIRST_WAIT
-        while True:
-            try:
-                conn.execute(sql)
-                self.statements += 1
-                return
-            except sqlite3.OperationalError as error:
-                if not is_busy(error) or loop.time() + wait > deadline:
-                    raise
-            await asyncio.sleep(wait)
-            wait = min(wait * 2, _LONGEST_WAIT)
-
-    def cursor(self) -> BufferedCursor:  # type: ignore[override]
-        return BufferedCursor(self)
+    def in_transaction(self) -> bool:
+        return self._conn.in_transaction()
 
     async def commit(self) -> None:
-        if self._pending_begin is not None:  # nothing ran: there is nothing to commit
-            self._pending_begin = None
-            return
-        self.statements += 1
         self._conn.commit()
 
     async def rollback(self) -> None:
-        self._pending_begin = None
-        conn = self._connection
-        if conn is not None and conn.in_transaction:
-            self.statements += 1
-            conn.rollback()
+        self._conn.rollback()
+
+    async def close(self) -> None:
+        self._conn.close()
+
+    async def _ensure_begun(self) -> None:
+        """BEGIN IMMEDIATE before the transaction's first statement, waiting asynchronously
+        while another connection holds the write lock."""
+        if not self._conn.in_transaction():
+            self._conn.begin()  # SQLAlchemy's bookkeeping (its autobegin would do the same)
+        driver = self.driver_connection
+        if driver.in_transaction:
+            return
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self._busy_timeout
+        wait = _FIRST_WAIT
+        while True:
+            try:
+                driver.execute("BEGIN IMMEDIATE")
+                return
+            except sqlite3.OperationalError as error:
+                if not is_busy(error) or loop.time() + wait > deadline:
+                    raise OperationalError("BEGIN IMMEDIATE", None, error) from error
+            await asyncio.sleep(wait)
+            wait = min(wait * 2, _LONGEST_WAIT)
 
 
-def inline_connector(
-    args: Sequence[Any], kwargs: dict[str, Any]
-) -> Callable[[], Awaitable[InlineConnection]]:
-    """An `async_creator` for SQLAlchemy: sqlite3.connect(*args, **kwargs) behind an
-    InlineConnection (the arguments are the ones the aiosqlite dialect would pass)."""
+class _Opening:
+    """`await engine.connect()` or `async with engine.connect() as conn` (and `begin()`,
+    which commits on a clean exit), as AsyncEngine allows."""
 
-    async def connect() -> InlineConnection:
-        connection = InlineConnection(partial(sqlite3.connect, *args, **kwargs), 64)
-        thread = getattr(connection, "_thread", connection)  # a Thread itself before 0.22
-        thread.daemon = True  # an unclosed connection must not keep the process alive
-        return await connection
+    def __init__(self, engine: InlineEngine, transaction: bool) -> None:
+        self._engine = engine
+        self._transaction = transaction
+        self._conn: InlineConnection | None = None
 
-    return connect
+    def __await__(self) -> Generator[Any, None, InlineConnection]:
+        return self._open().__await__()
+
+    async def _open(self) -> InlineConnection:
+        conn = InlineConnection(self._engine.sync_engine.connect(), self._engine.busy_timeout)
+        if self._transaction:
+            await conn.begin()
+        return conn
+
+    async def __aenter__(self) -> InlineConnection:
+        self._conn = await self._open()
+        return self._conn
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, *rest: object) -> None:
+        conn, self._conn = self._conn, None
+        if conn is None:
+            return
+        try:
+            if self._transaction and exc_type is None and conn.in_transaction():
+                await conn.commit()
+        finally:
+            await conn.close()
+
+
+class InlineEngine:
+    """The part of AsyncEngine the unit of work uses: `connect()`, `begin()`, `dialect`,
+    `dispose()`."""
+
+    def __init__(self, engine: Engine, busy_timeout_seconds: float) -> None:
+        self.sync_engine = engine
+        self.dialect = engine.dialect
+        self.busy_timeout = busy_timeout_seconds
+
+    def connect(self) -> _Opening:
+        return _Opening(self, transaction=False)
+
+    def begin(self) -> _Opening:
+        return _Opening(self, transaction=True)
+
+    async def dispose(self) -> None:
+        self.sync_engine.dispose()

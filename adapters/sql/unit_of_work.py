@@ -19,6 +19,7 @@ from ragline.adapters.sql.repositories.model_configs import SqlModelConfigReposi
 from ragline.adapters.sql.repositories.outbox import SqlOutboxRepository
 from ragline.adapters.sql.repositories.parsed_logs import SqlParsedLogRepository
 from ragline.adapters.sql.repositories.runs import SqlParseRunRepository
+from ragline.adapters.sql.sqlite_connection import InlineEngine
 from ragline.adapters.sql.writer_gate import WriterGate
 from ragline.application.ports.clock import Clock
 from ragline.application.ports.unit_of_work import PersistenceError
@@ -30,7 +31,7 @@ class SqlUnitOfWork:
 
     def __init__(
         self,
-        engine: AsyncEngine,
+        engine: AsyncEngine | InlineEngine,
         cipher: ApiKeyCipher | None,
         clock: Clock,
         gate: WriterGate | None = None,
@@ -112,7 +113,7 @@ class SqlUnitOfWorkFactory:
 
     def __init__(
         self,
-        engine: AsyncEngine,
+        engine: AsyncEngine | InlineEngine,
         cipher: ApiKeyCipher | None = None,
         clock: Clock | None = None,
         *,

@@ -98,7 +98,7 @@ def worker(broker: Broker) -> Iterator[subprocess.Popen[bytes]]:
 
 async def _provision(data_dir: Path) -> None:
     """What the business side does out of band: store the user's EMBEDDING config."""
-    url = f"sqlite+aiosqlite:///{data_dir / 'ragline.db'}"
+    url = f"sqlite:///{data_dir / 'ragline.db'}"
     await asyncio.to_thread(upgrade_to_head, url)
     cipher = ApiKeyCipher(load_or_create_key_file(data_dir / "secret.key"))
     factory = create_unit_of_work_factory(url, cipher=cipher)

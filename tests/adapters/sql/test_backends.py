@@ -169,7 +169,7 @@ async def test_rowcount_counts_matched_rows_not_changed_rows(
 
 
 def test_url_drivers() -> None:
-    assert str(async_url("sqlite:///a.db")) == "sqlite+aiosqlite:///a.db"
+    assert str(async_url("sqlite:///a.db")) == "sqlite+pysqlite:///a.db"
     assert str(sync_url("sqlite+aiosqlite:///a.db")) == "sqlite+pysqlite:///a.db"
     assert async_url("postgres://u@h/db").drivername == "postgresql+psycopg"
     assert sync_url("postgresql+asyncpg://u@h/db").drivername == "postgresql+psycopg"

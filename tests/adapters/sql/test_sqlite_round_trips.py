@@ -1,6 +1,6 @@
-"""InlineConnection keeps its promises: statements run inline (BEGIN with the first one),
-the driver's rows and counts come back, and waiting for another connection's write lock
-never blocks the event loop."""
+"""InlineConnection keeps its promises: statements run on the event loop's thread, BEGIN
+IMMEDIATE right before a transaction's first statement (none for an empty one), and waiting
+for another connection's write lock never blocks the event loop."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from ragline.adapters.sql import SqlUnitOfWorkFactory, create_unit_of_work_factory, upgrade_to_head
-from ragline.adapters.sql.sqlite_connection import InlineConnection, inline_connector
+from ragline.adapters.sql.sqlite_connection import InlineConnection
 from ragline.application.ports.unit_of_work import PersistenceError
 from ragline.contracts.kits.unit_of_work import identity
 from ragline.domain.parse_run import ParseRun
@@ -34,26 +34,40 @@ async def factory(db_file: Path) -> AsyncIterator[SqlUnitOfWorkFactory]:
     await made.dispose()
 
 
-def _driver(uow: object) -> InlineConnection:
+def _sqlite(uow: object) -> sqlite3.Connection:
     conn = uow._slot.conn  # type: ignore[attr-defined]
-    driver = conn.sync_connection.connection.driver_connection
-    assert isinstance(driver, InlineConnection)
-    return driver
+    assert isinstance(conn, InlineConnection)
+    return conn.driver_connection
 
 
-async def test_begin_travels_with_the_first_statement(factory: SqlUnitOfWorkFactory) -> None:
+class _Statements:
+    """Counts what reaches sqlite3 on one connection (its trace callback)."""
+
+    def __init__(self, driver: sqlite3.Connection) -> None:
+        self.seen: list[str] = []
+        driver.set_trace_callback(self.seen.append)
+
+    def since(self, mark: int) -> list[str]:
+        return [s.split()[0].upper() for s in self.seen[mark:]]
+
+
+async def test_begin_immediate_goes_right_before_the_first_statement(
+    factory: SqlUnitOfWorkFactory,
+) -> None:
     run = ParseRun.open(identity(), datetime(2026, 1, 1, tzinfo=UTC))
     async with factory() as uow:
-        driver = _driver(uow)
-        before = driver.statements
-        assert not driver._conn.in_transaction
-        await uow.runs.add(run)  # BEGIN IMMEDIATE, SAVEPOINT, INSERT, RELEASE
-        assert driver.statements - before == 4 and driver._conn.in_transaction
-        before = driver.statements
+        driver = _sqlite(uow)
+        trace = _Statements(driver)
+        assert not driver.in_transaction
+        await uow.runs.add(run)
+        assert trace.since(0) == ["BEGIN", "SAVEPOINT", "INSERT", "RELEASE"]
+        assert trace.seen[0] == "BEGIN IMMEDIATE" and driver.in_transaction
         loaded = await uow.runs.get(run.task_id)
-        assert driver.statements - before == 1
         await uow.commit()
-        assert driver.statements - before == 2 and not driver._conn.in_transaction
+        assert trace.since(4) == ["SELECT", "COMMIT"] and not driver.in_transaction
+        # the same unit of work goes on in a new transaction, begun the same way
+        assert await uow.runs.get(run.task_id) == loaded
+        assert trace.since(6) == ["BEGIN", "SELECT"]
     assert loaded == run
 
 
@@ -61,50 +75,24 @@ async def test_a_unit_of_work_without_statements_never_reaches_sqlite(
     factory: SqlUnitOfWorkFactory,
 ) -> None:
     async with factory() as uow:
-        driver = _driver(uow)
-        before = driver.statements
+        driver = _sqlite(uow)
+        trace = _Statements(driver)
     async with factory() as again:
-        assert _driver(again) is driver  # the pooled connection
+        assert _sqlite(again) is driver  # the pooled connection
         await again.commit()
-    assert driver.statements == before
+    assert trace.seen == []
 
 
-async def test_rows_rowcount_and_lastrowid_come_back(tmp_path: Path) -> None:
-    connection = await inline_connector(
-        [str(tmp_path / "plain.db")], {"check_same_thread": False}
-    )()
-    try:
-        cursor = connection.cursor()
-        await cursor.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)")
-        await cursor.executemany("INSERT INTO t (v) VALUES (?)", [("a",), ("b",), ("c",)])
-        assert cursor.rowcount == 3
-        await cursor.execute("INSERT INTO t (v) VALUES (?)", ("d",))
-        assert cursor.lastrowid == 4
-        await cursor.execute("UPDATE t SET v = 'x' WHERE id > ?", (2,))
-        assert cursor.rowcount == 2 and cursor.description is None
-        await cursor.execute("SELECT id, v FROM t ORDER BY id")
-        assert [d[0] for d in cursor.description] == ["id", "v"]
-        assert await cursor.fetchone() == (1, "a")
-        assert await cursor.fetchmany(2) == [(2, "b"), (3, "x")]
-        assert await cursor.fetchall() == [(4, "x")]
-        assert await cursor.fetchall() == []
-    finally:
-        await connection.close()
-
-
-async def test_rollback_outside_a_transaction_does_nothing(tmp_path: Path) -> None:
-    connection = await inline_connector([str(tmp_path / "idle.db")], {"check_same_thread": False})()
-    connection._conn.isolation_level = None  # type: ignore[attr-defined]  # explicit BEGIN
-    try:
-        before = connection.statements
-        await connection.rollback()
-        assert connection.statements == before
-        await connection.cursor().execute("BEGIN IMMEDIATE")
-        await connection.rollback()
-        assert not connection.in_transaction
-        assert connection.statements == before + 2
-    finally:
-        await connection.close()
+async def test_statements_run_on_the_event_loop_thread(factory: SqlUnitOfWorkFactory) -> None:
+    threads: set[int] = set()
+    async with factory() as uow:
+        driver = _sqlite(uow)
+        driver.create_function("thread_id", 0, lambda: threads.add(threading.get_ident()) or 1)
+        await uow.runs.get("nothing")
+        await uow.commit()
+    async with factory.engine.connect() as conn:
+        assert (await conn.exec_driver_sql("SELECT thread_id()")).scalar() == 1
+    assert threads == {threading.get_ident()}
 
 
 def _hold_write_lock(path: Path, seconds: float, held: threading.Event) -> None:
