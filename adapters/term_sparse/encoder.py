@@ -55,6 +55,9 @@ class TermSparseEncoder:
     def encode_documents(self, texts: Sequence[str]) -> list[SparseVector]:
         return [self.encode_tokens(self._tokenizer.tokenize(text)) for text in texts]
 
+    def encode_token_lists(self, token_lists: Sequence[Sequence[str]]) -> list[SparseVector]:
+        return [self.encode_tokens(tokens) for tokens in token_lists]
+
     def encode_tokens(self, tokens: Sequence[str]) -> SparseVector:
         """Document vector from already-tokenized text (lets PRETOKENIZE tokenize once)."""
         if not tokens:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import attrs
 
 from ragline.application.pipeline.keyword_plan import KeywordPlan
-from ragline.application.ports.unit_of_work import DocumentScope
+from ragline.application.ports.unit_of_work import ChunkRecord, DocumentScope
 from ragline.contracts.wire import ParseTask
 from ragline.domain.parse_run import MarkdownLocation, ParseRun, Stage
 
@@ -46,6 +46,11 @@ class RunContext:
     # by its predecessor's success (one unit of work for "N done, N+1 started").
     following: Stage | None = None
     started_ahead: Stage | None = None
+    # A document whose children fit in one page: what VECTORIZING read and PRETOKENIZE
+    # produced, so PRETOKENIZE need not read the children again nor SPARSE_VECTORIZING
+    # tokenize them again. Ids and texts only; statuses are always read fresh.
+    children: list[ChunkRecord] | None = None
+    child_tokens: dict[str, list[str]] | None = None
 
     @property
     def task_id(self) -> str:

@@ -33,6 +33,11 @@ class SparseEncoder(Protocol):
         """One vector per text, in order; an empty text gives an empty vector."""
         ...
 
+    def encode_token_lists(self, token_lists: Sequence[Sequence[str]]) -> list[SparseVector]:
+        """`encode_documents` for texts the pipeline's Tokenizer has already split (the
+        keyword plan's tokens), so a run tokenizes each child once."""
+        ...
+
     def encode_query(self, text: str) -> SparseVector:
         """Query vector: unique query terms, weight 1 each (IDF is applied by the index)."""
         ...

@@ -92,13 +92,22 @@ class FakeSparseEncoder:
         self.encoded.extend(texts)
         return [self._encode(t) for t in texts]
 
+    def encode_token_lists(self, token_lists: Sequence[Sequence[str]]) -> list[SparseVector]:
+        self.faults.check("sparse.encode")
+        self.encoded.extend(" ".join(tokens) for tokens in token_lists)
+        return [self._encode_tokens(tokens) for tokens in token_lists]
+
     def encode_query(self, text: str) -> SparseVector:
         return self._encode(text)
 
     @staticmethod
     def _encode(text: str) -> SparseVector:
+        return FakeSparseEncoder._encode_tokens(text.lower().split())
+
+    @staticmethod
+    def _encode_tokens(tokens: Sequence[str]) -> SparseVector:
         counts: dict[int, float] = {}
-        for token in text.lower().split():
+        for token in tokens:
             term = int.from_bytes(hashlib.sha256(token.encode()).digest()[:4], "big")
             counts[term] = counts.get(term, 0.0) + 1.0
         indices = sorted(counts)

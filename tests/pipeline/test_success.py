@@ -104,3 +104,27 @@ async def test_every_stage_status_write_went_through_a_version_cas(h: Harness) -
     # the start of CLEANING, then each success together with the next stage's start
     assert run.version == 12
     assert h.faults.hits["uow.runs.save"] == 7
+
+
+async def test_a_one_page_document_is_read_twice_and_tokenized_once(h: Harness) -> None:
+    """PRETOKENIZE reuses the page VECTORIZING read; SPARSE_VECTORIZING reuses its tokens."""
+    task = h.task("txt")
+    await h.pipeline.handle(task)
+    children = [c for c in h.db.chunks_of(h.scope(task)) if not c.is_parent]
+    assert h.faults.hits["uow.chunks.list_children"] == 2  # VECTORIZING, SPARSE_VECTORIZING
+    assert h.faults.hits["tokenizer.tokenize"] == len(children)
+    tokenized = [" ".join(h.tokenizer.tokenize(c.text)) for c in children]
+    assert sorted(h.sparse.encoded) == sorted(tokenized)  # encoded from PRETOKENIZE's tokens
+
+
+async def test_a_resumed_sparse_stage_tokenizes_for_itself(h: Harness) -> None:
+    h.faults.arm("sparse.encode", RuntimeError("oom"))
+    task = h.task("txt")
+    await h.pipeline.handle(task)
+    assert h.run(task.task_id).pipeline_status is PipelineStatus.FAILED
+    h.faults.disarm("sparse.encode")
+    retry = h.retry_of(task)
+    await h.pipeline.handle(retry)
+    assert h.run(retry.task_id).pipeline_status is PipelineStatus.SUCCESS
+    children = [c for c in h.db.chunks_of(h.scope(task)) if not c.is_parent]
+    assert sorted(h.sparse.encoded) == sorted(c.text for c in children)  # from the texts

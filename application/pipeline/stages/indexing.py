@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Sequence
 
+from ragline.application.pipeline.context import RunContext
 from ragline.application.pipeline.errors import StageFailure, describe
 from ragline.application.pipeline.services import StageServices
 from ragline.application.ports.unit_of_work import ChunkRecord, DocumentScope, UnitOfWork
@@ -61,6 +62,18 @@ async def child_pages(
         if len(page) < page_size:
             return
         after = page[-1].order_index
+
+
+async def remembered_pages(
+    pages: AsyncIterable[list[ChunkRecord]], ctx: RunContext
+) -> AsyncIterator[list[ChunkRecord]]:
+    """Pass `pages` through; when the document was one short page, keep it in the context
+    for the stages after this one (a large document is never held in memory)."""
+    kept: list[list[ChunkRecord]] = []
+    async for page in pages:
+        kept.append(page)
+        yield page
+    ctx.children = kept[0] if len(kept) == 1 and len(kept[0]) < CHILD_PAGE else None
 
 
 class BatchIndexer:

@@ -3,7 +3,8 @@
 All-or-nothing per file and it writes nothing to the stores: the plan is spooled to the
 task's workspace file (see keyword_plan) and consumed by KEYWORD_INDEXING, which rebuilds it
 when this stage was inherited. Children are read page by page, so memory stays flat however
-large the document.
+large the document; a document of one page reuses the page VECTORIZING read in this run and
+leaves its tokens to SPARSE_VECTORIZING.
 """
 
 from __future__ import annotations
@@ -43,10 +44,17 @@ async def build_keyword_plan(services: StageServices, ctx: RunContext) -> Keywor
     """Tokens for every child of the document, or PRETOKENIZE_FAILED (nothing kept)."""
     ctx.discard_keyword_plan()
     plan = KeywordPlan(services.workspace.path_for(ctx.task_id, SUFFIX))
+    known, ctx.children = ctx.children, None
+    tokens: dict[str, list[str]] | None = None
     try:
-        async for page in child_pages(services, ctx.scope):
-            docs = await asyncio.to_thread(_plan, services.tokenizer, page)
+        if known is not None:  # the one page VECTORIZING read in this run
+            docs = await asyncio.to_thread(_plan, services.tokenizer, known)
+            tokens = {doc.chunk_id: list(doc.tokens) for doc in docs}
             await asyncio.to_thread(plan.add, docs)
+        else:
+            async for page in child_pages(services, ctx.scope):
+                docs = await asyncio.to_thread(_plan, services.tokenizer, page)
+                await asyncio.to_thread(plan.add, docs)
         await asyncio.to_thread(plan.seal)
     except Exception as error:
         plan.discard()
@@ -55,6 +63,7 @@ async def build_keyword_plan(services: StageServices, ctx: RunContext) -> Keywor
         plan.discard()
         raise StageFailure(FailureCode.PRETOKENIZE_FAILED, "no child chunks to tokenize")
     ctx.keyword_plan = plan
+    ctx.child_tokens = tokens  # for SPARSE_VECTORIZING, which uses the same tokenizer
     return plan
 
 

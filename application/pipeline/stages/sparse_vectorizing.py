@@ -1,6 +1,7 @@
 """SPARSE_VECTORIZING: sparse vectors for child chunks dense=SUCCESS and sparse != SUCCESS
-(SPEC §3 stage 6). It re-reads the chunks (statuses moved since CHUNKING); its success, or
-its inherited skip, is what makes the run SUCCESS."""
+(SPEC §3 stage 6). It re-reads the chunks (statuses moved since CHUNKING); the tokens come
+from this run's PRETOKENIZE when it kept them (a one-page document), else the encoder
+tokenizes. Its success, or its inherited skip, is what makes the run SUCCESS."""
 
 from __future__ import annotations
 
@@ -45,8 +46,15 @@ class SparseVectorizingStage(PipelineStage):
 
         encoder, vectors = self.services.sparse, self.services.vectors
 
+        known = ctx.child_tokens
+
         async def encode_and_upsert(batch: Sequence[ChunkRecord]) -> None:
-            sparse = await asyncio.to_thread(encoder.encode_documents, [c.text for c in batch])
+            if known is not None and all(c.chunk_id in known for c in batch):
+                token_lists = [known[c.chunk_id] for c in batch]
+                sparse = await asyncio.to_thread(encoder.encode_token_lists, token_lists)
+            else:
+                texts = [c.text for c in batch]
+                sparse = await asyncio.to_thread(encoder.encode_documents, texts)
             if len(sparse) != len(batch):
                 raise StageFailure(
                     FailureCode.SPARSE_VECTORIZING_FAILED,

@@ -18,6 +18,7 @@ from ragline.application.pipeline.stages.indexing import (
     BatchIndexer,
     child_pages,
     move_dense,
+    remembered_pages,
 )
 from ragline.application.ports.embedder import Embedder, EmbeddingDimensionMismatch
 from ragline.application.ports.embedder_resolver import UnusableEmbeddingConfig
@@ -76,7 +77,7 @@ class VectorizingStage(PipelineStage):
             )
 
         seen, _ = await indexer.run(
-            child_pages(self.services, ctx.scope),
+            remembered_pages(child_pages(self.services, ctx.scope), ctx),
             self.services.settings.embed_batch_size,
             embed_and_upsert,
             _dimension_code,

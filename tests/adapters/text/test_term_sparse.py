@@ -80,3 +80,11 @@ def test_vectors_are_well_formed(texts: list[str]) -> None:
 def test_sparse_vector_needs_parallel_lists() -> None:
     with pytest.raises(ValueError):
         SparseVector([1, 2], [1.0])
+
+
+def test_token_lists_from_the_same_tokenizer_give_the_document_vectors() -> None:
+    texts = ["Green tea wants water at 80 °C.", "绿茶用八十度的水冲泡。", "", "tea tea tea"]
+    tokenizer = JiebaTokenizer()
+    from_tokens = encoder.encode_token_lists([tokenizer.tokenize(t) for t in texts])
+    assert from_tokens == encoder.encode_documents(texts)
+    assert not from_tokens[0].is_empty() and from_tokens[2].is_empty()
