@@ -5,9 +5,10 @@ for another connection's write lock never blocks the event loop."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sqlite3
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -96,7 +97,6 @@ async def test_statements_run_on_the_event_loop_thread(factory: SqlUnitOfWorkFac
 
 
 def _hold_write_lock(path: Path, seconds: float, held: threading.Event) -> None:
-    """Another connection (here: another thread, as another process would) holds the lock."""
     other = sqlite3.connect(path, isolation_level=None)
     try:
         other.execute("BEGIN IMMEDIATE")
@@ -107,13 +107,23 @@ def _hold_write_lock(path: Path, seconds: float, held: threading.Event) -> None:
         other.close()
 
 
+@contextlib.contextmanager
+def lock_held_elsewhere(path: Path, seconds: float) -> Iterator[None]:
+    """Another connection (here: another thread, as another process would) holds the write
+    lock for `seconds` from the moment this is entered."""
+    held = threading.Event()
+    holder = threading.Thread(target=_hold_write_lock, args=(path, seconds, held))
+    holder.start()
+    held.wait(5)
+    try:
+        yield
+    finally:
+        holder.join()
+
+
 async def test_waiting_for_the_write_lock_keeps_the_event_loop_running(
     db_file: Path, factory: SqlUnitOfWorkFactory
 ) -> None:
-    held = threading.Event()
-    holder = threading.Thread(target=_hold_write_lock, args=(db_file, 0.15, held))
-    holder.start()
-    held.wait(5)
     ticks = 0
 
     async def ticker() -> None:
@@ -122,15 +132,15 @@ async def test_waiting_for_the_write_lock_keeps_the_event_loop_running(
             await asyncio.sleep(0.005)
             ticks += 1
 
-    beat = asyncio.create_task(ticker())
     run = ParseRun.open(identity(), datetime(2026, 1, 1, tzinfo=UTC))
-    try:
-        async with factory() as uow:
-            await uow.runs.add(run)  # waits for the holder, then goes on
-            await uow.commit()
-    finally:
-        beat.cancel()
-        holder.join()
+    with lock_held_elsewhere(db_file, 0.15):
+        beat = asyncio.create_task(ticker())
+        try:
+            async with factory() as uow:
+                await uow.runs.add(run)  # waits for the holder, then goes on
+                await uow.commit()
+        finally:
+            beat.cancel()
     assert ticks >= 10  # the loop kept running while the unit of work waited ~150 ms
     async with factory() as uow:
         assert await uow.runs.get(run.task_id) == run
@@ -139,13 +149,9 @@ async def test_waiting_for_the_write_lock_keeps_the_event_loop_running(
 async def test_a_lock_held_past_busy_timeout_fails_as_locked(
     db_file: Path, factory: SqlUnitOfWorkFactory
 ) -> None:
-    held = threading.Event()
-    holder = threading.Thread(target=_hold_write_lock, args=(db_file, 1.0, held))
-    holder.start()
-    held.wait(5)
-    try:
-        with pytest.raises(PersistenceError, match="OperationalError"):
-            async with factory() as uow:  # busy_timeout 300 ms
-                await uow.runs.get("anything")
-    finally:
-        holder.join()
+    with (
+        lock_held_elsewhere(db_file, 1.0),
+        pytest.raises(PersistenceError, match="OperationalError"),
+    ):
+        async with factory() as uow:  # busy_timeout 300 ms
+            await uow.runs.get("anything")
