@@ -1,13 +1,14 @@
 """The one Stage template (SPEC §3, seed 000 "Stage 基类 唯一的执行模板").
 
 skip when inherited SUCCESS -> `skip_inherited_stage`; otherwise `start_stage` (saved with a
-version compare-and-set) -> `run` -> `succeed_stage` | `fail_stage(code)`. A success also
-starts the stage the orchestrator runs next when that one is PENDING, in the same unit of
-work (`RunContext.following` / `started_ahead`): "N done, N+1 started" is one commit, so a
-run pays seven transitions instead of twelve, and a crash between them leaves exactly what
-a crash at the start of N+1 would. Whenever a
+version compare-and-set) -> `run` -> `succeed_stage` | `fail_stage(code)`. Whenever a
 transition makes the run terminal, its result goes into the outbox in the same unit of work.
 No stage writes a status any other way.
+
+A success also starts the stage the orchestrator runs next when that one is PENDING, in the
+same unit of work (`RunContext.following` / `started_ahead`): "N done, N+1 started" is one
+commit, so a run saves seven times instead of twelve, and a crash right after it leaves what
+a crash right after a separate start of N+1 would.
 """
 
 from __future__ import annotations
