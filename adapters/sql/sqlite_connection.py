@@ -14,7 +14,9 @@ statement of each transaction `BEGIN IMMEDIATE` is tried; while another connecti
 process holds the lock it is retried with asyncio sleeps (1 ms doubling to 50 ms) until
 `busy_timeout_seconds`, then fails with "database is locked" as SQLite's own handler would.
 Inside a transaction begun IMMEDIATE no statement waits for a lock. A transaction that ends
-before any statement never reaches SQLite.
+before any statement never reaches SQLite. (One wait stays blocking: switching a fresh file
+to WAL when a connection opens, retried with short sleeps; migrations, which run first, have
+normally done it already.)
 """
 
 from __future__ import annotations
