@@ -13,10 +13,12 @@ done asynchronously: SQLite's busy handler is off (busy_timeout 0), and before t
 statement of each transaction `BEGIN IMMEDIATE` is tried; while another connection or
 process holds the lock it is retried with asyncio sleeps (1 ms doubling to 50 ms) until
 `busy_timeout_seconds`, then fails with "database is locked" as SQLite's own handler would.
-Inside a transaction begun IMMEDIATE no statement waits for a lock. A transaction that ends
-before any statement never reaches SQLite. (One wait stays blocking: switching a fresh file
-to WAL when a connection opens, retried with short sleeps; migrations, which run first, have
-normally done it already.)
+Connections of one engine queue for each other first, on a WriterGate (an in-process FIFO,
+handed over at once): only one of them can write at a time anyway, and polling the lock
+would only add sleeps. Inside a transaction begun IMMEDIATE no statement waits for a lock.
+A transaction that ends before any statement never reaches SQLite. (One wait stays
+blocking: switching a fresh file to WAL when a connection opens, retried with short sleeps;
+migrations, which run first, have normally done it already.)
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ from typing import Any
 from sqlalchemy import Connection, Engine
 from sqlalchemy.engine import CursorResult, Dialect
 from sqlalchemy.exc import OperationalError
+
+from ragline.adapters.sql.writer_gate import WriterGate
 
 _FIRST_WAIT, _LONGEST_WAIT = 0.001, 0.05
 
@@ -45,10 +49,12 @@ def is_busy(error: BaseException) -> bool:
 class InlineConnection:
     """The part of AsyncConnection the repositories use, on a blocking Connection."""
 
-    def __init__(self, conn: Connection, busy_timeout_seconds: float) -> None:
+    def __init__(
+        self, conn: Connection, busy_timeout_seconds: float, gate: asyncio.Lock | None = None
+    ) -> None:
         self._conn = conn
         self._busy_timeout = busy_timeout_seconds
-        self.sync_connection = conn
+        self._gate = gate  # held from open to close
 
     @property
     def dialect(self) -> Dialect:
@@ -87,7 +93,12 @@ class InlineConnection:
         self._conn.rollback()
 
     async def close(self) -> None:
-        self._conn.close()
+        gate, self._gate = self._gate, None
+        try:
+            self._conn.close()
+        finally:
+            if gate is not None:
+                gate.release()
 
     async def _ensure_begun(self) -> None:
         """BEGIN IMMEDIATE before the transaction's first statement, waiting asynchronously
@@ -124,9 +135,19 @@ class _Opening:
         return self._open().__await__()
 
     async def _open(self) -> InlineConnection:
-        conn = InlineConnection(self._engine.sync_engine.connect(), self._engine.busy_timeout)
+        engine = self._engine
+        gate = await engine.gate.enter()
+        try:
+            conn = InlineConnection(engine.sync_engine.connect(), engine.busy_timeout, gate)
+        except BaseException:
+            gate.release()
+            raise
         if self._transaction:
-            await conn.begin()
+            try:
+                await conn.begin()
+            except BaseException:
+                await conn.close()
+                raise
         return conn
 
     async def __aenter__(self) -> InlineConnection:
@@ -152,6 +173,7 @@ class InlineEngine:
         self.sync_engine = engine
         self.dialect = engine.dialect
         self.busy_timeout = busy_timeout_seconds
+        self.gate = WriterGate(busy_timeout_seconds)
 
     def connect(self) -> _Opening:
         return _Opening(self, transaction=False)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from types import TracebackType
 from typing import Self
 
@@ -20,7 +19,6 @@ from ragline.adapters.sql.repositories.outbox import SqlOutboxRepository
 from ragline.adapters.sql.repositories.parsed_logs import SqlParsedLogRepository
 from ragline.adapters.sql.repositories.runs import SqlParseRunRepository
 from ragline.adapters.sql.sqlite_connection import InlineEngine
-from ragline.adapters.sql.writer_gate import WriterGate
 from ragline.application.ports.clock import Clock
 from ragline.application.ports.unit_of_work import PersistenceError
 
@@ -34,11 +32,8 @@ class SqlUnitOfWork:
         engine: AsyncEngine | InlineEngine,
         cipher: ApiKeyCipher | None,
         clock: Clock,
-        gate: WriterGate | None = None,
     ) -> None:
         self._engine = engine
-        self._gate = gate
-        self._held: asyncio.Lock | None = None
         self._slot = ConnectionSlot()
         self._opened = False
         self.parsed_logs = SqlParsedLogRepository(self._slot)
@@ -51,26 +46,15 @@ class SqlUnitOfWork:
         if self._opened:
             raise PersistenceError("a unit of work is single-use: ask the factory for a new one")
         self._opened = True
-        if self._gate is not None:
-            self._held = await self._gate.enter()
-        try:
-            with store_errors("open unit of work"):
-                conn = await self._engine.connect()
-                try:
-                    await conn.begin()
-                except BaseException:
-                    await conn.close()
-                    raise
-        except BaseException:
-            self._leave_gate()
-            raise
+        with store_errors("open unit of work"):
+            conn = await self._engine.connect()
+            try:
+                await conn.begin()
+            except BaseException:
+                await conn.close()
+                raise
         self._slot.attach(conn)
         return self
-
-    def _leave_gate(self) -> None:
-        held, self._held = self._held, None
-        if held is not None:
-            held.release()
 
     async def __aexit__(
         self,
@@ -87,10 +71,7 @@ class SqlUnitOfWork:
             if exc is None:  # do not hide the error that made us leave
                 raise PersistenceError("rollback failed") from error
         finally:
-            try:
-                await conn.close()
-            finally:
-                self._leave_gate()
+            await conn.close()
 
     async def commit(self) -> None:
         with store_errors("commit"):
@@ -103,29 +84,20 @@ class SqlUnitOfWork:
 
 class SqlUnitOfWorkFactory:
     """Makes units of work on one engine (its connection pool). Call `dispose()` at exit.
-
-    On SQLite every transaction takes the database's single write lock at BEGIN IMMEDIATE,
-    so only one unit of work can be open at a time anyway; its units of work first queue on
-    a WriterGate (an in-process FIFO, handed over at once) instead of waiting in SQLite's
-    busy handler, which sleeps in steps of up to 100 ms. Other processes still meet at
-    the SQLite lock, with busy_timeout.
-    """
+    On SQLite the engine queues its connections in-process (see sqlite_connection)."""
 
     def __init__(
         self,
         engine: AsyncEngine | InlineEngine,
         cipher: ApiKeyCipher | None = None,
         clock: Clock | None = None,
-        *,
-        busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
     ) -> None:
         self.engine = engine
         self._cipher = cipher
         self._clock: Clock = clock or SystemClock()
-        self._gate = WriterGate(busy_timeout_ms / 1000) if engine.dialect.name == "sqlite" else None
 
     def __call__(self) -> SqlUnitOfWork:
-        return SqlUnitOfWork(self.engine, self._cipher, self._clock, self._gate)
+        return SqlUnitOfWork(self.engine, self._cipher, self._clock)
 
     async def dispose(self) -> None:
         """Close every pooled connection."""
@@ -146,4 +118,4 @@ def create_unit_of_work_factory(
     raises SecretKeyError. `clock` stamps bookkeeping columns (default: system UTC).
     """
     engine = create_async_engine_for(url, busy_timeout_ms=busy_timeout_ms, echo=echo)
-    return SqlUnitOfWorkFactory(engine, cipher=cipher, clock=clock, busy_timeout_ms=busy_timeout_ms)
+    return SqlUnitOfWorkFactory(engine, cipher=cipher, clock=clock)

@@ -1,10 +1,11 @@
 """WriterGate: in-process queueing for SQLite's single write lock.
 
 Every SQLite unit of work begins with BEGIN IMMEDIATE, so two of them never run at once.
-When they meet at the lock, SQLite's busy handler polls with sleeps of 1, 2, 5, 10 ... up
-to 100 ms, and a waiter often sleeps long after the holder is done. Units of work of one
-process (one factory) queue here first, FIFO, and the next one starts the moment the
-previous one closes. Waiting longer than busy_timeout fails as SQLite would have.
+Meeting at the lock means polling it (with sleeps), and a waiter often sleeps long after the
+holder is done. Connections of one InlineEngine queue here first, FIFO, each holding the
+gate from open to close, and the next one starts the moment the previous one closes.
+Waiting longer than busy_timeout fails as SQLite would have. Other processes still meet at
+the SQLite lock.
 """
 
 from __future__ import annotations

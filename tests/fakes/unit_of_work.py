@@ -53,6 +53,7 @@ class FakeDatabase:
         self.configs: dict[str, EmbeddingConfig] = {}
         self.outbox: dict[str, OutboxMessage] = {}
         self.commits = 0
+        self.units_opened = 0  # units of work asked of the factory
         self._log_ids = itertools.count(1)
         self._outbox_ids = itertools.count(1)
         self._locks: dict[tuple[str, object], object] = {}
@@ -60,6 +61,7 @@ class FakeDatabase:
 
     def __call__(self) -> FakeUnitOfWork:
         """The UnitOfWorkFactory."""
+        self.units_opened += 1
         return FakeUnitOfWork(self)
 
     # -- row locks ----------------------------------------------------------------------

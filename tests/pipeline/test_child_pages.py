@@ -10,17 +10,7 @@ import pytest
 
 from ragline.application.pipeline.stages.indexing import child_pages
 from ragline.contracts.kits.unit_of_work import chunk_set, scope
-from tests.fakes.unit_of_work import FakeDatabase, FakeUnitOfWork
-
-
-class CountingFactory:
-    def __init__(self, db: FakeDatabase) -> None:
-        self.db = db
-        self.opened = 0
-
-    def __call__(self) -> FakeUnitOfWork:
-        self.opened += 1
-        return self.db()
+from tests.fakes.unit_of_work import FakeDatabase
 
 
 @pytest.mark.parametrize(
@@ -34,12 +24,11 @@ async def test_pages_cover_every_child_with_no_trailing_empty_read(
     where = scope()
     records = chunk_set(where, "t1", parents=1, per_parent=children)
     db.chunks[where] = {r.chunk_id: r for r in records}
-    factory = CountingFactory(db)
-    services: Any = SimpleNamespace(uow=factory)
+    services: Any = SimpleNamespace(uow=db)
     seen = [
         c.chunk_id
         for page in [p async for p in child_pages(services, where, page_size)]
         for c in page
     ]
     assert seen == [r.chunk_id for r in records if not r.is_parent]
-    assert factory.opened == reads
+    assert db.units_opened == reads
