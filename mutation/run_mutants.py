@@ -65,7 +65,7 @@ COMPARE_SWAP: dict[type[ast.cmpop], type[ast.cmpop]] = {
 MACHINE_DRIVER = """
 from hypothesis import Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
-from ragline.contracts.testing import ChunkStatusMachine, ParseRunMachine
+from ragline.testing.parse_run import ChunkStatusMachine, ParseRunMachine
 import ragline.domain.parse_run as pkg
 assert pkg.__file__.startswith({tree!r}), pkg.__file__
 ci = settings(max_examples={examples}, derandomize=True, deadline=None, database=None,

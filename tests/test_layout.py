@@ -5,7 +5,9 @@ import importlib
 import pytest
 
 
-@pytest.mark.parametrize("name", ["domain", "application", "adapters", "bootstrap", "contracts"])
+@pytest.mark.parametrize(
+    "name", ["domain", "application", "adapters", "bootstrap", "contracts", "testing"]
+)
 def test_layer_imports_under_ragline(name: str) -> None:
     module = importlib.import_module(f"ragline.{name}")
     assert module.__file__ is not None

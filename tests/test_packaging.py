@@ -5,7 +5,7 @@ import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-LAYERS = ("domain", "application", "adapters", "bootstrap", "contracts")
+LAYERS = ("domain", "application", "adapters", "bootstrap", "contracts", "testing")
 
 
 def _package_folders() -> set[str]:

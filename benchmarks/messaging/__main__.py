@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from ragline.application.ports.messaging import TaskPublisher, TaskSource
-from ragline.contracts.kits.messaging import task_body
 from ragline.contracts.wire import decode_parse_task
+from ragline.testing.kits.messaging import task_body
 from tests.services.fixtures import start_tansu, stop_process
 
 RESULTS = Path(__file__).resolve().parents[1] / "results" / "messaging.json"

@@ -2,4 +2,4 @@
 
 import pytest
 
-pytest.register_assert_rewrite("ragline.contracts.kits")
+pytest.register_assert_rewrite("ragline.testing.kits")

@@ -8,8 +8,8 @@ from collections.abc import AsyncIterator
 import pytest
 
 from ragline.adapters.inprocess_bus import InProcessBus, InProcessPublisher, InProcessTaskSource
-from ragline.contracts.kits.messaging import MessagingContract, MessagingHarness, task_body
 from ragline.contracts.wire import dead_letter_topic
+from ragline.testing.kits.messaging import MessagingContract, MessagingHarness, task_body
 
 
 class InProcessHarness(MessagingHarness):

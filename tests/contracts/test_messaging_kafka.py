@@ -10,7 +10,7 @@ from aiokafka import AIOKafkaProducer, TopicPartition
 
 from ragline.adapters.kafka import KafkaConnection, KafkaPublisher, KafkaTaskSource
 from ragline.adapters.kafka.source import PartitionOffsets
-from ragline.contracts.kits.messaging import MessagingContract, MessagingHarness
+from ragline.testing.kits.messaging import MessagingContract, MessagingHarness
 
 # Group joins on tansu take 3-20 s: short sessions, generous receive timeouts.
 GROUP_TIMINGS = {"session_timeout_ms": 6_000, "heartbeat_interval_ms": 2_000}

@@ -11,7 +11,7 @@ import pytest
 
 from ragline.adapters.rabbitmq import RabbitConnection, RabbitPublisher, RabbitTaskSource
 from ragline.application.ports.messaging import MessageBusError
-from ragline.contracts.kits.messaging import (
+from ragline.testing.kits.messaging import (
     MessagingContract,
     MessagingHarness,
     result_body,

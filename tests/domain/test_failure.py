@@ -4,7 +4,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ragline.contracts.testing import failure_codes, failure_details
 from ragline.domain.parse_run import (
     CODE_INFO,
     MAX_FAILURE_REASON_LENGTH,
@@ -12,6 +11,7 @@ from ragline.domain.parse_run import (
     FailureCode,
     FailureReason,
 )
+from ragline.testing.parse_run import failure_codes, failure_details
 
 SPEC_CODES = [
     "INVALID_TASK_CONTEXT",

@@ -6,7 +6,6 @@ import attrs
 import pytest
 from hypothesis import given
 
-from ragline.contracts.testing import check_run, reachable_runs
 from ragline.domain.parse_run import (
     LAST_STAGE,
     STAGE_ORDER,
@@ -35,6 +34,7 @@ from ragline.domain.parse_run import (
     retry_refusal,
     terminal_result,
 )
+from ragline.testing.parse_run import check_run, reachable_runs
 
 T0 = datetime(2026, 3, 1, tzinfo=UTC)
 MD = MarkdownLocation("md-bucket", "md/doc.md")

@@ -7,7 +7,7 @@ import os
 
 from hypothesis import settings
 
-from ragline.contracts.testing import ChunkStatusMachine, ParseRunMachine
+from ragline.testing.parse_run import ChunkStatusMachine, ParseRunMachine
 
 LONG = os.environ.get("HYPOTHESIS_PROFILE") == "long"
 

@@ -10,9 +10,9 @@ from ragline.application.pipeline.consumer import SupervisedConsumer
 from ragline.application.pipeline.outcome import OutcomeKind
 from ragline.application.ports.messaging import MessageBusError
 from ragline.application.ports.unit_of_work import PersistenceError
-from ragline.contracts.testing import check_run
 from ragline.contracts.wire import TaskStatus, encode_parse_task
 from ragline.domain.parse_run import FailureCode, FailurePoint, PipelineStatus
+from ragline.testing.parse_run import check_run
 from tests.fakes.harness import Harness
 from tests.fakes.messaging import FakeDelivery, FakeTaskSource
 

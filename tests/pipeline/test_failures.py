@@ -13,7 +13,6 @@ from ragline.application.ports.keyword_index import KeywordIndexUnavailable, Key
 from ragline.application.ports.object_storage import StorageUnavailable
 from ragline.application.ports.parser import ParseEngineFailed, UnsupportedFileType
 from ragline.application.ports.vector_index import VectorIndexUnavailable
-from ragline.contracts.testing import check_run
 from ragline.contracts.wire import ParseTask, TaskStatus
 from ragline.domain.parse_run import (
     ChunkIndexStatus,
@@ -23,6 +22,7 @@ from ragline.domain.parse_run import (
     Stage,
     StageStatus,
 )
+from ragline.testing.parse_run import check_run
 from tests.fakes.harness import DIMENSION, MD_BUCKET, Harness
 
 C = FailureCode

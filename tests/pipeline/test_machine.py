@@ -3,7 +3,7 @@
 Random tasks, faults injected into the fake ports at random points (stage work, storage,
 the store itself, a process crash), random redeliveries, retries (also two racing), relay
 passes and bad messages. After every step the stored state satisfies the SPEC §4 invariants
-(`ragline.contracts.testing`) and the outbox holds exactly one result per terminal run,
+(`ragline.testing.parse_run`) and the outbox holds exactly one result per terminal run,
 matching that run.
 """
 
@@ -37,9 +37,9 @@ from ragline.application.ports.object_storage import StorageUnavailable
 from ragline.application.ports.parser import ParseEngineFailed
 from ragline.application.ports.unit_of_work import PersistenceError
 from ragline.application.ports.vector_index import VectorIndexUnavailable
-from ragline.contracts.testing import check_family, check_run
 from ragline.contracts.wire import ParseTask, decode_parse_result, encode_parse_task
 from ragline.domain.parse_run import ChunkIndexStatus
+from ragline.testing.parse_run import check_family, check_run
 from tests.fakes.harness import Harness
 from tests.fakes.messaging import FakeDelivery
 

@@ -7,7 +7,6 @@ import asyncio
 import pytest
 
 from ragline.application.pipeline.outcome import OutcomeKind
-from ragline.contracts.testing import check_family, check_run
 from ragline.contracts.wire import TaskStatus
 from ragline.domain.parse_run import (
     FailureCode,
@@ -19,6 +18,7 @@ from ragline.domain.parse_run import (
     Stage,
     StageStatus,
 )
+from ragline.testing.parse_run import check_family, check_run
 from tests.fakes.harness import Harness
 
 

@@ -10,7 +10,6 @@ import pytest
 
 from ragline.application.pipeline.outcome import OutcomeKind
 from ragline.application.ports.keyword_index import KeywordWriteFailed
-from ragline.contracts.testing import check_family, check_run
 from ragline.contracts.wire import ParseTask, TaskStatus
 from ragline.domain.parse_run import (
     ChunkIndexStatus,
@@ -18,6 +17,7 @@ from ragline.domain.parse_run import (
     Stage,
     StageStatus,
 )
+from ragline.testing.parse_run import check_family, check_run
 from tests.fakes.harness import Harness
 
 FAULTS: dict[Stage, Callable[[Harness], None]] = {

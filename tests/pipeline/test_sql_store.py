@@ -19,9 +19,9 @@ from ragline.application.pipeline.outbox_relay import OutboxRelay
 from ragline.application.pipeline.outcome import OutcomeKind
 from ragline.application.ports.keyword_index import KeywordWriteFailed
 from ragline.application.ports.unit_of_work import EmbeddingConfig
-from ragline.contracts.testing import check_family, check_run
 from ragline.contracts.wire import TaskStatus, decode_parse_result
 from ragline.domain.parse_run import ChunkIndexStatus, PipelineStatus, RetryRefusal, Stage
+from ragline.testing.parse_run import check_family, check_run
 from tests.fakes.harness import DIMENSION, Harness
 
 

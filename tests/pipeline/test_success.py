@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from ragline.application.pipeline.outcome import OutcomeKind
-from ragline.contracts.testing import check_run
 from ragline.contracts.wire import TaskStatus
 from ragline.domain.parse_run import (
     ChunkIndexStatus,
@@ -11,6 +10,7 @@ from ragline.domain.parse_run import (
     PipelineStatus,
     StageStatus,
 )
+from ragline.testing.parse_run import check_run
 from tests.fakes.harness import MD_BUCKET, Harness
 
 

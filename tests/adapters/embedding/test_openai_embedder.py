@@ -21,7 +21,7 @@ from ragline.application.ports.embedder import (
     EmbedderUnavailable,
     EmbeddingDimensionMismatch,
 )
-from ragline.contracts.kits.embedder import EmbedderContract
+from ragline.testing.kits.embedder import EmbedderContract
 from tests.services.fixtures import free_port
 
 MODEL, DIM = "multilingual-e5-small-q4", 384

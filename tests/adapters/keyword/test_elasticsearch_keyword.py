@@ -15,7 +15,7 @@ from ragline.application.ports.keyword_index import (
     KeywordIndexUnavailable,
     KeywordWriteFailed,
 )
-from ragline.contracts.kits.keyword_index import KeywordIndexContract, doc, ids
+from ragline.testing.kits.keyword_index import KeywordIndexContract, doc, ids
 from tests.services.fixtures import free_port
 
 

@@ -13,7 +13,7 @@ from ragline.application.ports.keyword_index import (
     KeywordIndex,
     KeywordIndexUnavailable,
 )
-from ragline.contracts.kits.keyword_index import KeywordIndexContract, doc, ids
+from ragline.testing.kits.keyword_index import KeywordIndexContract, doc, ids
 
 
 class TestTantivyKeywordIndex(KeywordIndexContract):

@@ -19,8 +19,8 @@ from ragline.adapters.sql import (
     upgrade_to_head,
 )
 from ragline.application.ports.unit_of_work import EmbeddingConfig, PersistenceError
-from ragline.contracts.kits.unit_of_work import chunk_set, identity, scope, uid
 from ragline.domain.parse_run import ParseRun, Stage
+from ragline.testing.kits.unit_of_work import chunk_set, identity, scope, uid
 
 
 @pytest.fixture

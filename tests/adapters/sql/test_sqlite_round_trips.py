@@ -17,8 +17,8 @@ import pytest
 from ragline.adapters.sql import SqlUnitOfWorkFactory, create_unit_of_work_factory, upgrade_to_head
 from ragline.adapters.sql.sqlite_connection import InlineConnection
 from ragline.application.ports.unit_of_work import PersistenceError
-from ragline.contracts.kits.unit_of_work import identity
 from ragline.domain.parse_run import ParseRun
+from ragline.testing.kits.unit_of_work import identity
 
 
 @pytest.fixture

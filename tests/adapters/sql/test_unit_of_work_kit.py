@@ -15,7 +15,7 @@ from ragline.adapters.sql import (
     upgrade_to_head,
 )
 from ragline.adapters.sql.tables import model_config
-from ragline.contracts.kits.unit_of_work import StoredApiKey, UnitOfWorkContract
+from ragline.testing.kits.unit_of_work import StoredApiKey, UnitOfWorkContract
 
 
 class SqlUnitOfWorkKit(UnitOfWorkContract):

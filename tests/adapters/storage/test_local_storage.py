@@ -10,7 +10,7 @@ import pytest
 
 from ragline.adapters.local_storage import LocalObjectStorage
 from ragline.application.ports.object_storage import InvalidObjectKey, ObjectStorage
-from ragline.contracts.kits.object_storage import ObjectStorageContract
+from ragline.testing.kits.object_storage import ObjectStorageContract
 
 
 class TestLocalObjectStorage(ObjectStorageContract):

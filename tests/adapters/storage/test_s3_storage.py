@@ -6,7 +6,7 @@ import pytest
 
 from ragline.adapters.s3_storage import S3ObjectStorage
 from ragline.application.ports.object_storage import ObjectStorage, StorageUnavailable
-from ragline.contracts.kits.object_storage import ObjectStorageContract
+from ragline.testing.kits.object_storage import ObjectStorageContract
 from tests.services.fixtures import free_port
 
 

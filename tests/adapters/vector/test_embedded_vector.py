@@ -22,7 +22,7 @@ from ragline.application.ports.vector_index import (
     VectorIndexError,
     VectorIndexUnavailable,
 )
-from ragline.contracts.kits.vector_index import (
+from ragline.testing.kits.vector_index import (
     DATASET,
     DIM,
     E1,
@@ -113,7 +113,7 @@ async def test_a_write_from_another_process_is_seen(tmp_path: Path) -> None:
     script = (
         "import asyncio, sys\n"
         "from ragline.adapters.embedded_vector import EmbeddedVectorIndex\n"
-        "from ragline.contracts.kits.vector_index import dense, sparse\n"
+        "from ragline.testing.kits.vector_index import dense, sparse\n"
         "async def main():\n"
         "    other = EmbeddedVectorIndex(sys.argv[1])\n"
         "    await other.ensure_collection(4)\n"

@@ -18,7 +18,7 @@ import pytest
 from ragline.adapters.qdrant_vector import QdrantVectorIndex
 from ragline.application.ports.embedder import EmbeddingDimensionMismatch
 from ragline.application.ports.vector_index import VectorIndex, VectorIndexUnavailable
-from ragline.contracts.kits.vector_index import (
+from ragline.testing.kits.vector_index import (
     DATASET,
     DIM,
     E1,

@@ -6,17 +6,6 @@ from datetime import UTC, datetime, timedelta
 
 from hypothesis import strategies as st
 
-from ragline.contracts.testing.commands import (
-    Command,
-    Converge,
-    Fail,
-    Reject,
-    Skip,
-    Start,
-    Succeed,
-    Supersede,
-    expected_error,
-)
 from ragline.domain.parse_run import (
     STAGE_ORDER,
     FailureCode,
@@ -26,6 +15,17 @@ from ragline.domain.parse_run import (
     Stage,
     StageStatus,
     TaskIdentity,
+)
+from ragline.testing.parse_run.commands import (
+    Command,
+    Converge,
+    Fail,
+    Reject,
+    Skip,
+    Start,
+    Succeed,
+    Supersede,
+    expected_error,
 )
 
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)

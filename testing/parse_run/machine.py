@@ -23,36 +23,6 @@ from hypothesis.stateful import (
     rule,
 )
 
-from ragline.contracts.testing.commands import (
-    Command,
-    Converge,
-    Fail,
-    Reject,
-    Skip,
-    Start,
-    Succeed,
-    Supersede,
-    expected_after,
-    expected_error,
-    expected_refusal,
-)
-from ragline.contracts.testing.invariants import (
-    check_events,
-    check_family,
-    check_run,
-    check_step,
-)
-from ragline.contracts.testing.store import InMemoryRunStore, RunStore
-from ragline.contracts.testing.strategies import (
-    EPOCH,
-    commands,
-    durations,
-    failure_codes,
-    failure_details,
-    markdown_locations,
-    next_move,
-    stages,
-)
 from ragline.domain.parse_run import (
     CHUNK_STATUS_MOVES,
     FIRST_STAGE,
@@ -75,6 +45,36 @@ from ragline.domain.parse_run import (
     needs_indexing,
     retry_refusal,
     terminal_result,
+)
+from ragline.testing.parse_run.commands import (
+    Command,
+    Converge,
+    Fail,
+    Reject,
+    Skip,
+    Start,
+    Succeed,
+    Supersede,
+    expected_after,
+    expected_error,
+    expected_refusal,
+)
+from ragline.testing.parse_run.invariants import (
+    check_events,
+    check_family,
+    check_run,
+    check_step,
+)
+from ragline.testing.parse_run.store import InMemoryRunStore, RunStore
+from ragline.testing.parse_run.strategies import (
+    EPOCH,
+    commands,
+    durations,
+    failure_codes,
+    failure_details,
+    markdown_locations,
+    next_move,
+    stages,
 )
 
 SUCCESS = StageStatus.SUCCESS

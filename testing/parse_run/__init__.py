@@ -1,10 +1,10 @@
 """Reusable property kit for the parse-run domain (needs hypothesis; the domain does not).
 
-from ragline.contracts.testing import ParseRunMachine
+from ragline.testing.parse_run import ParseRunMachine
 TestMyStore = type("M", (ParseRunMachine,), {"make_store": lambda self: MyStore()}).TestCase
 """
 
-from ragline.contracts.testing.commands import (
+from ragline.testing.parse_run.commands import (
     Command,
     Converge,
     Fail,
@@ -17,16 +17,16 @@ from ragline.contracts.testing.commands import (
     expected_error,
     expected_refusal,
 )
-from ragline.contracts.testing.invariants import (
+from ragline.testing.parse_run.invariants import (
     InvariantViolation,
     check_events,
     check_family,
     check_run,
     check_step,
 )
-from ragline.contracts.testing.machine import ChunkStatusMachine, ParseRunMachine
-from ragline.contracts.testing.store import InMemoryRunStore, RunStore
-from ragline.contracts.testing.strategies import (
+from ragline.testing.parse_run.machine import ChunkStatusMachine, ParseRunMachine
+from ragline.testing.parse_run.store import InMemoryRunStore, RunStore
+from ragline.testing.parse_run.strategies import (
     EPOCH,
     any_durations,
     commands,
