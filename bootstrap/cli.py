@@ -1,4 +1,4 @@
-"""Console entry point: wires services for the CLI adapter."""
+"""Console entry point: the CLI adapter, given the container of each invocation."""
 
 from __future__ import annotations
 
@@ -6,13 +6,13 @@ from pathlib import Path
 from typing import Any
 
 
-def _services(data_dir: Path) -> Any:
-    from ragline.bootstrap.container import build_services
+def _container(data_dir: Path, **settings: object) -> Any:
+    from ragline.bootstrap.container import container_for
 
-    return build_services(data_dir)
+    return container_for(data_dir, **settings)
 
 
 def main() -> None:
     from ragline.adapters.cli import build_cli
 
-    build_cli(_services)()
+    build_cli(_container)()

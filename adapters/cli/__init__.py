@@ -1,4 +1,4 @@
-"""Command-line adapter (typer). Bootstrap hands it a factory for the wired services."""
+"""Command-line adapter (typer). Bootstrap hands it a factory for the container."""
 
 from ragline.adapters.cli.app import build_cli
 

@@ -1,15 +1,18 @@
 """The `ragline` typer application.
 
 Commands live one per module under this package and register themselves on `app`.
-They never choose adapters: bootstrap passes a factory that, given the data dir,
-returns the wired services object (`ctx.obj`).
+They never choose adapters: bootstrap passes a factory that, given the data dir, returns
+the composition root's container (`ctx.obj.get()`); a command asks it for a use case and
+calls it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+import inspect
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import typer
 
@@ -20,8 +23,10 @@ app = typer.Typer(
     add_completion=False,
 )
 
-ServicesFactory = Callable[[Path], Any]
-_factory: dict[str, ServicesFactory] = {}
+ContainerFactory = Callable[..., Any]
+"""data_dir (and settings overrides) -> the composition root's container for this command."""
+_factory: dict[str, ContainerFactory] = {}
+T = TypeVar("T")
 
 
 @app.callback()
@@ -34,29 +39,51 @@ def _root(
         help="Where embedded state lives (database, objects, indexes).",
     ),
 ) -> None:
-    factory = _factory.get("services")
-    ctx.obj = _LazyServices(factory, data_dir)
+    ctx.obj = LazyContainer(_factory.get("container"), data_dir)
 
 
-class _LazyServices:
-    """Build the wired services only when a command asks for them (fast --help, fast preview)."""
+class LazyContainer:
+    """Build the container only when a command asks for it (fast --help, fast preview)."""
 
-    def __init__(self, factory: ServicesFactory | None, data_dir: Path) -> None:
+    def __init__(self, factory: ContainerFactory | None, data_dir: Path) -> None:
         self._factory = factory
         self.data_dir = data_dir
-        self._services: Any = None
+        self._container: Any = None
 
-    def get(self) -> Any:
-        if self._services is None:
+    def get(self, **settings: object) -> Any:
+        """The container; `settings` override the environment's (first call only)."""
+        if self._container is None:
             if self._factory is None:
-                raise RuntimeError("no services factory configured (use ragline.bootstrap.cli)")
-            self._services = self._factory(self.data_dir)
-        return self._services
+                raise RuntimeError("no container factory configured (use ragline.bootstrap.cli)")
+            self._container = self._factory(self.data_dir, **settings)
+        return self._container
 
 
-def build_cli(services_factory: ServicesFactory) -> typer.Typer:
-    """Return the typer app with every command registered, bound to `services_factory`."""
-    _factory["services"] = services_factory
+async def provided(provider: Callable[..., Any], **kwargs: Any) -> Any:
+    """What a container provider gives (awaited when it opens a resource on the way)."""
+    value = provider(**kwargs)
+    if inspect.isawaitable(value):
+        value = await value
+    return value
+
+
+def run_session(container: Any, main: Callable[[], Awaitable[T]]) -> T:
+    """Run `main` on a fresh event loop, then close every resource the container opened."""
+
+    async def session() -> T:
+        try:
+            return await main()
+        finally:
+            closing = container.shutdown_resources()
+            if inspect.isawaitable(closing):
+                await closing
+
+    return asyncio.run(session())
+
+
+def build_cli(container_factory: ContainerFactory) -> typer.Typer:
+    """Return the typer app with every command registered, bound to `container_factory`."""
+    _factory["container"] = container_factory
     from ragline.adapters.cli import commands  # noqa: F401  (registers commands)
 
     return app

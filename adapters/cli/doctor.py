@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from ragline.adapters.cli.app import app
+from ragline.adapters.cli.app import app, provided, run_session
+from ragline.application.health import Check
 
 console = Console()
 
@@ -16,14 +15,20 @@ console = Console()
 @app.command()
 def doctor(ctx: typer.Context) -> None:
     """Show the settings (secrets hidden) and check every configured adapter."""
-    services = ctx.obj.get()
+    container = ctx.obj.get()
     settings_table = Table(title="settings")
     settings_table.add_column("name")
     settings_table.add_column("value")
-    for name, value in services.settings.model_dump().items():
+    for name, value in container.settings().model_dump().items():
         settings_table.add_row(name, str(value))
     console.print(settings_table)
-    checks = asyncio.run(services.doctor())
+
+    async def main() -> list[Check]:
+        check_health = await provided(container.check_health)
+        checks: list[Check] = await check_health()
+        return checks
+
+    checks = run_session(container, main)
     table = Table(title="checks")
     for column in ("part", "adapter", "status", "detail"):
         table.add_column(column)

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import signal
 import sys
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -22,7 +22,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from ragline.adapters.cli.app import app
+from ragline.adapters.cli.app import app, provided, run_session
 from ragline.adapters.cli.walk import find_sources
 from ragline.application.ingest.identity import SourceFile
 from ragline.application.ingest.use_case import FileAction, FileOutcome, IngestSummary
@@ -97,6 +97,26 @@ def _stop_now(signum: int, frame: FrameType | None) -> None:
     os._exit(130)
 
 
+async def _ingest(
+    container: Any,
+    sources: list[SourceFile],
+    user: str,
+    dataset: str,
+    observer: ProgressObserver,
+    force: bool,
+) -> IngestSummary:
+    """Provision the user's embedding model, then ingest with a worker in this process
+    (`ingest_workers` consumers; on a real broker, `ragline worker`s elsewhere share the
+    tasks)."""
+    provision_embedding = await provided(container.provision_embedding)
+    await provision_embedding(user)
+    ingest_files = await provided(container.ingest_files)
+    worker = await provided(container.worker)
+    async with worker.running():
+        summary: IngestSummary = await ingest_files(sources, user, dataset, observer, force=force)
+        return summary
+
+
 @app.command()
 def ingest(
     ctx: typer.Context,
@@ -107,7 +127,11 @@ def ingest(
     force: bool = typer.Option(False, "--force", help="Re-ingest files that did not change."),
 ) -> None:
     """Parse, chunk and index files and folders; unchanged files are skipped."""
-    services = ctx.obj.get()
+    container = ctx.obj.get(chunk_plan=plan)
+    chunk_document = container.chunk_document()
+    if plan not in chunk_document.plan_names:
+        known = ", ".join(chunk_document.plan_names)
+        raise typer.BadParameter(f"unknown plan {plan!r}; known: {known}", param_hint="--plan")
     try:
         sources = find_sources(paths, data_dir=ctx.obj.data_dir)
     except FileNotFoundError as error:
@@ -127,8 +151,8 @@ def ingest(
         observer = ProgressObserver(progress, len(sources))
         previous = signal.signal(signal.SIGINT, _stop_now)
         try:
-            summary = asyncio.run(
-                services.ingest(sources, user, dataset, observer, force=force, plan=plan)
+            summary = run_session(
+                container, lambda: _ingest(container, sources, user, dataset, observer, force)
             )
         finally:
             signal.signal(signal.SIGINT, previous)

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import typer
 from rich.console import Console
 
-from ragline.adapters.cli.app import app
+from ragline.adapters.cli.app import app, provided, run_session
+from ragline.application.tasks import TaskResult, TaskStatus
 
 console = Console()
 
@@ -15,13 +14,23 @@ console = Console()
 @app.command()
 def retry(ctx: typer.Context, task_id: str = typer.Argument(..., help="A FAILED run.")) -> None:
     """Retry a failed run (is_retry + previous_task_id) and wait for its result."""
+    container = ctx.obj.get()
+
+    async def main() -> TaskResult:
+        retry_run = await provided(container.retry_run)
+        worker = await provided(container.worker, consumers=1)
+        async with worker.alongside():
+            result: TaskResult = await retry_run(task_id)
+            return result
+
     try:
-        result = asyncio.run(ctx.obj.get().retry(task_id))
+        result = run_session(container, main)
     except LookupError as error:
         console.print(f"[red]{error}[/red]")
         raise typer.Exit(1) from None
-    colour = "green" if result.task_status == "success" else "red"
-    console.print(f"{result.task_id}: [{colour}]{result.task_status}[/{colour}]")
+    status = result.task_status.value
+    colour = "green" if result.task_status is TaskStatus.SUCCESS else "red"
+    console.print(f"{result.task_id}: [{colour}]{status}[/{colour}]")
     if result.failure_reason:
         console.print(f"{result.failure_reason}\n{result.user_message or ''}")
         raise typer.Exit(1)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from pathlib import Path
@@ -12,8 +11,8 @@ import typer
 from rich.console import Console
 from rich.panel import Panel
 
-from ragline.adapters.cli.app import app
-from ragline.application.search.use_case import SearchHit
+from ragline.adapters.cli.app import app, provided, run_session
+from ragline.application.search.use_case import NoEmbeddingConfig, SearchHit
 
 console = Console()
 
@@ -83,17 +82,31 @@ def search(
     """Dense + sparse + BM25 retrieval fused by reciprocal rank; child hits with parents."""
     if (query is None) == (batch is None):
         raise typer.BadParameter("give a QUERY or --batch FILE (not both)")
-    services = ctx.obj.get()
+    container = ctx.obj.get()
+
+    def search_many(texts: list[str]) -> list[list[SearchHit]]:
+        async def main() -> list[list[SearchHit]]:
+            hybrid_search = await provided(container.hybrid_search)
+            try:
+                answers: list[list[SearchHit]] = await hybrid_search.search_many(
+                    texts, user, dataset, top_k
+                )
+            except NoEmbeddingConfig:  # nothing of this user's was ever embedded: no hits
+                return [[] for _ in texts]
+            return answers
+
+        return run_session(container, main)
+
     if batch is not None:
         with sys.stdin if str(batch) == "-" else batch.open(encoding="utf-8") as handle:
             queries = _read_batch(handle)
-        answers = asyncio.run(services.search_many([q for _, q in queries], user, dataset, top_k))
+        answers = search_many([q for _, q in queries])
         for (query_id, _), hits in zip(queries, answers, strict=True):
             line = {"id": query_id, "hits": [hit_json(h) for h in hits]}
             sys.stdout.write(json.dumps(line, ensure_ascii=False) + "\n")
         return
     assert query is not None
-    hits = asyncio.run(services.search_many([query], user, dataset, top_k))[0]
+    hits = search_many([query])[0]
     if as_json:
         sys.stdout.write(json.dumps({"hits": [hit_json(h) for h in hits]}, ensure_ascii=False))
         sys.stdout.write("\n")

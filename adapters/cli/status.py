@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from typing import Any
@@ -11,7 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from ragline.adapters.cli.app import app
+from ragline.adapters.cli.app import app, provided, run_session
 from ragline.domain.parse_run import ParseRun
 
 console = Console()
@@ -48,7 +47,14 @@ def status(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Show parse runs: pipeline and stage statuses, failures, retry links."""
-    runs = asyncio.run(ctx.obj.get().runs(task_id, limit))
+    container = ctx.obj.get()
+
+    async def main() -> list[ParseRun]:
+        list_runs = await provided(container.list_runs)
+        runs: list[ParseRun] = await list_runs(task_id, limit)
+        return runs
+
+    runs = run_session(container, main)
     if task_id is not None and not runs:
         console.print(f"[red]no run with task_id {task_id}[/red]")
         raise typer.Exit(1)

@@ -8,7 +8,7 @@ import signal
 
 import typer
 
-from ragline.adapters.cli.app import app
+from ragline.adapters.cli.app import app, provided, run_session
 
 
 @app.command()
@@ -20,16 +20,14 @@ def worker(
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     for chatty in ("pika", "aiokafka", "alembic", "httpx"):
         logging.getLogger(chatty).setLevel(logging.WARNING)
-    services = ctx.obj.get()
+    container = ctx.obj.get()
 
     async def main() -> None:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
-        try:
-            await services.run_worker(stop, consumers)
-        finally:
-            await services.close()
+        worker = await provided(container.worker, consumers=consumers)
+        await worker.run_until(stop)
 
-    asyncio.run(main())
+    run_session(container, main)

@@ -117,7 +117,7 @@ class InProcessBus:
 
 
 class InProcessPublisher:
-    """ResultPublisher / TaskPublisher over one topic of an InProcessBus."""
+    """Publisher over one topic of an InProcessBus."""
 
     def __init__(self, bus: InProcessBus, topic: str) -> None:
         self._bus = bus

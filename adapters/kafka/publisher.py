@@ -1,4 +1,4 @@
-"""KafkaPublisher: ResultPublisher / TaskPublisher over one topic, acks=all."""
+"""KafkaPublisher: Publisher over one topic, acks=all."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""RabbitPublisher: ResultPublisher / TaskPublisher over one topic exchange, with confirms."""
+"""RabbitPublisher: Publisher over one topic exchange, with confirms."""
 
 from __future__ import annotations
 

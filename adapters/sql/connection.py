@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from ragline.adapters.sql.sqlite_connection import InlineConnection
@@ -32,10 +30,3 @@ class ConnectionSlot:
 
     def attach(self, conn: SqlConnection | None) -> None:
         self._conn = conn
-
-
-class SystemClock:
-    """Wall-clock UTC, for the bookkeeping columns (`updated_at`) the port gives no time for."""
-
-    def now(self) -> datetime:
-        return datetime.now(UTC)

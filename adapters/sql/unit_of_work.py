@@ -10,7 +10,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from ragline.adapters.sql.api_keys import ApiKeyCipher
-from ragline.adapters.sql.connection import ConnectionSlot, SystemClock
+from ragline.adapters.sql.connection import ConnectionSlot
 from ragline.adapters.sql.engine import DEFAULT_BUSY_TIMEOUT_MS, create_async_engine_for
 from ragline.adapters.sql.errors import store_errors
 from ragline.adapters.sql.repositories.chunks import SqlChunkRepository
@@ -19,6 +19,7 @@ from ragline.adapters.sql.repositories.outbox import SqlOutboxRepository
 from ragline.adapters.sql.repositories.parsed_logs import SqlParsedLogRepository
 from ragline.adapters.sql.repositories.runs import SqlParseRunRepository
 from ragline.adapters.sql.sqlite_connection import InlineEngine
+from ragline.adapters.system_clock import SystemClock
 from ragline.application.ports.clock import Clock
 from ragline.application.ports.unit_of_work import PersistenceError
 

@@ -1,8 +1,7 @@
-"""The real clock and id source (the core never reads time or makes ids itself)."""
+"""The real clock (the core never reads time itself)."""
 
 from __future__ import annotations
 
-import uuid
 from datetime import UTC, datetime
 
 
@@ -11,10 +10,3 @@ class SystemClock:
 
     def now(self) -> datetime:
         return datetime.now(UTC)
-
-
-class UuidIds:
-    """IdGenerator port: random UUID4 strings."""
-
-    def new_id(self) -> str:
-        return str(uuid.uuid4())

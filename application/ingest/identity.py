@@ -61,10 +61,3 @@ def identify(source: SourceFile, user_id: str, dataset_id: str, nonce: str = "")
         source_object_key=key,
         md_object_key=f"{key}.md",
     )
-
-
-def retry_task_id(base_task_id: str, attempt: int) -> str:
-    """The task_id of the `attempt`-th retry of a base task (attempt >= 1)."""
-    if attempt < 1:
-        raise ValueError("attempt must be at least 1")
-    return f"{base_task_id}-r{attempt}"

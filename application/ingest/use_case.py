@@ -25,22 +25,15 @@ from typing import Protocol
 
 import attrs
 
-from ragline.application.ingest.identity import FileIdentity, SourceFile, identify, retry_task_id
+from ragline.application.ingest.identity import FileIdentity, SourceFile, identify
 from ragline.application.ports.clock import Clock
-from ragline.application.ports.messaging import TaskPublisher, TaskSource
+from ragline.application.ports.messaging import Publisher, TaskSource
 from ragline.application.ports.object_storage import ObjectStorage
+from ragline.application.ports.parser import PdfParserBackend
 from ragline.application.ports.unit_of_work import DocumentScope, UnitOfWorkFactory
-from ragline.contracts.wire import (
-    ParseResult,
-    ParseTask,
-    PdfParserBackend,
-    TriggerMode,
-    decode_parse_result,
-    encode_parse_task,
-)
+from ragline.application.ports.wire_format import WireFormat
+from ragline.application.tasks import ParseTaskCommand, TaskResult, TaskStatus, TriggerMode
 from ragline.domain.parse_run import ParseRun, PipelineStatus, Stage, StageStatus
-
-MARKDOWN_TYPES = frozenset({"md", "markdown"})
 
 
 class FileAction(enum.Enum):
@@ -89,8 +82,7 @@ class _Pending:
     source: SourceFile
     identity: FileIdentity
     action: FileAction
-    task: ParseTask
-    retries_before: int
+    task: ParseTaskCommand
     then_retry: bool = False
     seen: dict[Stage, StageStatus] = attrs.field(factory=dict)
 
@@ -102,9 +94,10 @@ class IngestFiles:
         self,
         uow_factory: UnitOfWorkFactory,
         storage: ObjectStorage,
-        tasks: TaskPublisher,
+        tasks: Publisher,
         results: Callable[[], TaskSource],
         clock: Clock,
+        wire: WireFormat,
         *,
         source_bucket: str,
         md_bucket: str,
@@ -117,6 +110,7 @@ class IngestFiles:
         self._tasks = tasks
         self._results = results
         self._clock = clock
+        self._wire = wire
         self._source_bucket = source_bucket
         self._md_bucket = md_bucket
         self._pdf_backend = pdf_backend
@@ -171,16 +165,16 @@ class IngestFiles:
             await self._storage.put_file(
                 self._source_bucket, identity.source_object_key, Path(source.path)
             )
-            return await self._publish(pending, _Pending(source, identity, FileAction.NEW, task, 0))
+            return await self._publish(pending, _Pending(source, identity, FileAction.NEW, task))
         if head.pipeline_status is PipelineStatus.SUCCESS:
             return FileOutcome(source, FileAction.SKIPPED, head.task_id, "skipped")
         if head.pipeline_status is PipelineStatus.FAILED:
-            retry = self._retry_task(task, head.task_id, hops + 1)
-            item = _Pending(source, identity, FileAction.RETRY, retry, hops)
+            retry = task.retry_of(head.task_id)
+            item = _Pending(source, identity, FileAction.RETRY, retry)
             return await self._publish(pending, item)
         # Interrupted: deliver the same task again so the pipeline converges it, then retry.
-        again = task.model_copy(update={"task_id": head.task_id}) if hops else task
-        resume = _Pending(source, identity, FileAction.RESUME, again, hops, then_retry=True)
+        again = task.with_task_id(head.task_id) if hops else task
+        resume = _Pending(source, identity, FileAction.RESUME, again, then_retry=True)
         return await self._publish(pending, resume)
 
     async def _latest_run(self, base_task_id: str) -> tuple[ParseRun | None, int]:
@@ -197,8 +191,8 @@ class IngestFiles:
 
     def _task(
         self, source: SourceFile, identity: FileIdentity, user_id: str, dataset_id: str
-    ) -> ParseTask:
-        return ParseTask(
+    ) -> ParseTaskCommand:
+        return ParseTaskCommand(
             task_id=identity.base_task_id,
             original_file_id=identity.original_file_id,
             document_parse_task_id=identity.document_parse_task_id,
@@ -214,21 +208,9 @@ class IngestFiles:
             pdf_parser_backend=self._pdf_backend,
         )
 
-    @staticmethod
-    def _retry_task(task: ParseTask, previous_task_id: str, attempt: int) -> ParseTask:
-        base = task.task_id
-        return task.model_copy(
-            update={
-                "task_id": retry_task_id(base, attempt),
-                "is_retry": True,
-                "previous_task_id": previous_task_id,
-                "trigger_mode": TriggerMode.MANUAL_RETRY,
-            }
-        )
-
     async def _publish(self, pending: dict[str, _Pending], item: _Pending) -> _Pending:
         pending[item.task.task_id] = item
-        await self._tasks.publish(encode_parse_task(item.task), item.task.file_type)
+        await self._tasks.publish(self._wire.encode_task(item.task), item.task.routing_key)
         return item
 
     # -- waiting -------------------------------------------------------------------------
@@ -245,7 +227,7 @@ class IngestFiles:
                 if not pending:
                     break
                 with contextlib.suppress(ValueError):
-                    result = decode_parse_result(delivery.body)
+                    result = self._wire.decode_result(delivery.body)
                     item = pending.pop(result.task_id, None)
                     if item is not None:
                         outcome = await self._settle(item, result, pending, observer)
@@ -264,13 +246,13 @@ class IngestFiles:
     async def _settle(
         self,
         item: _Pending,
-        result: ParseResult,
+        result: TaskResult,
         pending: dict[str, _Pending],
         observer: IngestObserver,
     ) -> FileOutcome | None:
-        if item.then_retry and result.task_status == "failed":
-            retry = self._retry_task(item.task, item.task.task_id, item.retries_before + 1)
-            follow = _Pending(item.source, item.identity, FileAction.RESUME, retry, 0)
+        if item.then_retry and result.task_status == TaskStatus.FAILED:
+            retry = item.task.retry_of(item.task.task_id)
+            follow = _Pending(item.source, item.identity, FileAction.RESUME, retry)
             await self._publish(pending, follow)
             observer.file_submitted(item.source, FileAction.RESUME, retry.task_id)
             return None
@@ -292,7 +274,7 @@ class IngestFiles:
             item.action,
             result.task_id,
             str(result.task_status),
-            chunks if result.task_status == "success" else 0,
+            chunks if result.task_status == TaskStatus.SUCCESS else 0,
             stage_ms,
             result.failure_reason,
         )

@@ -1,6 +1,7 @@
-"""The parse-task use case: one ParseTask message in, one terminal ParseResult out (SPEC §3-§5).
+"""The parse-task use case: one ParseTask in, one terminal result out (SPEC §3-§5).
 
-`ParseTaskPipeline` is the thin orchestrator (decode, validate, idempotency, retry branch);
-`stages/` holds the one Stage template and the six stages; `TaskConsumer` settles bus
-deliveries; `OutboxRelay` publishes the results the pipeline committed.
+`ParseTaskPipeline` is the thin orchestrator (validate, idempotency, retry branch) of a task
+the consumer edge already decoded (`ragline.application.tasks.ParseTaskCommand`);
+`stages/` holds the one Stage template and the six stages; `ResultOutbox` writes the result
+a terminal run is owed; `OutboxRelay` publishes the results the pipeline committed.
 """

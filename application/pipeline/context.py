@@ -6,25 +6,25 @@ import attrs
 
 from ragline.application.pipeline.keyword_plan import KeywordPlan
 from ragline.application.ports.unit_of_work import ChunkRecord, DocumentScope
-from ragline.contracts.wire import ParseTask
+from ragline.application.tasks import ParseTaskCommand
 from ragline.domain.parse_run import MarkdownLocation, ParseRun, Stage
 
 MARKDOWN_PASSTHROUGH_TYPES: frozenset[str] = frozenset({"md", "markdown"})
 
 
-def is_markdown_source(task: ParseTask) -> bool:
+def is_markdown_source(task: ParseTaskCommand) -> bool:
     """md/markdown sources are not converted and not copied (SPEC §3)."""
     return task.file_type.lower() in MARKDOWN_PASSTHROUGH_TYPES
 
 
-def markdown_location(task: ParseTask) -> MarkdownLocation:
+def markdown_location(task: ParseTaskCommand) -> MarkdownLocation:
     """Where this task's Markdown lives: the source itself for md/markdown, else md_*."""
     if is_markdown_source(task):
         return MarkdownLocation(task.source_bucket, task.source_object_key)
     return MarkdownLocation(task.md_bucket, task.md_object_key)
 
 
-def document_scope(task: ParseTask) -> DocumentScope:
+def document_scope(task: ParseTaskCommand) -> DocumentScope:
     """The tenant + document every chunk and index write of this task is scoped by.
 
     The document is the producer's original file: a retry rebuilds the same document.
@@ -36,7 +36,7 @@ def document_scope(task: ParseTask) -> DocumentScope:
 class RunContext:
     """One run in flight: the message, the aggregate, and what earlier stages produced."""
 
-    task: ParseTask
+    task: ParseTaskCommand
     run: ParseRun
     parsed_log_id: int
     scope: DocumentScope

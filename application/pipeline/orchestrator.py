@@ -1,8 +1,9 @@
 """ParseTaskPipeline: the thin orchestrator of SPEC §3-§4 (seed 000 "薄编排").
 
-It decodes and validates, holds the idempotency barrier (unique task_id), converges
-redeliveries, runs the retry branch of SPEC §4.6 in one unit of work, then hands the run to
-the six stages. Every terminal state it writes goes into the outbox in the same commit.
+It takes a task already decoded at the consumer edge, validates it, holds the idempotency
+barrier (unique task_id), converges redeliveries, runs the retry branch of SPEC §4.6 in one
+unit of work, then hands the run to the six stages. Every terminal state it writes goes
+into the outbox in the same commit (`ResultOutbox`).
 """
 
 from __future__ import annotations
@@ -10,32 +11,27 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Sequence
-from datetime import datetime
 
 from ragline.application.pipeline.context import RunContext, document_scope
 from ragline.application.pipeline.outcome import OutcomeKind, PipelineOutcome
-from ragline.application.pipeline.results import put_result
+from ragline.application.pipeline.results import ResultOutbox
 from ragline.application.pipeline.services import StageServices
 from ragline.application.pipeline.stages import PipelineStage, default_stages
 from ragline.application.pipeline.validation import invalid_context
 from ragline.application.ports.unit_of_work import DuplicateTaskId, UnitOfWork
-from ragline.contracts.wire import ParseTask, RejectedMessage, decode_parse_task
+from ragline.application.tasks import ParseTaskCommand, UnreadableTask
 from ragline.domain.parse_run import (
     FailureCode,
     ParseRun,
-    PipelineStatus,
     RetryRefusal,
-    StageStatus,
     TaskIdentity,
     retry_refusal,
 )
 
 log = logging.getLogger(__name__)
 
-_REJECTED_BODY_KEEP = 8192
 
-
-def task_identity(task: ParseTask) -> TaskIdentity:
+def task_identity(task: ParseTaskCommand) -> TaskIdentity:
     """Wire ids are ints; the domain keeps them as strings."""
     return TaskIdentity(
         task_id=task.task_id,
@@ -47,38 +43,24 @@ def task_identity(task: ParseTask) -> TaskIdentity:
     )
 
 
-def salvaged_identity(task_id: str, body: bytes) -> TaskIdentity:
-    """Best-effort identity of an unparseable task, so its FAILED result names the file."""
-    fields: dict[str, str] = {}
-    try:
-        document = json.loads(body.decode("utf-8", errors="replace"))
-    except (ValueError, RecursionError):
-        document = None
-    if isinstance(document, dict):
-        for name in ("original_file_id", "document_parse_task_id", "user_id", "dataset_id"):
-            value = document.get(name)
-            if isinstance(value, int) and not isinstance(value, bool):
-                fields[name] = str(value)
-        file_type = document.get("file_type")
-        if isinstance(file_type, str):
-            fields["file_type"] = file_type[:32]
+def salvaged_identity(task_id: str, unreadable: UnreadableTask) -> TaskIdentity:
+    """Best-effort identity of an unreadable task, so its FAILED result names the file."""
     return TaskIdentity(
         task_id=task_id,
-        original_file_id=fields.get("original_file_id", "0"),
-        document_parse_task_id=fields.get("document_parse_task_id", "0"),
-        user_id=fields.get("user_id", "0"),
-        dataset_id=fields.get("dataset_id", "0"),
-        file_type=fields.get("file_type", ""),
+        original_file_id=unreadable.original_file_id,
+        document_parse_task_id=unreadable.document_parse_task_id,
+        user_id=unreadable.user_id,
+        dataset_id=unreadable.dataset_id,
+        file_type=unreadable.file_type,
     )
 
 
-def _rejected_payload(reason: str, body: bytes) -> str:
-    text = body[:_REJECTED_BODY_KEEP].decode("utf-8", errors="replace")
-    return json.dumps({"rejected": reason, "body": text}, ensure_ascii=False)
+def _rejected_payload(reason: str, unreadable: UnreadableTask) -> str:
+    return json.dumps({"rejected": reason, "body": unreadable.body_text}, ensure_ascii=False)
 
 
 class ParseTaskPipeline:
-    """One ParseTask message -> one terminal run with its result in the outbox."""
+    """One parse task -> one terminal run with its result in the outbox."""
 
     def __init__(
         self,
@@ -88,6 +70,9 @@ class ParseTaskPipeline:
         self.services = services
         self._stages = stages
         self._started = False
+        self.results = ResultOutbox(
+            services.wire, topic=services.settings.result_topic, language=services.settings.language
+        )
 
     # -- entry points -------------------------------------------------------------------
 
@@ -99,16 +84,7 @@ class ParseTaskPipeline:
         self._started = True
         return self.services.workspace.clean()
 
-    async def handle_message(self, body: bytes) -> PipelineOutcome:
-        """Decode and handle one message body (never raises for a bad body)."""
-        decoded = decode_parse_task(body)
-        if isinstance(decoded, RejectedMessage):
-            if decoded.task_id is None:
-                return PipelineOutcome(OutcomeKind.UNREADABLE, None, decoded.reason)
-            return await self.reject_message(decoded.task_id, decoded.reason, body)
-        return await self.handle(decoded)
-
-    async def handle(self, task: ParseTask) -> PipelineOutcome:
+    async def handle(self, task: ParseTaskCommand) -> PipelineOutcome:
         """Run one decoded task to its terminal state (or settle its redelivery)."""
         problem = invalid_context(task)
         if problem is not None or task.is_retry:
@@ -117,7 +93,7 @@ class ParseTaskPipeline:
                 return existing
         # a valid first attempt meets the idempotency barrier inside `_open`
         identity = task_identity(task)
-        payload = task.model_dump_json()
+        payload = self.services.wire.encode_task(task).decode("utf-8")
         try:
             if problem is not None:
                 await self._reject(identity, payload, FailureCode.INVALID_TASK_CONTEXT, problem)
@@ -148,17 +124,21 @@ class ParseTaskPipeline:
             ctx.discard_keyword_plan()
         return PipelineOutcome(OutcomeKind.RAN, task.task_id, run.pipeline_status.value)
 
-    async def reject_message(self, task_id: str, reason: str, body: bytes) -> PipelineOutcome:
-        """A body that is not a valid ParseTask but names its task_id: FAILED
-        INVALID_TASK_CONTEXT (or the redelivery rule when that task_id already ran)."""
+    async def reject(self, unreadable: UnreadableTask) -> PipelineOutcome:
+        """A body that is not a valid ParseTask. Without a task_id: UNREADABLE (the consumer
+        dead-letters it). With one: FAILED INVALID_TASK_CONTEXT (or the redelivery rule when
+        that task_id already ran)."""
+        task_id, reason = unreadable.task_id, unreadable.reason
+        if task_id is None:
+            return PipelineOutcome(OutcomeKind.UNREADABLE, None, reason)
         existing = await self._settle_existing(task_id)
         if existing is not None:
             return existing
-        identity = salvaged_identity(task_id, body)
+        identity = salvaged_identity(task_id, unreadable)
         try:
             await self._reject(
                 identity,
-                _rejected_payload(reason, body),
+                _rejected_payload(reason, unreadable),
                 FailureCode.INVALID_TASK_CONTEXT,
                 reason,
             )
@@ -169,9 +149,10 @@ class ParseTaskPipeline:
             return settled
         return PipelineOutcome(OutcomeKind.REJECTED, task_id, reason)
 
-    async def fail_internal(self, task_id: str, detail: str, body: bytes = b"") -> None:
+    async def fail_internal(self, task_id: str, detail: str, unreadable: UnreadableTask) -> None:
         """Best effort after an unexpected error: the run ends FAILED INTERNAL_UNKNOWN_ERROR
-        (a terminal run keeps its state) and its result is queued."""
+        (a terminal run keeps its state) and its result is queued. `unreadable` is what the
+        consumer salvaged from the body, should no run exist yet."""
         services = self.services
         code = FailureCode.INTERNAL_UNKNOWN_ERROR
         async with services.uow() as uow:
@@ -179,17 +160,21 @@ class ParseTaskPipeline:
             run = await uow.runs.get(task_id)
             parsed = await uow.parsed_logs.get(task_id)
             if parsed is None:
-                parsed = await uow.parsed_logs.add(task_id, _rejected_payload(detail, body), at)
+                payload = _rejected_payload(detail, unreadable)
+                parsed = await uow.parsed_logs.add(task_id, payload, at)
             if run is None:
-                run = ParseRun.open(salvaged_identity(task_id, body), at)
+                run = ParseRun.open(salvaged_identity(task_id, unreadable), at)
                 run.reject(code, detail, at)
                 await uow.runs.add(run)
-            elif not run.is_terminal:
+            elif run.is_terminal:
+                await self.results.resend_result(uow, run, parsed.id, at)
+            else:
                 expected = run.version
-                _fail_live(run, code, detail, at)
+                run.abort(code, detail, at)
                 await uow.runs.save(run, expected)
-            await self._queue(uow, run, parsed.id)
+            await self.results.queue_owed_results(uow, run, parsed.id, at)
             await uow.commit()
+        run.pull_events()
 
     def stages(self) -> list[PipelineStage]:
         """The six stages, built from the current services for each run."""
@@ -198,17 +183,6 @@ class ParseTaskPipeline:
         return default_stages(self.services)
 
     # -- steps --------------------------------------------------------------------------
-
-    async def _queue(self, uow: UnitOfWork, run: ParseRun, parsed_log_id: int) -> None:
-        settings = self.services.settings
-        await put_result(
-            uow,
-            run,
-            parsed_log_id,
-            topic=settings.result_topic,
-            language=settings.language,
-            at=self.services.clock.now(),
-        )
 
     async def _settle_existing(self, task_id: str) -> PipelineOutcome | None:
         """The idempotency barrier: a known task_id never runs again (SPEC §3)."""
@@ -223,15 +197,18 @@ class ParseTaskPipeline:
             return None
         parsed = await uow.parsed_logs.get(task_id)
         parsed_log_id = parsed.id if parsed is not None else 0
+        at = self.services.clock.now()
         if run.is_terminal:
             kind = OutcomeKind.RESENT
+            await self.results.resend_result(uow, run, parsed_log_id, at)
         else:
             expected = run.version
-            run.converge_interrupted(self.services.clock.now())
+            run.converge_interrupted(at)
             await uow.runs.save(run, expected)
             kind = OutcomeKind.INTERRUPTED
-        await self._queue(uow, run, parsed_log_id)
+            await self.results.queue_owed_results(uow, run, parsed_log_id, at)
         await uow.commit()
+        run.pull_events()
         log.info("task %s redelivered: %s", task_id, kind.value)
         return PipelineOutcome(kind, task_id, run.pipeline_status.value)
 
@@ -260,28 +237,31 @@ class ParseTaskPipeline:
             run = ParseRun.open(identity, at)
             run.reject(code, detail, at)
             await uow.runs.add(run)
-            await self._queue(uow, run, parsed.id)
+            await self.results.queue_owed_results(uow, run, parsed.id, at)
             await uow.commit()
+        run.pull_events()
 
     async def _open_retry(
-        self, task: ParseTask, identity: TaskIdentity, payload: str
+        self, task: ParseTaskCommand, identity: TaskIdentity, payload: str
     ) -> tuple[ParseRun, int] | PipelineOutcome:
         """SPEC §4.6 in ONE unit of work: check, supersede by rowcount, derive, add."""
         previous_id = task.previous_task_id
-        assert previous_id is not None  # the wire model requires it when is_retry
+        if previous_id is None:  # the wire format requires it when is_retry
+            raise ValueError(f"retry task {task.task_id} names no previous_task_id")
         async with self.services.uow() as uow:
             at = self.services.clock.now()
             parsed = await uow.parsed_logs.add(task.task_id, payload, at, previous_id)
             previous = await uow.runs.get(previous_id)
             refusal = retry_refusal(previous, task.task_id)
             if refusal is None and previous is not None:
-                mismatch = _other_document(previous, identity)
+                mismatch = previous.retry_mismatch(identity)
                 if mismatch is not None:
                     run = ParseRun.open(identity, at)
                     run.reject(FailureCode.INVALID_TASK_CONTEXT, mismatch, at)
                     await uow.runs.add(run)
-                    await self._queue(uow, run, parsed.id)
+                    await self.results.queue_owed_results(uow, run, parsed.id, at)
                     await uow.commit()
+                    run.pull_events()
                     return PipelineOutcome(OutcomeKind.REJECTED, task.task_id, mismatch)
                 if await uow.runs.mark_superseded(previous_id, task.task_id):
                     previous.supersede(task.task_id)
@@ -290,32 +270,10 @@ class ParseTaskPipeline:
                     await uow.commit()
                     return run, parsed.id
                 refusal = RetryRefusal.CONCURRENT_SUPERSEDE
-            assert refusal is not None
+            assert refusal is not None  # retry_refusal names why a missing run can't be retried
             loser = ParseRun.retry_loser(identity, previous_id, refusal, at)
             await uow.runs.add(loser)
-            await self._queue(uow, loser, parsed.id)
+            await self.results.queue_owed_results(uow, loser, parsed.id, at)
             await uow.commit()
+        loser.pull_events()
         return PipelineOutcome(OutcomeKind.RETRY_REFUSED, task.task_id, refusal.value)
-
-
-def _other_document(previous: ParseRun, identity: TaskIdentity) -> str | None:
-    """A retry must name the same tenant and file as the run it retries."""
-    old = previous.identity
-    for name in ("user_id", "dataset_id", "original_file_id"):
-        if getattr(old, name) != getattr(identity, name):
-            return f"retry {name} {getattr(identity, name)} differs from the previous run's"
-    return None
-
-
-def _fail_live(run: ParseRun, code: FailureCode, detail: str, at: datetime) -> None:
-    """End an unfinished run FAILED with `code`, through the domain's own commands."""
-    in_flight = [s for s, st in run.stages_in_order() if st.status is StageStatus.PROCESSING]
-    if in_flight:
-        run.fail_stage(in_flight[0], code, detail, at)
-    elif run.pipeline_status is PipelineStatus.PENDING:
-        run.reject(code, detail, at)
-    else:
-        stage = run.next_stage
-        assert stage is not None  # a live run has a stage left
-        run.start_stage(stage, at)
-        run.fail_stage(stage, code, detail, at)

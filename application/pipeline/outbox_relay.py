@@ -17,7 +17,7 @@ import attrs
 
 from ragline.application.pipeline.errors import describe
 from ragline.application.ports.clock import Clock
-from ragline.application.ports.messaging import ResultPublisher
+from ragline.application.ports.messaging import Publisher
 from ragline.application.ports.unit_of_work import OutboxMessage, UnitOfWorkFactory
 from ragline.domain.parse_run import FailureCode, FailureReason
 
@@ -55,10 +55,10 @@ class OutboxRelay:
     def __init__(
         self,
         uow: UnitOfWorkFactory,
-        publisher: ResultPublisher,
+        publisher: Publisher,
         clock: Clock,
         policy: RelayPolicy | None = None,
-        dead_letters: ResultPublisher | None = None,
+        dead_letters: Publisher | None = None,
     ) -> None:
         self.uow = uow
         self.publisher = publisher

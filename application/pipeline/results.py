@@ -1,7 +1,11 @@
-"""The terminal ParseResult of a run, and putting it in the outbox (SPEC §4.5, §5).
+"""The terminal result of a run, and putting it in the outbox (SPEC §4.5, §5).
 
-The outbox row is written in the same unit of work as the terminal state, so "stored
-terminal state" and "result will be published" are one commit.
+One mechanism says a result is owed: the aggregate records a terminal event exactly when a
+run becomes terminal, and `queue_owed_results` turns each pending event into the outbox
+row, in the same unit of work that stores the terminal state. So "stored terminal state"
+and "result will be published" are one commit, wherever the run ended. The one other case
+is a redelivered task whose run already ended: `resend_result` queues its result again
+(no new event: the run did not change).
 """
 
 from __future__ import annotations
@@ -9,7 +13,8 @@ from __future__ import annotations
 from datetime import datetime
 
 from ragline.application.ports.unit_of_work import UnitOfWork
-from ragline.contracts.wire import ParseResult, TaskStatus, encode_parse_result
+from ragline.application.ports.wire_format import WireFormat
+from ragline.application.tasks import TaskResult, TaskStatus
 from ragline.domain.parse_run import ParseRun, terminal_result
 
 
@@ -22,11 +27,11 @@ def wire_id(value: str) -> int:
         return 0
 
 
-def build_result(run: ParseRun, parsed_log_id: int, language: str = "zh") -> ParseResult:
-    """The wire result of a terminal run (NotTerminal for a run still going)."""
+def build_result(run: ParseRun, parsed_log_id: int, language: str = "zh") -> TaskResult:
+    """The result of a terminal run (NotTerminal for a run still going)."""
     fields = terminal_result(run, language)
     identity = run.identity
-    return ParseResult(
+    return TaskResult(
         task_id=fields.task_id,
         original_file_id=wire_id(identity.original_file_id),
         document_parsed_log_id=parsed_log_id,
@@ -39,16 +44,29 @@ def build_result(run: ParseRun, parsed_log_id: int, language: str = "zh") -> Par
     )
 
 
-async def put_result(
-    uow: UnitOfWork,
-    run: ParseRun,
-    parsed_log_id: int,
-    *,
-    topic: str,
-    language: str,
-    at: datetime,
-) -> ParseResult:
-    """Write the run's result into the outbox of `uow` (one row per task_id)."""
-    result = build_result(run, parsed_log_id, language)
-    await uow.outbox.put(run.task_id, topic, result.routing_key, encode_parse_result(result), at)
-    return result
+class ResultOutbox:
+    """Writes result messages into the outbox of a unit of work (one row per task_id)."""
+
+    def __init__(self, wire: WireFormat, *, topic: str, language: str) -> None:
+        self.wire = wire
+        self.topic = topic
+        self.language = language
+
+    async def queue_owed_results(
+        self, uow: UnitOfWork, run: ParseRun, parsed_log_id: int, at: datetime
+    ) -> None:
+        """The outbox row of the run's pending terminal event, if it has one. The caller
+        commits, then calls `run.pull_events()`."""
+        if run.pending_events:
+            await self._put(uow, run, parsed_log_id, at)
+
+    async def resend_result(
+        self, uow: UnitOfWork, run: ParseRun, parsed_log_id: int, at: datetime
+    ) -> None:
+        """A redelivered task whose run is already terminal: its result once more."""
+        await self._put(uow, run, parsed_log_id, at)
+
+    async def _put(self, uow: UnitOfWork, run: ParseRun, parsed_log_id: int, at: datetime) -> None:
+        result = build_result(run, parsed_log_id, self.language)
+        body = self.wire.encode_result(result)
+        await uow.outbox.put(run.task_id, self.topic, result.routing_key, body, at)

@@ -19,6 +19,7 @@ from ragline.application.ports.sparse_encoder import SparseEncoder
 from ragline.application.ports.tokenizer import Tokenizer
 from ragline.application.ports.unit_of_work import UnitOfWorkFactory
 from ragline.application.ports.vector_index import VectorIndex
+from ragline.application.ports.wire_format import WireFormat
 
 
 @attrs.frozen
@@ -36,4 +37,5 @@ class StageServices:
     tokenizer: Tokenizer
     sparse: SparseEncoder
     workspace: Workspace
+    wire: WireFormat
     settings: PipelineSettings = attrs.field(factory=PipelineSettings)

@@ -7,7 +7,6 @@ from datetime import timedelta
 import attrs
 
 from ragline.application.ports.parser import ParseLimits, PdfParserBackend
-from ragline.contracts.wire import DEFAULT_PARSE_RESULT_TOPIC
 
 
 @attrs.frozen
@@ -19,7 +18,7 @@ class PipelineSettings:
     service (`mineru_enabled=False`), tasks asking for mineru use `default_pdf_backend`.
     """
 
-    result_topic: str = DEFAULT_PARSE_RESULT_TOPIC
+    result_topic: str = "tolink.rag.parse_result"  # the default PARSE_RESULT_TOPIC
     language: str = "zh"
     embed_batch_size: int = 64
     sparse_batch_size: int = 256

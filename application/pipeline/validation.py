@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import PurePosixPath
 
 from ragline.application.pipeline.context import is_markdown_source
-from ragline.contracts.wire import ParseTask
+from ragline.application.tasks import ParseTaskCommand
 
 _ALIASES = {"markdown": "md", "htm": "html"}
 
@@ -21,7 +21,7 @@ def _extension(name: str) -> str | None:
     return suffix[1:] if len(suffix) > 1 else None
 
 
-def invalid_context(task: ParseTask) -> str | None:
+def invalid_context(task: ParseTaskCommand) -> str | None:
     """Why the task cannot be processed as given, or None when it is consistent."""
     for name in ("original_file_id", "document_parse_task_id", "user_id", "dataset_id"):
         value: int = getattr(task, name)

@@ -1,4 +1,4 @@
-"""Clock and id ports: time and identity are passed in, never read inside the core."""
+"""Clock port: time is passed in, never read inside the core."""
 
 from __future__ import annotations
 
@@ -9,10 +9,4 @@ from typing import Protocol
 class Clock(Protocol):
     def now(self) -> datetime:
         """Current time, timezone-aware UTC."""
-        ...
-
-
-class IdGenerator(Protocol):
-    def new_id(self) -> str:
-        """A fresh unique identifier."""
         ...

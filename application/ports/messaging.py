@@ -55,17 +55,38 @@ class TaskSource(Protocol):
         ...
 
 
-class ResultPublisher(Protocol):
-    """The result topic. Routing key = task_id."""
+class Publisher(Protocol):
+    """One topic's publishing end: the result topic (routing key = task_id) for the outbox
+    relay, the task topic (routing key = file_type) for the CLI and the debug endpoint."""
 
     async def publish(self, body: bytes, routing_key: str) -> None:
         """Return once the broker has durably accepted it; raise MessageBusError otherwise."""
         ...
 
 
-class TaskPublisher(Protocol):
-    """The task topic, for the debug HTTP endpoint and the CLI. Routing key = file_type."""
+class MessageBus(Protocol):
+    """The few endpoints ragline needs on the broker MQ_VENDOR chooses.
 
-    async def publish(self, body: bytes, routing_key: str) -> None:
-        """Return once the broker has durably accepted it; raise MessageBusError otherwise."""
+    Task topic: workers consume it (one consumer group); the CLI/HTTP debug path publishes
+    to it. Result topic: the outbox relay publishes to it (and its dead letters); `ragline
+    ingest`/`retry` read it with a reader of their own to learn how their tasks ended.
+    """
+
+    def task_source(self) -> TaskSource: ...
+
+    def task_publisher(self) -> Publisher: ...
+
+    def result_publisher(self) -> Publisher: ...
+
+    def result_dead_letters(self) -> Publisher: ...
+
+    def result_reader(self) -> TaskSource: ...
+
+    @property
+    def in_process(self) -> bool:
+        """True when only this process can reach the bus (a worker must run here)."""
+        ...
+
+    async def probe(self) -> str:
+        """Whether the broker answers, in words (raises when it does not)."""
         ...

@@ -272,11 +272,21 @@ class OutboxRepository(Protocol):
 
 
 class UnitOfWork(Protocol):
-    parsed_logs: ParsedLogRepository
-    runs: ParseRunRepository
-    chunks: ChunkRepository
-    model_configs: ModelConfigRepository
-    outbox: OutboxRepository
+    # read-only: an adapter's unit of work holds its own repository types
+    @property
+    def parsed_logs(self) -> ParsedLogRepository: ...
+
+    @property
+    def runs(self) -> ParseRunRepository: ...
+
+    @property
+    def chunks(self) -> ChunkRepository: ...
+
+    @property
+    def model_configs(self) -> ModelConfigRepository: ...
+
+    @property
+    def outbox(self) -> OutboxRepository: ...
 
     async def __aenter__(self) -> Self: ...
 

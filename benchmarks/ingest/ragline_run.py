@@ -1,4 +1,5 @@
-"""ragline ingest in-process through `Services.ingest` (embedded defaults, fresh data dir)."""
+"""ragline ingest in-process, as `ragline ingest` runs it: the container's use cases with a
+worker alongside (embedded defaults, fresh data dir)."""
 
 from __future__ import annotations
 
@@ -11,11 +12,12 @@ from typing import Any
 from dependency_injector import providers
 
 from benchmarks.ingest.fake import ConstantResolver
+from ragline.adapters.cli.app import provided
 from ragline.adapters.cli.walk import find_sources
 from ragline.application.ingest.identity import SourceFile, identify
 from ragline.application.ingest.use_case import FileAction, FileOutcome
 from ragline.application.ports.unit_of_work import DocumentScope
-from ragline.bootstrap.container import build_services
+from ragline.bootstrap.container import container_for
 from ragline.domain.parse_run import Stage, StageStatus
 
 USER, DATASET = "1", "1"  # ids are integers on the wire
@@ -38,11 +40,17 @@ async def ingest(
     """Ingest `paths` into `data_dir`; wall and CPU time, chunk counts, stage times (sums).
     `keep_texts=False` (memory runs) counts the children without loading their texts."""
     sources = find_sources(list(paths))
-    services = build_services(data_dir)
+    container = container_for(data_dir)
     if fake:
-        services.container.embedders.override(providers.Object(ConstantResolver()))
+        container.embedders.override(providers.Object(ConstantResolver()))
     wall0, cpu0 = time.perf_counter(), time.process_time()
-    summary = await services.ingest(sources, USER, DATASET, QuietObserver())
+    try:
+        await (await provided(container.provision_embedding))(USER)
+        ingest_files = await provided(container.ingest_files)
+        async with (await provided(container.worker)).running():
+            summary = await ingest_files(sources, USER, DATASET, QuietObserver())
+    finally:
+        await container.shutdown_resources()
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
     stage_ms: dict[str, int] = defaultdict(int)
     for outcome in summary.outcomes:
@@ -68,10 +76,10 @@ async def child_texts(
 ) -> tuple[int, list[str]]:
     """How many child chunks (parent_id not null) the sources have and, with `keep`, their
     texts in document order; read page by page."""
-    services = build_services(data_dir)
+    container = container_for(data_dir)
     count, texts = 0, []
     try:
-        async with services._use("uow_factory")() as uow:
+        async with (await provided(container.uow_factory))() as uow:
             for source in sources:
                 doc = str(identify(source, USER, DATASET).original_file_id)
                 scope, after = DocumentScope(USER, DATASET, doc), -1
@@ -81,5 +89,5 @@ async def child_texts(
                         texts += [r.text for r in rows]
                     after = rows[-1].order_index
     finally:
-        await services.close()
+        await container.shutdown_resources()
     return count, texts

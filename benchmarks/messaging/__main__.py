@@ -22,7 +22,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from ragline.application.ports.messaging import TaskPublisher, TaskSource
+from ragline.application.ports.messaging import Publisher, TaskSource
 from ragline.contracts.wire import decode_parse_task
 from ragline.testing.kits.messaging import task_body
 from tests.services.fixtures import start_tansu, stop_process
@@ -57,7 +57,7 @@ def bench_decode(count: int) -> dict[str, Any]:
 
 
 async def bench_bus(
-    open_pair: Callable[[], Awaitable[tuple[TaskPublisher, Callable[[], Awaitable[TaskSource]]]]],
+    open_pair: Callable[[], Awaitable[tuple[Publisher, Callable[[], Awaitable[TaskSource]]]]],
     count: int,
 ) -> dict[str, Any]:
     publisher, open_source = await open_pair()
@@ -89,7 +89,7 @@ async def bench_bus(
     }
 
 
-async def inprocess_pair() -> tuple[TaskPublisher, Callable[[], Awaitable[TaskSource]]]:
+async def inprocess_pair() -> tuple[Publisher, Callable[[], Awaitable[TaskSource]]]:
     from ragline.adapters.inprocess_bus import InProcessBus, InProcessPublisher, InProcessTaskSource
 
     bus = InProcessBus()
@@ -100,7 +100,7 @@ async def inprocess_pair() -> tuple[TaskPublisher, Callable[[], Awaitable[TaskSo
     return InProcessPublisher(bus, "tasks"), source
 
 
-async def rabbit_pair() -> tuple[TaskPublisher, Callable[[], Awaitable[TaskSource]]]:
+async def rabbit_pair() -> tuple[Publisher, Callable[[], Awaitable[TaskSource]]]:
     from ragline.adapters.rabbitmq import RabbitConnection, RabbitPublisher, RabbitTaskSource
 
     connection = RabbitConnection()
@@ -133,8 +133,8 @@ def remove_rabbit_bench_topology(exchange: str, queue: str) -> None:
 
 def kafka_pair_factory(
     bootstrap: str,
-) -> Callable[[], Awaitable[tuple[TaskPublisher, Callable[[], Awaitable[TaskSource]]]]]:
-    async def pair() -> tuple[TaskPublisher, Callable[[], Awaitable[TaskSource]]]:
+) -> Callable[[], Awaitable[tuple[Publisher, Callable[[], Awaitable[TaskSource]]]]]:
+    async def pair() -> tuple[Publisher, Callable[[], Awaitable[TaskSource]]]:
         from ragline.adapters.kafka import KafkaConnection, KafkaPublisher, KafkaTaskSource
 
         connection = KafkaConnection(bootstrap_servers=bootstrap)

@@ -33,8 +33,9 @@ from dependency_injector import providers
 from benchmarks.chunking.__main__ import _machine
 from benchmarks.search.build import build
 from benchmarks.search.corpus import passages, queries
+from ragline.adapters.cli.app import provided
 from ragline.application.search.use_case import HybridSearch, SearchHit
-from ragline.bootstrap.container import build_services
+from ragline.bootstrap.container import container_for
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "results" / "search.json"
@@ -122,11 +123,11 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
     if args.rebuild and index_dir.exists():
         shutil.rmtree(index_dir)
     log: Timings = defaultdict(list)
-    services = build_services(index_dir)
-    services.container.embedders.override(providers.Object(_ColdResolver(log)))
+    container = container_for(index_dir)
+    container.embedders.override(providers.Object(_ColdResolver(log)))
     t0 = time.perf_counter()
-    parts = {n: services._use(n) for n in ("uow_factory", "tokenizer", "sparse")}
-    parts["vectors"], parts["keywords"] = services._use("vectors"), services._use("keywords")
+    names = ("uow_factory", "tokenizer", "sparse", "vectors", "keywords")
+    parts = {n: await provided(getattr(container, n)) for n in names}
     opened = time.perf_counter() - t0
     try:
         if marker.exists():
@@ -143,14 +144,14 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
                 "load_after": round(os.getloadavg()[0], 2),
             }
             marker.write_text(json.dumps(built))
-        await services.provision_embedding(USER)
+        await (await provided(container.provision_embedding))(USER)
         search = _TimedSearch(
             parts["uow_factory"],
             _Timed(parts["vectors"], {"query_dense": "dense", "query_sparse": "sparse"}, log),
             _Timed(parts["keywords"], {"search": "bm25"}, log),
             parts["tokenizer"],
             parts["sparse"],
-            services._use("embedders"),
+            container.embedders(),
         )
         search.log = log
         asked = queries(args.queries + 2)
@@ -189,7 +190,7 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
             "load_after": round(os.getloadavg()[0], 2),
         }
     finally:
-        await services.close()
+        await container.shutdown_resources()
 
 
 def main() -> None:

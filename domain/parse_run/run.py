@@ -274,6 +274,30 @@ class ParseRun:
         self._finish_failed(FailurePoint.of(stage), reason, at)
         self.version += 1
 
+    def abort(self, code: FailureCode, detail: str, at: datetime) -> None:
+        """End an unfinished run FAILED with `code` wherever it stands (an unexpected error
+        the stages did not classify): the stage in flight fails; a run not started yet is
+        rejected; between stages, the next stage is started and failed."""
+        self._require_live()
+        in_flight = [s for s, st in self.stages_in_order() if st.status is StageStatus.PROCESSING]
+        if in_flight:
+            self.fail_stage(in_flight[0], code, detail, at)
+        elif self.pipeline_status is PipelineStatus.PENDING:
+            self.reject(code, detail, at)
+        else:
+            stage = self.next_stage
+            if stage is None:
+                raise IllegalStageTransition("every stage is SUCCESS but the run is not terminal")
+            self.start_stage(stage, at)
+            self.fail_stage(stage, code, detail, at)
+
+    def retry_mismatch(self, retry: TaskIdentity) -> str | None:
+        """Why `retry` may not retry this run: it must name the same tenant and file."""
+        for name in ("user_id", "dataset_id", "original_file_id"):
+            if getattr(self.identity, name) != getattr(retry, name):
+                return f"retry {name} {getattr(retry, name)} differs from the previous run's"
+        return None
+
     def supersede(self, by_task_id: str) -> None:
         """Record the retry that took this FAILED run over (once, SPEC §4.6)."""
         refusal = retry_refusal(self, by_task_id)

@@ -1,4 +1,4 @@
-"""Contract kit for the messaging ports (TaskSource, TaskPublisher, ResultPublisher).
+"""Contract kit for the messaging ports (TaskSource, Publisher).
 
 Subclass once per bus adapter, in a module pytest collects, and provide the `harness`
 fixture: a `MessagingHarness` over a fresh, isolated pair of topics on a real broker.
@@ -28,9 +28,8 @@ import pytest
 
 from ragline.application.ports.messaging import (
     MessageBusError,
-    ResultPublisher,
+    Publisher,
     TaskDelivery,
-    TaskPublisher,
     TaskSource,
 )
 from ragline.contracts.wire import (
@@ -63,10 +62,10 @@ class MessagingHarness(ABC):
         """A started consumer of the task topic, in this harness's one group / queue."""
 
     @abstractmethod
-    async def task_publisher(self) -> TaskPublisher: ...
+    async def task_publisher(self) -> Publisher: ...
 
     @abstractmethod
-    async def result_publisher(self) -> ResultPublisher: ...
+    async def result_publisher(self) -> Publisher: ...
 
     @abstractmethod
     async def result_reader(self) -> TaskSource:
@@ -129,10 +128,10 @@ class Bus:
     async def source(self) -> TaskSource:
         return self._track(await self.harness.task_source())
 
-    async def tasks(self) -> TaskPublisher:
+    async def tasks(self) -> Publisher:
         return self._track(await self.harness.task_publisher())
 
-    async def results(self) -> ResultPublisher:
+    async def results(self) -> Publisher:
         return self._track(await self.harness.result_publisher())
 
     async def result_reader(self) -> TaskSource:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from ragline.bootstrap import factories
@@ -11,7 +12,14 @@ from ragline.bootstrap.settings import Settings, VectorVendor
 def test_a_fresh_data_dir_gets_the_embedded_index(tmp_path: Path) -> None:
     settings = Settings(data_dir=tmp_path)
     assert settings.resolved_vector_index is VectorVendor.EMBEDDED
-    assert type(factories.vector_index(settings)).__name__ == "EmbeddedVectorIndex"
+    assert asyncio.run(_built_index(settings)) == "EmbeddedVectorIndex"
+
+
+async def _built_index(settings: Settings) -> str:
+    resource = factories.vector_index(settings)
+    name = type(await anext(resource)).__name__
+    await resource.aclose()  # the resource closes the index it opened
+    return name
 
 
 def test_a_qdrant_url_selects_qdrant(tmp_path: Path) -> None:

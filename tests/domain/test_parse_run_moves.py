@@ -345,3 +345,48 @@ def test_any_reachable_run_rebuilds_from_its_fields(run: ParseRun) -> None:
     fields = {a.name: getattr(run, a.name) for a in attrs.fields(ParseRun) if a.init}
     fields["stages"] = {stage: fields["stages"][stage] for stage in reversed(STAGE_ORDER)}
     assert ParseRun(**fields) == run
+
+
+def test_abort_fails_the_stage_in_flight() -> None:
+    run = run_until(Stage.VECTORIZING)
+    run.abort(FailureCode.INTERNAL_UNKNOWN_ERROR, "bug", at(200))
+    assert run.pipeline_status is PipelineStatus.FAILED
+    assert run.failed_stage is FailurePoint.of(Stage.VECTORIZING)
+    assert run.stages[Stage.VECTORIZING].status is StageStatus.FAILED
+    assert run.failure_reason == FailureReason.of(FailureCode.INTERNAL_UNKNOWN_ERROR, "bug")
+    assert [type(e) for e in run.pending_events] == [RunFailed]
+    check_run(run)
+
+
+def test_abort_rejects_a_run_that_never_started() -> None:
+    run = ParseRun.open(identity(), at(0))
+    run.abort(FailureCode.INTERNAL_UNKNOWN_ERROR, "bug", at(1))
+    assert run.failed_stage is FailurePoint.TASK_VALIDATION
+    assert run.pipeline_status is PipelineStatus.FAILED
+
+
+def test_abort_between_stages_starts_and_fails_the_next_one() -> None:
+    run = run_until(Stage.CHUNKING)
+    run.succeed_stage(Stage.CHUNKING, at(150), 5)
+    run.abort(FailureCode.INTERNAL_UNKNOWN_ERROR, "bug", at(200))
+    assert run.failed_stage is FailurePoint.of(Stage.VECTORIZING)
+    assert run.stages[Stage.CHUNKING].status is StageStatus.SUCCESS
+    assert run.recover_from_stage is Stage.VECTORIZING
+
+
+def test_abort_refuses_a_terminal_run() -> None:
+    run = failed_at(Stage.CLEANING)
+    assert_refused(
+        run,
+        RunAlreadyTerminal,
+        lambda: run.abort(FailureCode.INTERNAL_UNKNOWN_ERROR, "bug", at(300)),
+    )
+
+
+def test_a_retry_must_name_the_same_tenant_and_file() -> None:
+    run = failed_at(Stage.CLEANING)
+    assert run.retry_mismatch(attrs.evolve(identity(), task_id="t2")) is None
+    for name in ("user_id", "dataset_id", "original_file_id"):
+        other = attrs.evolve(identity(), task_id="t2", **{name: "other"})
+        assert run.retry_mismatch(other) == (f"retry {name} other differs from the previous run's")
+    assert run.retry_mismatch(attrs.evolve(identity(), file_type="docx")) is None

@@ -49,7 +49,7 @@ class Broker:
 
 @pytest.fixture(params=["rabbitmq", "kafka"])
 def broker(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Broker]:
-    from ragline.bootstrap.bus import bus_for
+    from ragline.bootstrap.factories import message_bus
     from ragline.bootstrap.settings import Settings
 
     suffix = uuid.uuid4().hex[:8]
@@ -69,7 +69,7 @@ def broker(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Broker]:
         parse_result_topic=env["PARSE_RESULT_TOPIC"],
         kafka_bootstrap_servers=env.get("RAGLINE_KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:9092"),
     )
-    yield Broker(request.param, env, bus_for(settings))
+    yield Broker(request.param, env, message_bus(settings))
 
 
 @pytest.fixture

@@ -1,12 +1,19 @@
-"""One object wiring every fake into a ParseTaskPipeline, plus task builders for tests."""
+"""Every fake wired into the real container (providers overridden), plus task builders.
+
+The pipeline, consumer and relay under test come from `ragline.bootstrap.container`, the
+same providers the CLI and the worker use; only the ports are overridden with fakes.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
+from dependency_injector import providers
+
+from ragline.adapters.task_consumer import TaskConsumer
+from ragline.adapters.wire_json import JsonWireFormat, command_of
 from ragline.application.pipeline.chunker import PlanChunker
-from ragline.application.pipeline.consumer import TaskConsumer
 from ragline.application.pipeline.context import document_scope
 from ragline.application.pipeline.orchestrator import ParseTaskPipeline
 from ragline.application.pipeline.outbox_relay import OutboxRelay, RelayPolicy
@@ -14,7 +21,9 @@ from ragline.application.pipeline.services import StageServices
 from ragline.application.pipeline.settings import PipelineSettings
 from ragline.application.pipeline.workspace import Workspace
 from ragline.application.ports.unit_of_work import DocumentScope, EmbeddingConfig
-from ragline.contracts.wire import ParseResult, ParseTask, decode_parse_result, encode_parse_task
+from ragline.application.tasks import ParseTaskCommand, TaskResult
+from ragline.bootstrap.container import Container
+from ragline.contracts.wire import ParseTask
 from ragline.domain.chunking import ChunkPlan, ChunkStep, Pipeline, StepParams, Strategy
 from ragline.domain.parse_run import ParseRun
 from tests.fakes.clock import FakeClock
@@ -64,25 +73,37 @@ class Harness:
         self.workspace = Workspace(tmp / "work")
         self.publisher = FakeResultPublisher(self.faults)
         self.settings = settings or PipelineSettings(embed_batch_size=3, sparse_batch_size=3)
-        self.services = StageServices(
-            uow=self.db,
-            clock=self.clock,
-            storage=self.storage,
-            parser=self.parser,
-            chunker=PlanChunker(SMALL_PLAN),
-            embedders=self.embedders,
-            vectors=self.vectors,
-            keywords=self.keywords,
-            tokenizer=self.tokenizer,
-            sparse=self.sparse,
-            workspace=self.workspace,
-            settings=self.settings,
+        self.wire = JsonWireFormat()
+        self.container = container = Container()
+        for name, fake in {
+            "uow_factory": self.db,
+            "clock": self.clock,
+            "storage": self.storage,
+            "parser": self.parser,
+            "chunker": PlanChunker(SMALL_PLAN),
+            "embedders": self.embedders,
+            "vectors": self.vectors,
+            "keywords": self.keywords,
+            "tokenizer": self.tokenizer,
+            "sparse": self.sparse,
+            "workspace": self.workspace,
+            "wire_format": self.wire,
+            "pipeline_settings": self.settings,
+        }.items():
+            getattr(container, name).override(providers.Object(fake))
+        container.relay.override(
+            providers.Singleton(
+                OutboxRelay,
+                self.db,
+                self.publisher,
+                self.clock,
+                RelayPolicy(max_attempts=3, batch_size=50),
+            )
         )
-        self.pipeline = ParseTaskPipeline(self.services)
-        self.consumer = TaskConsumer(self.pipeline)
-        self.relay = OutboxRelay(
-            self.db, self.publisher, self.clock, RelayPolicy(max_attempts=3, batch_size=50)
-        )
+        self.services: StageServices = container.stage_services()
+        self.pipeline: ParseTaskPipeline = container.pipeline()
+        self.consumer = TaskConsumer(self.pipeline, self.wire)
+        self.relay: OutboxRelay = container.relay()
         self.counter = 0
 
     # -- setup ------------------------------------------------------------------------
@@ -97,7 +118,7 @@ class Harness:
         )
         self.db.configs[str(user_id)] = config
 
-    def task(self, file_type: str = "txt", **overrides: Any) -> ParseTask:
+    def task(self, file_type: str = "txt", **overrides: Any) -> ParseTaskCommand:
         """A valid task whose source object exists (unless `upload=False`)."""
         self.counter += 1
         upload = overrides.pop("upload", True)
@@ -116,14 +137,16 @@ class Harness:
             "md_object_key": "md/doc-100.md",
         }
         fields.update(overrides)
-        task = ParseTask.model_validate(fields)
+        task = command_of(ParseTask.model_validate(fields))  # as the consumer decodes it
         if upload:
             self.storage.add(task.source_bucket, task.source_object_key, content.encode("utf-8"))
         return task
 
-    def retry_of(self, previous: ParseTask, **overrides: Any) -> ParseTask:
+    def retry_of(self, previous: ParseTaskCommand, **overrides: Any) -> ParseTaskCommand:
         self.counter += 1
-        fields = previous.model_dump(mode="json")
+        fields = ParseTask.model_validate_json(self.wire.encode_task(previous)).model_dump(
+            mode="json"
+        )
         fields.update(
             task_id=f"task-{self.counter}",
             is_retry=True,
@@ -131,19 +154,24 @@ class Harness:
             trigger_mode="manual_retry",
         )
         fields.update(overrides)
-        return ParseTask.model_validate(fields)
+        return command_of(ParseTask.model_validate(fields))
 
     # -- reading ----------------------------------------------------------------------
 
     def run(self, task_id: str) -> ParseRun:
         return self.db.runs[task_id]
 
-    def scope(self, task: ParseTask) -> DocumentScope:
+    def scope(self, task: ParseTaskCommand) -> DocumentScope:
         return document_scope(task)
 
-    def result(self, task_id: str) -> ParseResult:
+    def result(self, task_id: str) -> TaskResult:
         row = self.db.outbox[task_id]
-        return decode_parse_result(row.body)
+        return self.wire.decode_result(row.body)
 
-    def delivery(self, task: ParseTask) -> FakeDelivery:
-        return FakeDelivery(encode_parse_task(task), task.file_type)
+    def delivery(self, task: ParseTaskCommand) -> FakeDelivery:
+        return FakeDelivery(self.wire.encode_task(task), task.file_type)
+
+
+WIRE = JsonWireFormat()
+encode_task = WIRE.encode_task
+decode_result = WIRE.decode_result

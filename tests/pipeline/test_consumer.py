@@ -6,14 +6,14 @@ import asyncio
 import json
 from collections.abc import AsyncIterator
 
-from ragline.application.pipeline.consumer import SupervisedConsumer
+from ragline.adapters.task_consumer import SupervisedConsumer
 from ragline.application.pipeline.outcome import OutcomeKind
 from ragline.application.ports.messaging import MessageBusError
 from ragline.application.ports.unit_of_work import PersistenceError
-from ragline.contracts.wire import TaskStatus, encode_parse_task
+from ragline.application.tasks import TaskStatus
 from ragline.domain.parse_run import FailureCode, FailurePoint, PipelineStatus
 from ragline.testing.parse_run import check_run
-from tests.fakes.harness import Harness
+from tests.fakes.harness import Harness, encode_task
 from tests.fakes.messaging import FakeDelivery, FakeTaskSource
 
 
@@ -35,7 +35,7 @@ class CheckingDelivery(FakeDelivery):
 
 async def test_valid_task_is_acked_after_terminal_state_and_outbox_commit(h: Harness) -> None:
     task = h.task()
-    delivery = CheckingDelivery(encode_parse_task(task), h, task.task_id)
+    delivery = CheckingDelivery(encode_task(task), h, task.task_id)
     outcome = await h.consumer.process(delivery)
     assert outcome is not None and outcome.kind is OutcomeKind.RAN
     assert delivery.acked and delivery.committed_at_ack is True
@@ -89,7 +89,7 @@ async def test_exception_escaping_the_pipeline_fails_internal_then_dead_letters(
 ) -> None:
     h.faults.arm_after("uow.runs.save", PersistenceError("connection lost"), 3)
     task = h.task()
-    delivery = FakeDelivery(encode_parse_task(task))
+    delivery = FakeDelivery(encode_task(task))
     assert await h.consumer.process(delivery) is None
     assert not delivery.acked
     assert delivery.dead_letter_reason is not None
@@ -106,7 +106,7 @@ async def test_exception_escaping_the_pipeline_fails_internal_then_dead_letters(
 async def test_exception_before_the_run_exists_still_answers(h: Harness) -> None:
     h.faults.arm("uow.runs.add", PersistenceError("db down"))
     task = h.task()
-    delivery = FakeDelivery(encode_parse_task(task))
+    delivery = FakeDelivery(encode_task(task))
     assert await h.consumer.process(delivery) is None
     assert delivery.dead_letter_reason is not None
     run = h.run(task.task_id)
@@ -117,7 +117,7 @@ async def test_exception_before_the_run_exists_still_answers(h: Harness) -> None
 
 async def test_when_even_the_fallback_fails_the_message_is_dead_lettered(h: Harness) -> None:
     h.faults.arm("uow.runs.add", PersistenceError("db down"), times=None)
-    delivery = FakeDelivery(encode_parse_task(h.task()))
+    delivery = FakeDelivery(encode_task(h.task()))
     assert await h.consumer.process(delivery) is None
     assert delivery.dead_letter_reason is not None and h.db.runs == {}
 
@@ -126,10 +126,10 @@ async def test_run_cleans_the_workspace_then_consumes_every_delivery(h: Harness)
     h.workspace.root.mkdir(parents=True)
     (h.workspace.root / "leftover.pdf").write_bytes(b"old")
     tasks = [h.task(), h.task(upload=False)]
-    deliveries = [FakeDelivery(encode_parse_task(t)) for t in tasks] + [FakeDelivery(b"{")]
+    deliveries = [FakeDelivery(encode_task(t)) for t in tasks] + [FakeDelivery(b"{")]
     stop = asyncio.Event()
     source = IdleSource(deliveries)
-    supervised = SupervisedConsumer(h.pipeline, lambda: source)
+    supervised = SupervisedConsumer(h.pipeline, h.wire, lambda: source)
     running = asyncio.create_task(supervised.run(stop))
     for _ in range(500):
         if all(d.settled for d in deliveries):
@@ -149,9 +149,9 @@ async def test_a_lost_ack_is_survived_and_the_redelivery_resends(h: Harness) -> 
             raise MessageBusError("connection reset")
 
     task = h.task()
-    outcome = await h.consumer.process(LostAck(encode_parse_task(task)))
+    outcome = await h.consumer.process(LostAck(encode_task(task)))
     assert outcome is not None and outcome.kind is OutcomeKind.RAN
-    again = FakeDelivery(encode_parse_task(task))
+    again = FakeDelivery(encode_task(task))
     outcome = await h.consumer.process(again)
     assert outcome is not None and outcome.kind is OutcomeKind.RESENT and again.acked
 
@@ -177,8 +177,8 @@ class IdleSource(FakeTaskSource):
 
 async def test_a_lost_task_source_is_reopened_and_consuming_goes_on(h: Harness) -> None:
     first, second = h.task(), h.task()
-    before = FakeDelivery(encode_parse_task(first))
-    after = FakeDelivery(encode_parse_task(second))
+    before = FakeDelivery(encode_task(first))
+    after = FakeDelivery(encode_task(second))
     sources: list[FakeTaskSource] = [BrokenSource([before]), IdleSource([after])]
     opened: list[FakeTaskSource] = []
 
@@ -187,7 +187,7 @@ async def test_a_lost_task_source_is_reopened_and_consuming_goes_on(h: Harness) 
         return opened[-1]
 
     stop = asyncio.Event()
-    supervised = SupervisedConsumer(h.pipeline, open_source, first_backoff=0.01)
+    supervised = SupervisedConsumer(h.pipeline, h.wire, open_source, first_backoff=0.01)
     running = asyncio.create_task(supervised.run(stop))
     for _ in range(500):
         if after.acked:
@@ -206,7 +206,7 @@ async def test_a_lost_task_source_is_reopened_and_consuming_goes_on(h: Harness) 
 async def test_stop_ends_a_supervised_consumer_waiting_for_deliveries(h: Harness) -> None:
     source = IdleSource([])
     stop = asyncio.Event()
-    supervised = SupervisedConsumer(h.pipeline, lambda: source, first_backoff=0.01)
+    supervised = SupervisedConsumer(h.pipeline, h.wire, lambda: source, first_backoff=0.01)
     running = asyncio.create_task(supervised.run(stop))
     await asyncio.sleep(0.05)
     assert not running.done()

@@ -13,7 +13,7 @@ from ragline.application.ports.keyword_index import KeywordIndexUnavailable, Key
 from ragline.application.ports.object_storage import StorageUnavailable
 from ragline.application.ports.parser import ParseEngineFailed, UnsupportedFileType
 from ragline.application.ports.vector_index import VectorIndexUnavailable
-from ragline.contracts.wire import ParseTask, TaskStatus
+from ragline.application.tasks import ParseTaskCommand, TaskStatus
 from ragline.domain.parse_run import (
     ChunkIndexStatus,
     FailureCode,
@@ -37,43 +37,43 @@ PENDING, SUCCESS, FAILED = (
 class Case:
     code: FailureCode
     point: FailurePoint
-    setup: Callable[[Harness], ParseTask]
-    check: Callable[[Harness, ParseTask], None] | None = None
+    setup: Callable[[Harness], ParseTaskCommand]
+    check: Callable[[Harness, ParseTaskCommand], None] | None = None
 
 
 def faulted(
     point: str, error: BaseException, skip: int = 0, file_type: str = "txt"
-) -> Callable[[Harness], ParseTask]:
+) -> Callable[[Harness], ParseTaskCommand]:
     """A setup arming `point` to raise `error` after `skip` calls, for a fresh task."""
 
-    def setup(h: Harness) -> ParseTask:
+    def setup(h: Harness) -> ParseTaskCommand:
         h.faults.arm_after(point, error, skip)
         return h.task(file_type)
 
     return setup
 
 
-def configured(change: Callable[[Harness], object]) -> Callable[[Harness], ParseTask]:
+def configured(change: Callable[[Harness], object]) -> Callable[[Harness], ParseTaskCommand]:
     """A setup changing the fakes' configuration first."""
 
-    def setup(h: Harness) -> ParseTask:
+    def setup(h: Harness) -> ParseTaskCommand:
         change(h)
         return h.task()
 
     return setup
 
 
-def _children(h: Harness, task: ParseTask):  # type: ignore[no-untyped-def]
+def _children(h: Harness, task: ParseTaskCommand):  # type: ignore[no-untyped-def]
     return [c for c in h.db.chunks_of(h.scope(task)) if not c.is_parent]
 
 
-def no_chunk_moved(h: Harness, task: ParseTask) -> None:
+def no_chunk_moved(h: Harness, task: ParseTaskCommand) -> None:
     kids = _children(h, task)
     assert kids and {c.dense_status for c in kids} == {PENDING}
     assert h.vectors.dense == {}
 
 
-def second_batch_failed(h: Harness, task: ParseTask) -> None:
+def second_batch_failed(h: Harness, task: ParseTaskCommand) -> None:
     statuses = [c.dense_status for c in _children(h, task)]
     # batches of 3: first SUCCESS, second FAILED (the in-flight one), the rest untouched
     assert statuses[:3] == [SUCCESS] * 3
@@ -81,28 +81,28 @@ def second_batch_failed(h: Harness, task: ParseTask) -> None:
     assert set(statuses[6:]) == {PENDING}
 
 
-def nothing_keyword_indexed(h: Harness, task: ParseTask) -> None:
+def nothing_keyword_indexed(h: Harness, task: ParseTaskCommand) -> None:
     assert h.keywords.docs == {}
 
 
-def sparse_batch_failed(h: Harness, task: ParseTask) -> None:
+def sparse_batch_failed(h: Harness, task: ParseTaskCommand) -> None:
     kids = _children(h, task)
     assert {c.dense_status for c in kids} == {SUCCESS}
     assert [c.sparse_status for c in kids][:3] == [FAILED] * 3
     assert len(h.keywords.docs) == len(kids)
 
 
-def disk_full(h: Harness) -> ParseTask:
+def disk_full(h: Harness) -> ParseTaskCommand:
     h.faults.arm("storage.get.write", OSError(errno.ENOSPC, "No space left on device"))
     return h.task("txt")
 
 
-def dimension_mismatch_in_output(h: Harness) -> ParseTask:
+def dimension_mismatch_in_output(h: Harness) -> ParseTaskCommand:
     h.embedders.output_dimension = DIMENSION + 1
     return h.task("txt")
 
 
-def no_md_bucket(h: Harness) -> ParseTask:
+def no_md_bucket(h: Harness) -> ParseTaskCommand:
     h.storage.buckets.discard(MD_BUCKET)
     return h.task("txt")
 

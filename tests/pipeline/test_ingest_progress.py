@@ -33,13 +33,21 @@ class Recorder:
 def _use_case(db: FakeDatabase, window: int) -> IngestFiles:
     unused: Any = None
     return IngestFiles(
-        db, unused, unused, unused, unused, source_bucket="s", md_bucket="m", poll_window=window
+        db,
+        unused,
+        unused,
+        unused,
+        unused,
+        unused,
+        source_bucket="s",
+        md_bucket="m",
+        poll_window=window,
     )
 
 
 def _pending() -> _Pending:
     unused: Any = None
-    return _Pending(unused, unused, FileAction.NEW, unused, 0)
+    return _Pending(unused, unused, FileAction.NEW, unused)
 
 
 def _started(task_id: str) -> ParseRun:

@@ -37,10 +37,10 @@ from ragline.application.ports.object_storage import StorageUnavailable
 from ragline.application.ports.parser import ParseEngineFailed
 from ragline.application.ports.unit_of_work import PersistenceError
 from ragline.application.ports.vector_index import VectorIndexUnavailable
-from ragline.contracts.wire import ParseTask, decode_parse_result, encode_parse_task
+from ragline.application.tasks import ParseTaskCommand
 from ragline.domain.parse_run import ChunkIndexStatus
 from ragline.testing.parse_run import check_family, check_run
-from tests.fakes.harness import Harness
+from tests.fakes.harness import Harness, decode_result, encode_task
 from tests.fakes.messaging import FakeDelivery
 
 
@@ -84,7 +84,7 @@ class PipelineMachine(RuleBasedStateMachine):
         self.h = Harness(self.tmp, PipelineSettings())
         self.h.configure_embedding()
         self.loop = asyncio.new_event_loop()
-        self.crashed: dict[str, ParseTask] = {}
+        self.crashed: dict[str, ParseTaskCommand] = {}
 
     def teardown(self) -> None:
         self.loop.close()
@@ -102,9 +102,9 @@ class PipelineMachine(RuleBasedStateMachine):
         else:
             self.h.faults.arm_after(point, FAULTS[point](), skip)
 
-    def _deliver(self, task: ParseTask, fault: tuple[str, int] | None) -> None:
+    def _deliver(self, task: ParseTaskCommand, fault: tuple[str, int] | None) -> None:
         self._arm(fault)
-        delivery = FakeDelivery(encode_parse_task(task))
+        delivery = FakeDelivery(encode_task(task))
         try:
             outcome = self.loop.run_until_complete(self.h.consumer.process(delivery))
         except Crash:
@@ -122,11 +122,11 @@ class PipelineMachine(RuleBasedStateMachine):
     # -- rules --------------------------------------------------------------------------
 
     @initialize(target=tasks, kind=file_kinds)
-    def first_task(self, kind: str) -> ParseTask:
+    def first_task(self, kind: str) -> ParseTaskCommand:
         return self.new_task(kind, 100, None)
 
     @rule(target=tasks, kind=file_kinds, doc=st.sampled_from([100, 101]), fault=faults)
-    def new_task(self, kind: str, doc: int, fault: tuple[str, int] | None) -> ParseTask:
+    def new_task(self, kind: str, doc: int, fault: tuple[str, int] | None) -> ParseTaskCommand:
         extra = {"pdf_parser_backend": "mineru"} if kind == "pdf" else {}
         task = self.h.task(
             kind,
@@ -139,7 +139,7 @@ class PipelineMachine(RuleBasedStateMachine):
         return task
 
     @rule(task=tasks, fault=faults)
-    def redeliver(self, task: ParseTask, fault: tuple[str, int] | None) -> None:
+    def redeliver(self, task: ParseTaskCommand, fault: tuple[str, int] | None) -> None:
         self._deliver(task, fault)
 
     @precondition(lambda self: bool(self.crashed))
@@ -150,15 +150,15 @@ class PipelineMachine(RuleBasedStateMachine):
         self._deliver(task, fault)
 
     @rule(target=tasks, previous=tasks, fault=faults)
-    def retry(self, previous: ParseTask, fault: tuple[str, int] | None) -> ParseTask:
+    def retry(self, previous: ParseTaskCommand, fault: tuple[str, int] | None) -> ParseTaskCommand:
         task = self.h.retry_of(previous)
         self._deliver(task, fault)
         return task
 
     @rule(target=tasks, previous=tasks)
-    def racing_retries(self, previous: ParseTask):  # type: ignore[no-untyped-def]
+    def racing_retries(self, previous: ParseTaskCommand):  # type: ignore[no-untyped-def]
         a, b = self.h.retry_of(previous), self.h.retry_of(previous)
-        deliveries = [FakeDelivery(encode_parse_task(t)) for t in (a, b)]
+        deliveries = [FakeDelivery(encode_task(t)) for t in (a, b)]
 
         async def both() -> None:
             await asyncio.gather(*(self.h.consumer.process(d) for d in deliveries))
@@ -179,7 +179,7 @@ class PipelineMachine(RuleBasedStateMachine):
         self.h.faults.disarm()
 
     @rule(task=consumes(tasks))
-    def forget(self, task: ParseTask) -> None:
+    def forget(self, task: ParseTaskCommand) -> None:
         """Keep the bundle small so retries and redeliveries hit the same runs often."""
 
     @rule(with_task_id=st.booleans())
@@ -209,7 +209,7 @@ class PipelineMachine(RuleBasedStateMachine):
         for task_id, row in outbox.items():
             run = runs[task_id]
             log = self.h.db.parsed_logs[task_id]
-            assert decode_parse_result(row.body) == build_result(run, log.id)
+            assert decode_result(row.body) == build_result(run, log.id)
             assert row.routing_key == task_id
 
     @invariant()
@@ -218,7 +218,7 @@ class PipelineMachine(RuleBasedStateMachine):
             run = self.h.db.runs[task_id]
             assert run.is_terminal
             log = self.h.db.parsed_logs[task_id]
-            assert decode_parse_result(body) == build_result(run, log.id)
+            assert decode_result(body) == build_result(run, log.id)
 
     @invariant()
     def nothing_held_or_left_behind(self) -> None:

@@ -7,8 +7,7 @@ from datetime import timedelta
 
 from ragline.application.pipeline.outbox_relay import OutboxRelay, RelayPolicy
 from ragline.application.ports.unit_of_work import PersistenceError
-from ragline.contracts.wire import decode_parse_result
-from tests.fakes.harness import Harness
+from tests.fakes.harness import Harness, decode_result
 from tests.fakes.messaging import FakeResultPublisher
 
 
@@ -24,7 +23,7 @@ async def test_published_once_and_marked_sent(h: Harness) -> None:
     assert report.sent == 1
     (published,) = h.publisher.published
     assert published[0] == task_id
-    assert decode_parse_result(published[1]).task_id == task_id
+    assert decode_result(published[1]).task_id == task_id
     assert h.db.outbox[task_id].status == "SENT"
     assert (await h.relay.relay_once()).sent == 0
 

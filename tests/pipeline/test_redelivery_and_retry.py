@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from ragline.application.pipeline.outcome import OutcomeKind
-from ragline.contracts.wire import TaskStatus
+from ragline.application.tasks import TaskStatus
 from ragline.domain.parse_run import (
     FailureCode,
     FailurePoint,

@@ -10,7 +10,7 @@ import pytest
 
 from ragline.application.pipeline.outcome import OutcomeKind
 from ragline.application.ports.keyword_index import KeywordWriteFailed
-from ragline.contracts.wire import ParseTask, TaskStatus
+from ragline.application.tasks import ParseTaskCommand, TaskStatus
 from ragline.domain.parse_run import (
     ChunkIndexStatus,
     PipelineStatus,
@@ -30,7 +30,7 @@ FAULTS: dict[Stage, Callable[[Harness], None]] = {
 }
 
 
-async def _fail_then_retry(h: Harness, stage: Stage) -> tuple[ParseTask, ParseTask]:
+async def _fail_then_retry(h: Harness, stage: Stage) -> tuple[ParseTaskCommand, ParseTaskCommand]:
     FAULTS[stage](h)
     first = h.task("txt")
     await h.pipeline.handle(first)

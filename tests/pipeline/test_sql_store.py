@@ -19,10 +19,10 @@ from ragline.application.pipeline.outbox_relay import OutboxRelay
 from ragline.application.pipeline.outcome import OutcomeKind
 from ragline.application.ports.keyword_index import KeywordWriteFailed
 from ragline.application.ports.unit_of_work import EmbeddingConfig
-from ragline.contracts.wire import TaskStatus, decode_parse_result
+from ragline.application.tasks import TaskStatus
 from ragline.domain.parse_run import ChunkIndexStatus, PipelineStatus, RetryRefusal, Stage
 from ragline.testing.parse_run import check_family, check_run
-from tests.fakes.harness import DIMENSION, Harness
+from tests.fakes.harness import DIMENSION, Harness, decode_result
 
 
 @pytest.fixture(scope="module")
@@ -72,7 +72,7 @@ async def test_success_redelivery_and_relay_on_sqlite(
     h.clock.advance(timedelta(days=1))
     assert (await relay.relay_once()).sent == 1
     (published,) = h.publisher.published
-    assert decode_parse_result(published[1]).task_status is TaskStatus.SUCCESS
+    assert decode_result(published[1]).task_status is TaskStatus.SUCCESS
 
 
 async def test_resume_and_racing_retries_on_sqlite(h: Harness, sql: SqlUnitOfWorkFactory) -> None:

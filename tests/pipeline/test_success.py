@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ragline.application.pipeline.outcome import OutcomeKind
-from ragline.contracts.wire import TaskStatus
+from ragline.application.tasks import TaskStatus
 from ragline.domain.parse_run import (
     ChunkIndexStatus,
     MarkdownLocation,
@@ -57,7 +57,7 @@ async def test_markdown_source_is_passed_through_not_converted_nor_copied(h: Har
         task.source_object_key,
     )
     chunk = h.db.chunks_of(h.scope(task))[0]
-    source = task.model_dump()["source_object_key"]
+    source = task.source_object_key
     text = h.storage.data(task.source_bucket, source)
     assert text is not None
     assert text.decode()[chunk.span_start : chunk.span_end] == chunk.text  # source coordinates

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from ragline.adapters.wire_json import command_of
 from ragline.application.pipeline.validation import invalid_context
 from ragline.application.pipeline.workspace import Workspace
 from ragline.contracts.wire import ParseTask
@@ -99,7 +100,7 @@ BASE = {
     ],
 )
 def test_invalid_context(changes: dict[str, object], valid: bool) -> None:
-    task = ParseTask.model_validate(BASE | changes)
+    task = command_of(ParseTask.model_validate(BASE | changes))
     assert (invalid_context(task) is None) is valid
 
 

@@ -17,9 +17,8 @@ from itertools import islice
 from typing import Any
 
 from sqlalchemy import ColumnElement, Select, Update, and_, bindparam, delete, func, select, update
-from sqlalchemy.ext.asyncio import AsyncConnection
 
-from ragline.adapters.sql.connection import IN_LIST_SLICE, ConnectionSlot
+from ragline.adapters.sql.connection import IN_LIST_SLICE, ConnectionSlot, SqlConnection
 from ragline.adapters.sql.errors import store_errors
 from ragline.adapters.sql.tables import chunk
 from ragline.application.ports.unit_of_work import ChunkRecord, DocumentScope
@@ -81,7 +80,7 @@ def row_to_chunk(m: Mapping[Any, Any]) -> ChunkRecord:
 
 
 async def _bulk_insert(
-    conn: AsyncConnection, scope: DocumentScope, records: Iterable[ChunkRecord]
+    conn: SqlConnection, scope: DocumentScope, records: Iterable[ChunkRecord]
 ) -> None:
     """One driver-level executemany per batch of the precompiled INSERT, converting rows a
     batch at a time (a 100 MB document has ~350k rows: as dicts all at once, ~0.4 GB).

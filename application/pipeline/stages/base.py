@@ -20,7 +20,7 @@ from typing import ClassVar
 
 from ragline.application.pipeline.context import RunContext
 from ragline.application.pipeline.errors import StageFailure, describe
-from ragline.application.pipeline.results import put_result
+from ragline.application.pipeline.results import ResultOutbox
 from ragline.application.pipeline.services import StageServices
 from ragline.application.ports.unit_of_work import PersistenceError, UnitOfWork
 from ragline.domain.parse_run import FailureCode, MarkdownLocation, Stage, StageStatus
@@ -44,6 +44,10 @@ class PipelineStage(abc.ABC):
 
     def __init__(self, services: StageServices) -> None:
         self.services = services
+        settings = services.settings
+        self.results = ResultOutbox(
+            services.wire, topic=settings.result_topic, language=settings.language
+        )
 
     @abc.abstractmethod
     async def run(self, ctx: RunContext) -> MarkdownLocation | None:
@@ -111,14 +115,6 @@ class PipelineStage(abc.ABC):
             if extra is not None:
                 await extra(uow, ctx)
             await uow.runs.save(run, expected)
-            if run.is_terminal:
-                await put_result(
-                    uow,
-                    run,
-                    ctx.parsed_log_id,
-                    topic=services.settings.result_topic,
-                    language=services.settings.language,
-                    at=at,
-                )
+            await self.results.queue_owed_results(uow, run, ctx.parsed_log_id, at)
             await uow.commit()
         run.pull_events()

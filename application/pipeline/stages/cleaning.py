@@ -33,7 +33,7 @@ from ragline.application.ports.parser import (
     UnsupportedFileType,
 )
 from ragline.application.ports.unit_of_work import UnitOfWork
-from ragline.contracts.wire import ParseTask
+from ragline.application.tasks import ParseTaskCommand
 from ragline.domain.parse_run import FailureCode, MarkdownLocation, Stage
 
 MARKDOWN_CONTENT_TYPE = "text/markdown; charset=utf-8"
@@ -68,20 +68,20 @@ class CleaningStage(PipelineStage):
         location = markdown_location(ctx.task)
         await uow.parsed_logs.set_parsed_location(ctx.task_id, location.bucket, location.object_key)
 
-    def _options(self, task: ParseTask, backend: PdfParserBackend) -> ParseOptions:
+    def _options(self, task: ParseTaskCommand, backend: PdfParserBackend) -> ParseOptions:
         return ParseOptions(
             pdf_parser_backend=backend,
             docling_force_ocr=bool(task.docling_force_ocr),
             limits=self.services.settings.parse_limits,
         )
 
-    def _backend(self, task: ParseTask) -> PdfParserBackend:
-        backend = PdfParserBackend(task.pdf_parser_backend.value)
+    def _backend(self, task: ParseTaskCommand) -> PdfParserBackend:
+        backend = task.pdf_parser_backend
         if backend is PdfParserBackend.MINERU and not self.services.settings.mineru_enabled:
             return self.services.settings.default_pdf_backend
         return backend
 
-    async def _parse(self, task: ParseTask, file_type: str) -> str:
+    async def _parse(self, task: ParseTaskCommand, file_type: str) -> str:
         services = self.services
         backend = self._backend(task) if file_type == "pdf" else PdfParserBackend.AUTO
         with services.workspace.temp_file(task.task_id, file_type) as path:
@@ -105,7 +105,7 @@ class CleaningStage(PipelineStage):
             discard(path)  # the Markdown exists: the source copy goes now, not at the end
         return document.markdown
 
-    async def _direct_pull(self, task: ParseTask, options: ParseOptions) -> ParseOptions:
+    async def _direct_pull(self, task: ParseTaskCommand, options: ParseOptions) -> ParseOptions:
         """MinerU fetches the object itself: check it exists, hand over a presigned URL."""
         storage, bucket, key = self.services.storage, task.source_bucket, task.source_object_key
         try:

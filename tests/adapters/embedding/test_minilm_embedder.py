@@ -20,7 +20,7 @@ import pytest
 from ragline.adapters.minilm_embedder import MiniLMEmbedder
 from ragline.adapters.minilm_embedder import embedder as minilm_module
 from ragline.application.ports.embedder import Embedder, EmbedderUnavailable
-from ragline.bootstrap.embedders import ConfiguredEmbedders, default_embedding_config
+from ragline.bootstrap import factories
 from ragline.bootstrap.settings import Settings
 from ragline.testing.kits.embedder import EmbedderContract
 
@@ -138,8 +138,8 @@ def test_long_text_is_truncated_not_refused(model: MiniLMEmbedder) -> None:
 
 def test_bootstrap_picks_minilm(tmp_path: Path) -> None:
     settings = Settings(embedder="minilm", data_dir=tmp_path)  # as RAGLINE_EMBEDDER=minilm
-    config = default_embedding_config(settings, "user")
+    config = factories.default_embedding(settings).for_user("user")
     assert (config.provider, config.model, config.dimension) == ("minilm", "all-MiniLM-L6-v2", 384)
-    built = ConfiguredEmbedders(settings).build(config)
+    built = factories.embedder_resolver(settings).build(config)  # type: ignore[attr-defined]
     assert isinstance(built, MiniLMEmbedder)
     assert built.dimension == config.dimension

@@ -1,4 +1,5 @@
-"""TaskConsumer: settles each TaskDelivery after the pipeline has committed its outcome.
+"""TaskConsumer: decodes each TaskDelivery once, hands it to the pipeline, and settles it
+after the pipeline has committed its outcome.
 
 ack only once the terminal state and its outbox row are committed; a body without a
 readable task_id is dead-lettered with the reason; an exception escaping the pipeline gets a
@@ -16,7 +17,8 @@ from ragline.application.pipeline.errors import describe
 from ragline.application.pipeline.orchestrator import ParseTaskPipeline
 from ragline.application.pipeline.outcome import OutcomeKind, PipelineOutcome
 from ragline.application.ports.messaging import MessageBusError, TaskDelivery, TaskSource
-from ragline.contracts.wire import decode_parse_task
+from ragline.application.ports.wire_format import WireFormat
+from ragline.application.tasks import ParseTaskCommand, UnreadableTask, body_text
 from ragline.domain.parse_run import FailureCode
 
 log = logging.getLogger(__name__)
@@ -24,30 +26,49 @@ log = logging.getLogger(__name__)
 INTERNAL_ERROR_PREFIX = f"{FailureCode.INTERNAL_UNKNOWN_ERROR.value}:"
 
 
-def readable_task_id(body: bytes) -> str | None:
-    """The task_id of a body, if it can be read at all."""
-    decoded = decode_parse_task(body)
-    return decoded.task_id
+def salvage(decoded: ParseTaskCommand | UnreadableTask, body: bytes, detail: str) -> UnreadableTask:
+    """What an INTERNAL_UNKNOWN_ERROR run records of a delivery, should none be stored yet."""
+    if isinstance(decoded, UnreadableTask):
+        return decoded
+    return UnreadableTask(
+        task_id=decoded.task_id,
+        reason=detail,
+        body_text=body_text(body),
+        original_file_id=str(decoded.original_file_id),
+        document_parse_task_id=str(decoded.document_parse_task_id),
+        user_id=str(decoded.user_id),
+        dataset_id=str(decoded.dataset_id),
+        file_type=decoded.file_type[:32],
+    )
 
 
 class TaskConsumer:
-    """Hands each delivery's body to the pipeline and settles the delivery."""
+    """Decodes each delivery's body, hands it to the pipeline, and settles the delivery."""
 
-    def __init__(self, pipeline: ParseTaskPipeline) -> None:
+    def __init__(self, pipeline: ParseTaskPipeline, wire: WireFormat) -> None:
         self.pipeline = pipeline
+        self.wire = wire
+
+    async def handle(self, decoded: ParseTaskCommand | UnreadableTask) -> PipelineOutcome:
+        if isinstance(decoded, UnreadableTask):
+            return await self.pipeline.reject(decoded)
+        return await self.pipeline.handle(decoded)
 
     async def process(self, delivery: TaskDelivery) -> PipelineOutcome | None:
         """Handle and settle one delivery; None when it was dead-lettered after an error."""
         body = delivery.body
+        decoded = self.wire.decode_task(body)
         try:
-            outcome = await self.pipeline.handle_message(body)
+            outcome = await self.handle(decoded)
         except Exception as error:
             detail = describe(error)
             log.exception("parse task failed unexpectedly: %s", detail)
-            task_id = readable_task_id(body)
+            task_id = decoded.task_id
             if task_id is not None:
                 try:
-                    await self.pipeline.fail_internal(task_id, detail, body)
+                    await self.pipeline.fail_internal(
+                        task_id, detail, salvage(decoded, body, detail)
+                    )
                 except Exception:
                     log.exception("could not record INTERNAL_UNKNOWN_ERROR for %s", task_id)
             await _settle(delivery.dead_letter(f"{INTERNAL_ERROR_PREFIX}{detail}"[:512]))
@@ -71,13 +92,14 @@ class SupervisedConsumer:
     def __init__(
         self,
         pipeline: ParseTaskPipeline,
+        wire: WireFormat,
         open_source: Callable[[], TaskSource],
         *,
         first_backoff: float = 1.0,
         max_backoff: float = 30.0,
     ) -> None:
         self.pipeline = pipeline
-        self.consumer = TaskConsumer(pipeline)
+        self.consumer = TaskConsumer(pipeline, wire)
         self.open_source = open_source
         self.first_backoff = first_backoff
         self.max_backoff = max_backoff

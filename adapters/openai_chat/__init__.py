@@ -1,5 +1,5 @@
 """ChatModel over an OpenAI-compatible chat-completions HTTP API (httpx)."""
 
-from ragline.adapters.llm_openai.client import OpenAIChatModel
+from ragline.adapters.openai_chat.client import OpenAIChatModel
 
 __all__ = ["OpenAIChatModel"]

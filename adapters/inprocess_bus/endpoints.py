@@ -1,0 +1,38 @@
+"""The MessageBus of embedded mode: one in-memory bus shared by the worker and the CLI."""
+
+from __future__ import annotations
+
+import uuid
+
+from ragline.adapters.inprocess_bus.bus import InProcessBus, InProcessPublisher, InProcessTaskSource
+from ragline.application.ports.messaging import Publisher, TaskSource
+from ragline.contracts.wire import dead_letter_topic
+
+
+class InProcessEndpoints:
+    def __init__(self, task_topic: str, result_topic: str) -> None:
+        self._task_topic = task_topic
+        self._result_topic = result_topic
+        self._bus = InProcessBus()
+
+    @property
+    def in_process(self) -> bool:
+        return True
+
+    def task_source(self) -> TaskSource:
+        return InProcessTaskSource(self._bus, self._task_topic, "workers")
+
+    def task_publisher(self) -> Publisher:
+        return InProcessPublisher(self._bus, self._task_topic)
+
+    def result_publisher(self) -> Publisher:
+        return InProcessPublisher(self._bus, self._result_topic)
+
+    def result_dead_letters(self) -> Publisher:
+        return InProcessPublisher(self._bus, dead_letter_topic(self._result_topic))
+
+    def result_reader(self) -> TaskSource:
+        return InProcessTaskSource(self._bus, self._result_topic, f"reader-{uuid.uuid4()}")
+
+    async def probe(self) -> str:
+        return "in-process (this process only)"

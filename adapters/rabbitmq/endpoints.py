@@ -1,0 +1,58 @@
+"""The MessageBus on RabbitMQ: topic exchanges, the workers' shared queue, reader queues."""
+
+from __future__ import annotations
+
+import uuid
+from urllib.parse import urlsplit
+
+from ragline.adapters.rabbitmq.connection import RabbitConnection
+from ragline.adapters.rabbitmq.publisher import RabbitPublisher
+from ragline.adapters.rabbitmq.source import RabbitTaskSource
+from ragline.adapters.tcp_probe import accepts_connections
+from ragline.application.ports.messaging import Publisher, TaskSource
+from ragline.contracts.wire import dead_letter_topic
+
+
+def task_queue(topic: str) -> str:
+    """The workers' shared queue on the task exchange."""
+    return f"{topic}.workers"
+
+
+class RabbitEndpoints:
+    def __init__(self, url: str, *, task_topic: str, result_topic: str) -> None:
+        self._url = url
+        self._connection = RabbitConnection(url=url)
+        self._task_topic = task_topic
+        self._result_topic = result_topic
+
+    @property
+    def in_process(self) -> bool:
+        return False
+
+    def task_source(self) -> TaskSource:
+        topic = self._task_topic
+        return RabbitTaskSource(self._connection, topic, task_queue(topic), binding_keys=("#",))
+
+    def task_publisher(self) -> Publisher:
+        return RabbitPublisher(self._connection, self._task_topic)
+
+    def result_publisher(self) -> Publisher:
+        return RabbitPublisher(self._connection, self._result_topic, mandatory=False)
+
+    def result_dead_letters(self) -> Publisher:
+        return RabbitPublisher(
+            self._connection, dead_letter_topic(self._result_topic), mandatory=False
+        )  # the last resort: nothing may stop it
+
+    def result_reader(self) -> TaskSource:
+        return RabbitTaskSource(
+            self._connection,
+            self._result_topic,
+            f"ragline.results.{uuid.uuid4()}",
+            with_dead_letters=False,
+            queue_arguments={"x-expires": 600_000},  # a reader's queue goes when it does
+        )
+
+    async def probe(self) -> str:
+        url = urlsplit(self._url)
+        return accepts_connections(url.hostname or "127.0.0.1", url.port or 5672)

@@ -1,0 +1,103 @@
+"""ParseTaskCommand: one request to parse one uploaded file and index it (SPEC §5, seed 002).
+
+The fields mirror the ParseTask message one to one; the wire adapter has already checked
+their types, so a command is well-typed but not yet validated against itself
+(`ragline.application.pipeline.validation` does that and answers INVALID_TASK_CONTEXT).
+"""
+
+from __future__ import annotations
+
+import re
+from enum import StrEnum
+
+import attrs
+
+from ragline.application.ports.parser import PdfParserBackend
+
+_RETRY_SUFFIX = re.compile(r"-r(\d+)$")
+
+
+class TriggerMode(StrEnum):
+    UPLOAD_AUTO = "upload_auto"
+    MANUAL_RETRY = "manual_retry"
+
+
+def next_retry_task_id(task_id: str) -> str:
+    """The one retry-id rule: `x` -> `x-r1`, `x-r1` -> `x-r2`, so the retries of one file
+    stay recognisable as one chain."""
+    match = _RETRY_SUFFIX.search(task_id)
+    if match is None:
+        return f"{task_id}-r1"
+    return f"{task_id[: match.start()]}-r{int(match.group(1)) + 1}"
+
+
+@attrs.frozen(kw_only=True)
+class ParseTaskCommand:
+    """One ParseTask, as the application handles it."""
+
+    task_id: str
+    original_file_id: int
+    document_parse_task_id: int
+    user_id: int
+    dataset_id: int
+    file_type: str
+    source_bucket: str
+    source_object_key: str
+    source_filename: str
+    md_bucket: str
+    md_object_key: str
+    trigger_mode: TriggerMode = TriggerMode.UPLOAD_AUTO
+    pdf_parser_backend: PdfParserBackend = PdfParserBackend.MINERU
+    docling_force_ocr: bool | None = None
+    image_bucket: str | None = None
+    image_prefix: str | None = None
+    is_retry: bool = False
+    previous_task_id: str | None = None
+
+    @property
+    def routing_key(self) -> str:
+        """Task messages are routed by file type."""
+        return self.file_type
+
+    def retry_of(self, previous_task_id: str) -> ParseTaskCommand:
+        """The one retry-task builder: this file's task again, as a manual retry of the
+        failed run `previous_task_id` (whose successor id it takes)."""
+        return attrs.evolve(
+            self,
+            task_id=next_retry_task_id(previous_task_id),
+            is_retry=True,
+            previous_task_id=previous_task_id,
+            trigger_mode=TriggerMode.MANUAL_RETRY,
+        )
+
+    def with_task_id(self, task_id: str) -> ParseTaskCommand:
+        return attrs.evolve(self, task_id=task_id)
+
+
+BODY_TEXT_KEEP = 8192
+"""How much of a body the parsed log keeps for the operator when no valid task is stored."""
+
+
+def body_text(body: bytes) -> str:
+    """The start of a message body, as text, for the parsed log."""
+    return body[:BODY_TEXT_KEEP].decode("utf-8", errors="replace")
+
+
+@attrs.frozen(kw_only=True)
+class UnreadableTask:
+    """A task body that is not a valid ParseTask, with what could still be read from it.
+
+    `task_id` is None when not even that could be read (the message is then dead-lettered);
+    otherwise the run is FAILED INVALID_TASK_CONTEXT and the salvaged ids name the file in
+    its result. `reason` is `<kind>: <detail>`, short and loggable; `body_text` is the start
+    of the body, kept in the parsed log for the operator.
+    """
+
+    task_id: str | None
+    reason: str
+    body_text: str = ""
+    original_file_id: str = "0"
+    document_parse_task_id: str = "0"
+    user_id: str = "0"
+    dataset_id: str = "0"
+    file_type: str = ""
