@@ -42,6 +42,14 @@ def _root(
     ctx.obj = LazyContainer(_factory.get("container"), data_dir)
 
 
+DATA_DIR_OPTION = typer.Option(
+    None,
+    "--data-dir",
+    help="Where embedded state lives (also accepted before the command; env RAGLINE_DATA_DIR).",
+)
+"""Every command takes `--data-dir` after its name too (`ragline ingest DIR --data-dir X`)."""
+
+
 class LazyContainer:
     """Build the container only when a command asks for it (fast --help, fast preview)."""
 
@@ -49,6 +57,11 @@ class LazyContainer:
         self._factory = factory
         self.data_dir = data_dir
         self._container: Any = None
+
+    def choose(self, data_dir: Path | None) -> None:
+        """A command's own `--data-dir` wins over the one given before the command."""
+        if data_dir is not None:
+            self.data_dir = data_dir
 
     def get(self, **settings: object) -> Any:
         """The container; `settings` override the environment's (first call only)."""

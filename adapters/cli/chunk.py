@@ -17,7 +17,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from ragline.adapters.cli.app import app
+from ragline.adapters.cli.app import DATA_DIR_OPTION, app
 
 _TEXT_SUFFIXES = {".md", ".markdown", ".txt", ".text", ""}
 
@@ -53,8 +53,10 @@ def chunk(
     file: Path = typer.Argument(..., exists=True, dir_okay=False, readable=True),
     plan: str = typer.Option("default", "--plan", help="Chunk plan preset name."),
     as_json: bool = typer.Option(False, "--json", help="Print the chunks as one JSON object."),
+    data_dir: Path | None = DATA_DIR_OPTION,
 ) -> None:
     """Show how FILE would be cut into parent and child chunks (nothing is indexed)."""
+    ctx.obj.choose(data_dir)
     if file.suffix.lower() not in _TEXT_SUFFIXES:
         raise typer.BadParameter(
             f"{file.suffix} files need a parser; Markdown and plain text only for now",

@@ -2,25 +2,37 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from ragline.adapters.cli.app import app, provided, run_session
+from ragline.adapters.cli.app import DATA_DIR_OPTION, app, provided, run_session
 from ragline.application.health import Check
 
 console = Console()
 
+_URL_PASSWORD = re.compile(r"(?P<scheme>[a-zA-Z][\w+.-]*://)(?P<user>[^:/@\s]*):[^@/\s]*@")
+
+
+def redacted(value: object) -> str:
+    """A setting as shown: a password inside a URL (`postgresql://u:pw@h`, `amqp://u:pw@h`)
+    is replaced by `***` (SecretStr fields already print as `**********`)."""
+    return _URL_PASSWORD.sub(lambda m: f"{m['scheme']}{m['user']}:***@", str(value))
+
 
 @app.command()
-def doctor(ctx: typer.Context) -> None:
+def doctor(ctx: typer.Context, data_dir: Path | None = DATA_DIR_OPTION) -> None:
     """Show the settings (secrets hidden) and check every configured adapter."""
+    ctx.obj.choose(data_dir)
     container = ctx.obj.get()
     settings_table = Table(title="settings")
     settings_table.add_column("name")
     settings_table.add_column("value")
     for name, value in container.settings().model_dump().items():
-        settings_table.add_row(name, str(value))
+        settings_table.add_row(name, redacted(value))
     console.print(settings_table)
 
     async def main() -> list[Check]:

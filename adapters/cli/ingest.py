@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sys
@@ -22,7 +23,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from ragline.adapters.cli.app import app, provided, run_session
+from ragline.adapters.cli.app import DATA_DIR_OPTION, app, provided, run_session
 from ragline.adapters.cli.walk import find_sources
 from ragline.application.ingest.identity import SourceFile
 from ragline.application.ingest.use_case import FileAction, FileOutcome, IngestSummary
@@ -63,26 +64,74 @@ class ProgressObserver:
             )
 
 
-def _summary_table(summary: IngestSummary) -> Table:
+WIDE_COLUMNS = 150
+"""From this terminal width on, the summary also has a column per stage."""
+
+STAGE_HEADERS = {
+    Stage.CLEANING: "clean ms",
+    Stage.CHUNKING: "chunk ms",
+    Stage.VECTORIZING: "dense ms",
+    Stage.PRETOKENIZE: "tokens ms",
+    Stage.KEYWORD_INDEXING: "bm25 ms",
+    Stage.SPARSE_VECTORIZING: "sparse ms",
+}
+
+
+def _summary_table(summary: IngestSummary, width: int) -> Table:
+    """One row per file, readable at 80 columns: file, status, chunks, total ms and the
+    failure code; a wide terminal also gets the action and every stage's ms. Full failure
+    reasons follow the table (`_failure_lines`)."""
+    wide = width >= WIDE_COLUMNS
     table = Table(title="ingest summary")
-    table.add_column("file")
-    table.add_column("action")
+    table.add_column("file", overflow="fold", min_width=16)
+    if wide:
+        table.add_column("action")
     table.add_column("status")
     table.add_column("chunks", justify="right")
-    for stage in STAGE_ORDER:
-        table.add_column(stage.value.lower()[:8] + " ms", justify="right")
-    table.add_column("failure")
+    if wide:
+        for stage in STAGE_ORDER:
+            table.add_column(STAGE_HEADERS[stage], justify="right", no_wrap=True)
+    table.add_column("ms", justify="right", no_wrap=True)
+    table.add_column("failure", overflow="fold")
     for outcome in summary.outcomes:
         colour = {"success": "green", "failed": "red"}.get(outcome.status, "yellow")
-        table.add_row(
-            outcome.source.relative_name,
-            outcome.action.value,
-            f"[{colour}]{outcome.status}[/{colour}]",
-            str(outcome.chunks),
-            *(str(outcome.stage_ms.get(stage, "")) for stage in STAGE_ORDER),
-            outcome.failure_reason or "",
-        )
+        cells = [outcome.source.relative_name]
+        if wide:
+            cells.append(outcome.action.value)
+        cells += [f"[{colour}]{outcome.status}[/{colour}]", str(outcome.chunks)]
+        if wide:
+            cells += [str(outcome.stage_ms.get(stage, "")) for stage in STAGE_ORDER]
+        total = sum(outcome.stage_ms.values())
+        cells += [str(total) if outcome.stage_ms else "", _failure_code(outcome)]
+        table.add_row(*cells)
     return table
+
+
+def _failure_code(outcome: FileOutcome) -> str:
+    return (outcome.failure_reason or "").split(":", 1)[0]
+
+
+def summary_json(summary: IngestSummary) -> dict[str, Any]:
+    """`ragline ingest --json`: every file's outcome and the totals."""
+    return {
+        "files": [
+            {
+                "file": o.source.relative_name,
+                "action": o.action.value,
+                "task_id": o.task_id,
+                "status": o.status,
+                "chunks": o.chunks,
+                "stage_ms": {stage.value: ms for stage, ms in o.stage_ms.items()},
+                "failure_code": _failure_code(o) or None,
+                "failure_reason": o.failure_reason,
+            }
+            for o in summary.outcomes
+        ],
+        "ingested": sum(1 for o in summary.outcomes if o.status == "success"),
+        "unchanged": sum(1 for o in summary.outcomes if o.status == "skipped"),
+        "failed": len(summary.failed),
+        "chunks": sum(o.chunks for o in summary.outcomes),
+    }
 
 
 INTERRUPTED = "\ninterrupted: run `ragline ingest` again to resume\n"
@@ -125,8 +174,11 @@ def ingest(
     dataset: str = typer.Option("1", "--dataset", help="Dataset (dataset_id) to index into."),
     plan: str = typer.Option("default", "--plan", help="Chunk plan preset."),
     force: bool = typer.Option(False, "--force", help="Re-ingest files that did not change."),
+    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON on stdout."),
+    data_dir: Path | None = DATA_DIR_OPTION,
 ) -> None:
     """Parse, chunk and index files and folders; unchanged files are skipped."""
+    ctx.obj.choose(data_dir)
     container = ctx.obj.get(chunk_plan=plan)
     chunk_document = container.chunk_document()
     if plan not in chunk_document.plan_names:
@@ -156,12 +208,16 @@ def ingest(
             )
         finally:
             signal.signal(signal.SIGINT, previous)
-    console.print(_summary_table(summary))
-    ok = sum(1 for o in summary.outcomes if o.status == "success")
-    skipped = sum(1 for o in summary.outcomes if o.status == "skipped")
-    chunks = sum(o.chunks for o in summary.outcomes)
-    console.print(
-        f"{ok} ingested, {skipped} unchanged, {len(summary.failed)} failed; {chunks} chunks"
-    )
+    totals = summary_json(summary)
+    if as_json:
+        sys.stdout.write(json.dumps(totals, ensure_ascii=False) + "\n")
+    else:
+        console.print(_summary_table(summary, console.width))
+        for outcome in summary.failed:
+            console.print(f"[red]{outcome.source.relative_name}[/red]: {outcome.failure_reason}")
+        console.print(
+            f"{totals['ingested']} ingested, {totals['unchanged']} unchanged, "
+            f"{totals['failed']} failed; {totals['chunks']} chunks"
+        )
     if summary.failed:
         raise typer.Exit(1)

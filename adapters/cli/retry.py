@@ -2,18 +2,25 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
 from rich.console import Console
 
-from ragline.adapters.cli.app import app, provided, run_session
+from ragline.adapters.cli.app import DATA_DIR_OPTION, app, provided, run_session
 from ragline.application.tasks import TaskResult, TaskStatus
 
 console = Console()
 
 
 @app.command()
-def retry(ctx: typer.Context, task_id: str = typer.Argument(..., help="A FAILED run.")) -> None:
+def retry(
+    ctx: typer.Context,
+    task_id: str = typer.Argument(..., help="A FAILED run."),
+    data_dir: Path | None = DATA_DIR_OPTION,
+) -> None:
     """Retry a failed run (is_retry + previous_task_id) and wait for its result."""
+    ctx.obj.choose(data_dir)
     container = ctx.obj.get()
 
     async def main() -> TaskResult:

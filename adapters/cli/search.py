@@ -11,7 +11,7 @@ import typer
 from rich.console import Console
 from rich.panel import Panel
 
-from ragline.adapters.cli.app import app, provided, run_session
+from ragline.adapters.cli.app import DATA_DIR_OPTION, app, provided, run_session
 from ragline.application.search.use_case import NoEmbeddingConfig, SearchHit
 
 console = Console()
@@ -78,8 +78,10 @@ def search(
     batch: Path | None = typer.Option(
         None, "--batch", help="JSONL file of {id, query}; '-' reads stdin."
     ),
+    data_dir: Path | None = DATA_DIR_OPTION,
 ) -> None:
     """Dense + sparse + BM25 retrieval fused by reciprocal rank; child hits with parents."""
+    ctx.obj.choose(data_dir)
     if (query is None) == (batch is None):
         raise typer.BadParameter("give a QUERY or --batch FILE (not both)")
     container = ctx.obj.get()

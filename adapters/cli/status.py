@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from ragline.adapters.cli.app import app, provided, run_session
+from ragline.adapters.cli.app import DATA_DIR_OPTION, app, provided, run_session
 from ragline.domain.parse_run import ParseRun
 
 console = Console()
@@ -45,8 +46,10 @@ def status(
     task_id: str | None = typer.Argument(None, help="One run; without it, the newest runs."),
     limit: int = typer.Option(20, "--limit", min=1, help="How many recent runs."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    data_dir: Path | None = DATA_DIR_OPTION,
 ) -> None:
     """Show parse runs: pipeline and stage statuses, failures, retry links."""
+    ctx.obj.choose(data_dir)
     container = ctx.obj.get()
 
     async def main() -> list[ParseRun]:
