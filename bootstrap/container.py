@@ -16,6 +16,8 @@ from pathlib import Path
 from dependency_injector import containers, providers
 
 from ragline.adapters.task_consumer import Worker
+from ragline.application.chunking.preview import PreviewChunks
+from ragline.application.debug import ExtractMarkdown, PublishTaskMessage, SubmitTask
 from ragline.application.health import CheckHealth, adapter_probes
 from ragline.application.ingest.use_case import IngestFiles
 from ragline.application.pipeline.orchestrator import ParseTaskPipeline
@@ -127,6 +129,18 @@ class Container(containers.DeclarativeContainer):
         tasks=task_publisher,
         results=result_reader,
         wire=wire_format,
+    )
+    submit_task = providers.Factory(SubmitTask, tasks=task_publisher, wire=wire_format)
+    publish_task_message = providers.Factory(PublishTaskMessage, tasks=task_publisher)
+    extract_markdown = providers.Factory(
+        ExtractMarkdown,
+        parser=parser,
+        storage=storage,
+        workspace=workspace,
+        limits=pipeline_settings.provided.parse_limits,
+    )
+    preview_chunks = providers.Factory(
+        PreviewChunks, chunk_document=chunk_document, extract=extract_markdown
     )
     check_health = providers.Factory(
         CheckHealth,

@@ -183,6 +183,15 @@ class Settings(BaseSettings):
     )
     ingest_workers: int = Field(2, ge=1, le=16, description="Tasks in flight during ingest.")
 
+    # HTTP (`ragline serve`)
+    api_tokens: SecretStr | None = Field(
+        None,
+        description='Bearer tokens: a JSON object token -> user_id or "*" (a service acting '
+        "for the user a request names), or the path of a file holding one. Unset: loopback "
+        "only, as the default user.",
+    )
+    http_max_body_mb: int = Field(64, ge=1, description="Largest request body (uploads).")
+
     @property
     def resolved_vector_index(self) -> VectorVendor:
         """The vector index in use: explicit, else qdrant when a server URL is given, else

@@ -6,6 +6,7 @@ from ragline.adapters.cli import (  # noqa: F401
     ingest,
     retry,
     search,
+    serve,
     status,
     worker,
 )

@@ -1,0 +1,98 @@
+"""create_app: the FastAPI application of `ragline serve` over the composition root's container.
+
+Every route asks the container for a use case and calls it. The lifespan runs a worker in
+this process when only this process can reach the bus (embedded defaults: a submitted task
+must be consumed by someone), and closes every resource the container opened at shutdown.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+from fastapi import FastAPI, Request, Response
+from fastapi_offline import FastAPIOffline
+from prometheus_client import Counter, Histogram
+
+from ragline.adapters.http import (
+    chunk_routes,
+    debug_routes,
+    health_routes,
+    problems,
+    run_routes,
+    search_routes,
+)
+from ragline.adapters.http.auth import ApiTokens
+from ragline.application.health import obtain
+
+REQUESTS = Counter(
+    "ragline_http_requests_total", "HTTP requests answered", ["method", "route", "status"]
+)
+LATENCY = Histogram(
+    "ragline_http_request_duration_seconds", "HTTP request latency", ["method", "route"]
+)
+
+DESCRIPTION = """The HTTP face of ragline: the seed's debug endpoints, parse runs, search,
+chunk preview, health and metrics. Authenticate with `Authorization: Bearer <token>`
+(`RAGLINE_API_TOKENS`); errors are RFC 9457 problem details."""
+
+
+def create_app(
+    container: Any,
+    tokens: ApiTokens,
+    *,
+    max_body_bytes: int = 64 * 1024 * 1024,
+    retry_timeout_seconds: float = 600.0,
+    run_worker: bool | None = None,
+) -> FastAPI:
+    """`run_worker` None: a worker runs in this process iff the bus is in-process."""
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        try:
+            bus = await obtain(container.bus)
+            alongside = bus.in_process if run_worker is None else run_worker
+            if alongside:
+                worker = await obtain(container.worker)
+                async with worker.running():
+                    yield
+            else:
+                yield
+        finally:
+            closing = container.shutdown_resources()
+            if closing is not None:
+                await closing
+
+    app = FastAPIOffline(
+        title="ragline",
+        version="0.1.0",
+        description=DESCRIPTION,
+        lifespan=lifespan,
+    )
+    app.state.container = container
+    app.state.tokens = tokens
+    app.state.retry_timeout = retry_timeout_seconds
+    problems.install(app)
+    for module in (debug_routes, run_routes, search_routes, chunk_routes, health_routes):
+        app.include_router(module.router)
+
+    @app.middleware("http")
+    async def bounded_and_measured(
+        request: Request, call_next: Callable[[Request], Awaitable[Response]]
+    ) -> Response:
+        declared = request.headers.get("content-length")
+        if declared is not None and (not declared.isdigit() or int(declared) > max_body_bytes):
+            return problems.problem(
+                413, "Payload Too Large", f"request bodies are limited to {max_body_bytes} bytes"
+            )
+        started = time.perf_counter()
+        response = await call_next(request)
+        route = request.scope.get("route")
+        path = getattr(route, "path", "unmatched")
+        LATENCY.labels(request.method, path).observe(time.perf_counter() - started)
+        REQUESTS.labels(request.method, path, str(response.status_code)).inc()
+        return response
+
+    return app

@@ -1,0 +1,121 @@
+"""Seed 002's three debug endpoints, at exactly the seed's paths."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Depends, File, Form, HTTPException, Request, UploadFile, status
+
+from ragline.adapters.http.auth import Principal, principal
+from ragline.adapters.http.container_calls import use_case
+from ragline.adapters.http.problems import PROBLEM_RESPONSES
+from ragline.adapters.http.schemas import (
+    Extracted,
+    ExtractFromObject,
+    Published,
+    Submitted,
+    seed_example,
+)
+from ragline.adapters.wire_json import command_of
+from ragline.application.debug import ExtractedMarkdown, ExtractionFailed
+from ragline.application.ports.parser import PdfParserBackend
+from ragline.contracts.wire import ParseTask
+
+router = APIRouter(prefix="/api/v1", tags=["debug (seed 002)"], responses=PROBLEM_RESPONSES)
+
+FIRST_PARSE = seed_example("parse_task.first_parse.json")
+RETRY = seed_example("parse_task.retry.json")
+
+
+@router.post("/parser/task/submit", response_model=Submitted, status_code=status.HTTP_202_ACCEPTED)
+async def submit_task(
+    request: Request,
+    task: Annotated[
+        ParseTask,
+        Body(openapi_examples={"first parse": {"value": FIRST_PARSE}, "retry": {"value": RETRY}}),
+    ],
+    caller: Annotated[Principal, Depends(principal)],
+) -> Submitted:
+    """Accept a ParseTask, put it on the configured task topic, answer with its task_id.
+    A user token submits for itself only (the body's user_id must be its own)."""
+    if not caller.is_service and str(task.user_id) != caller.user_id:
+        raise HTTPException(status.HTTP_403_FORBIDDEN, "user_id must be the token's own user")
+    submit = await use_case(request, "submit_task")
+    task_id: str = await submit(command_of(task))
+    return Submitted(task_id=task_id, routing_key=task.routing_key)
+
+
+@router.post("/mq/send/parse-task", response_model=Published, status_code=status.HTTP_202_ACCEPTED)
+async def send_parse_task(
+    request: Request,
+    message: Annotated[dict[str, Any], Body(openapi_examples={"seed": {"value": FIRST_PARSE}})],
+    caller: Annotated[Principal, Depends(principal)],
+    routing_key: str | None = None,
+) -> Published:
+    """Publish a ParseTask message exactly as given, as the admin side would (service tokens
+    only): the worker decides what it is, answering FAILED INVALID_TASK_CONTEXT or
+    dead-lettering it as it does for any producer. The routing key is `routing_key`, else the
+    body's `file_type`."""
+    if not caller.is_service and not request.app.state.tokens.open:
+        raise HTTPException(status.HTTP_403_FORBIDDEN, "raw messages need a service token")
+    body = await request.body()
+    key = routing_key if routing_key is not None else message.get("file_type")
+    if not isinstance(key, str) or not key:
+        raise HTTPException(
+            status.HTTP_422_UNPROCESSABLE_CONTENT, "no routing key: give routing_key or file_type"
+        )
+    publish = await use_case(request, "publish_task_message")
+    await publish(body, key)
+    settings = request.app.state.container.settings()
+    return Published(topic=settings.parse_task_topic, routing_key=key, bytes=len(body))
+
+
+@router.post("/parser/extract_sync", response_model=Extracted)
+async def extract_sync(
+    request: Request,
+    caller: Annotated[Principal, Depends(principal)],
+    file: Annotated[UploadFile | None, File(description="The file to parse.")] = None,
+    file_type: Annotated[str | None, Form(max_length=16)] = None,
+    pdf_parser_backend: Annotated[str, Form(pattern="^(auto|naive|opendataloader)$")] = "auto",
+    source: Annotated[
+        str | None, Form(description="Instead of a file: a JSON ExtractFromObject.")
+    ] = None,
+) -> Extracted:
+    """Parse an uploaded file, or an object-store key, to Markdown and return it (nothing is
+    stored). Bounded like CLEANING: the upload by the request size limit, the parse by the
+    parser's time, memory and output limits."""
+    extract = await use_case(request, "extract_markdown")
+    try:
+        if file is not None:
+            kind = file_type or (file.filename or "").rsplit(".", 1)[-1]
+            data = await file.read()
+            result: ExtractedMarkdown = await extract.from_bytes(
+                data, kind, PdfParserBackend(pdf_parser_backend)
+            )
+        elif source is not None:
+            try:
+                target = ExtractFromObject.model_validate(json.loads(source))
+            except ValueError as error:
+                raise HTTPException(
+                    status.HTTP_422_UNPROCESSABLE_CONTENT, f"source: {error}"
+                ) from None
+            if not caller.is_service:
+                raise HTTPException(status.HTTP_403_FORBIDDEN, "object keys need a service token")
+            result = await extract.from_object(
+                target.bucket,
+                target.object_key,
+                target.file_type,
+                PdfParserBackend(target.pdf_parser_backend),
+            )
+        else:
+            raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, "give a file or a source")
+    except ExtractionFailed as failure:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(failure)) from None
+    return Extracted(
+        markdown=result.markdown,
+        title=result.title,
+        page_count=result.page_count,
+        warnings=list(result.warnings),
+        chars=len(result.markdown),
+    )

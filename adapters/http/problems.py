@@ -1,0 +1,97 @@
+"""Every error as one documented shape: RFC 9457 problem details (application/problem+json).
+
+`errors` names each offending field for a 422; a 500 never leaks an exception's text.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel
+from starlette.exceptions import HTTPException
+
+log = logging.getLogger("ragline.http")
+
+PROBLEM_JSON = "application/problem+json"
+
+
+class FieldError(BaseModel):
+    field: str
+    message: str
+
+
+class Problem(BaseModel):
+    """An error response (RFC 9457)."""
+
+    type: str = "about:blank"
+    title: str
+    status: int
+    detail: str | None = None
+    errors: list[FieldError] | None = None
+
+
+PROBLEM_RESPONSES: dict[int | str, dict[str, Any]] = {
+    code: {"model": Problem, "content": {PROBLEM_JSON: {}}, "description": title}
+    for code, title in (
+        (401, "No valid bearer token"),
+        (403, "The token may not do this"),
+        (404, "Not found (or not yours)"),
+        (413, "Request body too large"),
+        (422, "Invalid request"),
+    )
+}
+
+
+def problem(status: int, title: str, detail: str | None = None, **extra: Any) -> JSONResponse:
+    body = Problem(title=title, status=status, detail=detail, **extra)
+    return JSONResponse(
+        body.model_dump(exclude_none=True), status_code=status, media_type=PROBLEM_JSON
+    )
+
+
+_TITLES = {
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "Not Found",
+    409: "Conflict",
+    413: "Payload Too Large",
+    422: "Unprocessable Content",
+    429: "Too Many Requests",
+    503: "Service Unavailable",
+    504: "Gateway Timeout",
+}
+
+
+def install(app: FastAPI) -> None:
+    @app.exception_handler(HTTPException)
+    async def http_error(request: Request, error: HTTPException) -> JSONResponse:
+        response = problem(
+            error.status_code,
+            _TITLES.get(error.status_code, "Error"),
+            str(error.detail) if error.detail else None,
+        )
+        for name, value in (error.headers or {}).items():
+            response.headers[name] = value
+        return response
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, error: RequestValidationError) -> JSONResponse:
+        errors = [
+            FieldError(
+                field=".".join(str(part) for part in item.get("loc", ()) if part != "body")
+                or "body",
+                message=str(item.get("msg", "invalid")),
+            )
+            for item in error.errors()
+        ]
+        detail = "; ".join(f"{e.field}: {e.message}" for e in errors)[:1000]
+        return problem(422, "Unprocessable Content", detail, errors=errors)
+
+    @app.exception_handler(Exception)
+    async def unexpected(request: Request, error: Exception) -> JSONResponse:
+        log.exception("unexpected error on %s %s", request.method, request.url.path)
+        return problem(500, "Internal Server Error", "see the server log")

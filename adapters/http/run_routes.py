@@ -1,0 +1,88 @@
+"""Parse runs: one run with its six stages, and retrying a failed one."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, HTTPException, Request, status
+
+from ragline.adapters.http.auth import Principal, principal
+from ragline.adapters.http.container_calls import use_case
+from ragline.adapters.http.problems import PROBLEM_RESPONSES
+from ragline.adapters.http.schemas import RetryResult, RunView, StageView
+from ragline.application.runs import RunNotRetryable
+from ragline.application.tasks import TaskResult
+from ragline.domain.parse_run import ParseRun
+
+router = APIRouter(prefix="/api/v1/runs", tags=["runs"], responses=PROBLEM_RESPONSES)
+
+NOT_FOUND = "no such run"
+
+
+def run_view(run: ParseRun, language: str = "zh") -> RunView:
+    reason = run.failure_reason
+    return RunView(
+        task_id=run.task_id,
+        user_id=run.identity.user_id,
+        dataset_id=run.identity.dataset_id,
+        original_file_id=run.identity.original_file_id,
+        file_type=run.identity.file_type,
+        pipeline_status=run.pipeline_status.value,
+        stages=[
+            StageView(
+                stage=stage.value,
+                status=state.status.value,
+                duration_ms=state.duration_ms,
+                inherited=state.inherited,
+            )
+            for stage, state in run.stages_in_order()
+        ],
+        failed_stage=run.failed_stage.value if run.failed_stage else None,
+        recover_from_stage=run.recover_from_stage.value if run.recover_from_stage else None,
+        failure_code=reason.code.value if reason else None,
+        failure_reason=reason.text if reason else None,
+        user_message=reason.code.user_message(language) if reason else None,
+        created_at=run.created_at,
+        finished_at=run.finished_at,
+        retry_of_task_id=run.retry_of_task_id,
+        superseded_by_task_id=run.superseded_by_task_id,
+    )
+
+
+async def _own_run(request: Request, caller: Principal, task_id: str) -> ParseRun:
+    list_runs = await use_case(request, "list_runs")
+    runs: list[ParseRun] = await list_runs(task_id)
+    if not runs or not caller.may_see(runs[0].identity.user_id):
+        raise HTTPException(status.HTTP_404_NOT_FOUND, NOT_FOUND)
+    return runs[0]
+
+
+@router.get("/{task_id}", response_model=RunView)
+async def get_run(
+    request: Request, task_id: str, caller: Annotated[Principal, Depends(principal)]
+) -> RunView:
+    """One run: its six stages with durations, the failure code and the user message."""
+    return run_view(await _own_run(request, caller, task_id))
+
+
+@router.post("/{task_id}/retry", response_model=RetryResult)
+async def retry_run(
+    request: Request, task_id: str, caller: Annotated[Principal, Depends(principal)]
+) -> RetryResult:
+    """Retry a FAILED run (the rules of `ragline retry`) and wait for the retry's result."""
+    await _own_run(request, caller, task_id)
+    retry = await use_case(request, "retry_run")
+    try:
+        result: TaskResult = await retry(task_id, timeout_seconds=request.app.state.retry_timeout)
+    except RunNotRetryable as error:
+        raise HTTPException(status.HTTP_409_CONFLICT, str(error)) from None
+    except TimeoutError:
+        raise HTTPException(
+            status.HTTP_504_GATEWAY_TIMEOUT, "the retry did not finish in time"
+        ) from None
+    return RetryResult(
+        task_id=result.task_id,
+        task_status=result.task_status.value,
+        failure_reason=result.failure_reason,
+        user_message=result.user_message,
+    )

@@ -1,0 +1,128 @@
+"""Request and response models of the HTTP API (pydantic; examples from the seed's messages)."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from importlib import resources
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+def seed_example(name: str) -> dict[str, Any]:
+    """One of the checked-in wire examples (contracts/examples), the seed's own messages."""
+    text = resources.files("ragline.contracts").joinpath("examples", name).read_text("utf-8")
+    example: dict[str, Any] = json.loads(text)
+    return example
+
+
+class Submitted(BaseModel):
+    task_id: str
+    routing_key: str = Field(description="The task topic's routing key (file_type).")
+
+
+class Published(BaseModel):
+    topic: str = Field(description="The task topic the body went to, unchanged.")
+    routing_key: str
+    bytes: int
+
+
+class Extracted(BaseModel):
+    markdown: str
+    title: str | None
+    page_count: int | None
+    warnings: list[str]
+    chars: int
+
+
+class ExtractFromObject(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    bucket: str = Field(min_length=1, max_length=255)
+    object_key: str = Field(min_length=1, max_length=1024)
+    file_type: str = Field(min_length=1, max_length=16, examples=["pdf"])
+    pdf_parser_backend: str = Field("auto", pattern="^(auto|naive|opendataloader)$")
+
+
+class StageView(BaseModel):
+    stage: str
+    status: str
+    duration_ms: int | None
+    inherited: bool
+
+
+class RunView(BaseModel):
+    task_id: str
+    user_id: str
+    dataset_id: str
+    original_file_id: str
+    file_type: str
+    pipeline_status: str
+    stages: list[StageView]
+    failed_stage: str | None
+    recover_from_stage: str | None
+    failure_code: str | None
+    failure_reason: str | None
+    user_message: str | None
+    created_at: datetime
+    finished_at: datetime | None
+    retry_of_task_id: str | None
+    superseded_by_task_id: str | None
+
+
+class RetryResult(BaseModel):
+    task_id: str
+    task_status: str
+    failure_reason: str | None
+    user_message: str | None
+
+
+class SearchRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    query: str = Field(min_length=1, max_length=4000, examples=["how hot should green tea be?"])
+    top_k: int = Field(5, ge=1, le=100)
+    user_id: int | None = Field(None, description="Required with a service token.")
+    dataset_ids: list[int] = Field(min_length=1, max_length=20, examples=[[1]])
+    doc_ids: list[str] | None = Field(
+        None, max_length=200, description="Only hits of these documents (original_file_id)."
+    )
+
+
+class Hit(BaseModel):
+    chunk_id: str
+    doc_id: str
+    dataset_id: str
+    source: str
+    section_path: list[str]
+    text: str
+    parent_text: str | None
+    score: float
+
+
+class SearchAnswer(BaseModel):
+    hits: list[Hit]
+
+
+class ChunkPreviewText(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    text: str = Field(min_length=1, max_length=2_000_000)
+    plan: str = Field("default", max_length=64)
+
+
+class Check(BaseModel):
+    part: str
+    adapter: str
+    ok: bool
+    detail: str
+
+
+class Readiness(BaseModel):
+    ready: bool
+    checks: list[Check]
+
+
+class Alive(BaseModel):
+    status: str = "ok"

@@ -1,0 +1,96 @@
+"""ExtractMarkdown: one file to Markdown, synchronously, for integration testing (seed 002
+`extract_sync`). The same parser and limits as CLEANING (sandboxed, bounded in time, memory
+and output); nothing is stored and no run is recorded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from pathlib import Path
+
+import attrs
+
+from ragline.application.pipeline.workspace import Workspace
+from ragline.application.ports.object_storage import ObjectNotFound, ObjectStorage
+from ragline.application.ports.parser import (
+    SUPPORTED_FILE_TYPES,
+    ParseEngineFailed,
+    ParseLimits,
+    ParseOptions,
+    Parser,
+    PdfParserBackend,
+    UnsupportedFileType,
+)
+
+
+class ExtractionFailed(Exception):
+    """The file could not become Markdown; `code` is the failure code a run would record."""
+
+    def __init__(self, code: str, reason: str) -> None:
+        super().__init__(f"{code}: {reason}")
+        self.code = code
+        self.reason = reason
+
+
+@attrs.frozen
+class ExtractedMarkdown:
+    markdown: str
+    title: str | None
+    page_count: int | None
+    warnings: tuple[str, ...]
+
+
+class ExtractMarkdown:
+    def __init__(
+        self, parser: Parser, storage: ObjectStorage, workspace: Workspace, limits: ParseLimits
+    ) -> None:
+        self._parser = parser
+        self._storage = storage
+        self._workspace = workspace
+        self._limits = limits
+
+    async def from_bytes(
+        self, data: bytes, file_type: str, backend: PdfParserBackend = PdfParserBackend.AUTO
+    ) -> ExtractedMarkdown:
+        kind = _file_type(file_type)
+        with self._workspace.temp_file(f"extract-{uuid.uuid4()}", kind) as path:
+            await asyncio.to_thread(path.write_bytes, data)
+            return await self._parse(path, kind, backend)
+
+    async def from_object(
+        self,
+        bucket: str,
+        key: str,
+        file_type: str,
+        backend: PdfParserBackend = PdfParserBackend.AUTO,
+    ) -> ExtractedMarkdown:
+        kind = _file_type(file_type)
+        with self._workspace.temp_file(f"extract-{uuid.uuid4()}", kind) as path:
+            try:
+                await self._storage.get_to_file(bucket, key, path)
+            except ObjectNotFound as error:
+                raise ExtractionFailed("SOURCE_FILE_NOT_FOUND", f"{bucket}/{key}") from error
+            return await self._parse(path, kind, backend)
+
+    async def _parse(self, path: Path, kind: str, backend: PdfParserBackend) -> ExtractedMarkdown:
+        if backend is PdfParserBackend.MINERU:
+            raise ExtractionFailed("UNSUPPORTED_FILE_TYPE", "mineru is not available here")
+        options = ParseOptions(pdf_parser_backend=backend, limits=self._limits)
+        try:
+            document = await asyncio.to_thread(self._parser.parse, path, kind, options)
+        except UnsupportedFileType as error:
+            raise ExtractionFailed("UNSUPPORTED_FILE_TYPE", error.reason) from error
+        except ParseEngineFailed as error:
+            raise ExtractionFailed("PARSE_ENGINE_FAILED", error.reason) from error
+        return ExtractedMarkdown(
+            document.markdown, document.title, document.page_count, tuple(document.warnings)
+        )
+
+
+def _file_type(file_type: str) -> str:
+    kind = file_type.strip().lower().lstrip(".")
+    if kind not in SUPPORTED_FILE_TYPES:
+        known = ", ".join(sorted(SUPPORTED_FILE_TYPES))
+        raise ExtractionFailed("UNSUPPORTED_FILE_TYPE", f"{file_type!r} (supported: {known})")
+    return kind

@@ -1,0 +1,39 @@
+"""The HTTP app over a real container on embedded defaults in a temp data dir (SQLite, local
+objects, in-process bus with a worker in the app's lifespan, embedded vectors, Tantivy, and
+the bundled model), driven in-process with Starlette's TestClient."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from ragline.adapters.http import ApiTokens, create_app
+from ragline.bootstrap.container import container_for
+
+SERVICE_TOKEN = "service-token-0123456789"
+ALICE_TOKEN = "alice-token-0123456789ab"
+BOB_TOKEN = "bob-token-0123456789abcd"
+TOKENS = {SERVICE_TOKEN: "*", ALICE_TOKEN: "1001", BOB_TOKEN: "2002"}
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+@pytest.fixture
+def client(tmp_path: Path) -> Iterator[TestClient]:
+    container = container_for(tmp_path / "data")
+    app = create_app(container, ApiTokens.parse(json.dumps(TOKENS)), max_body_bytes=2_000_000)
+    with TestClient(app) as test_client:
+        yield test_client
+
+
+@pytest.fixture
+def open_client(tmp_path: Path) -> Iterator[TestClient]:
+    container = container_for(tmp_path / "open")
+    with TestClient(create_app(container, ApiTokens.parse(None))) as test_client:
+        yield test_client
