@@ -36,6 +36,7 @@ class Container(containers.DeclarativeContainer):
     # ports
     clock = providers.Singleton(factories.clock)
     wire_format = providers.Singleton(factories.wire_format)
+    metrics = providers.Singleton(factories.pipeline_metrics)
     uow_factory = providers.Resource(factories.unit_of_work_factory, settings=settings, clock=clock)
     storage = providers.Singleton(factories.object_storage, settings=settings)
     parser = providers.Singleton(factories.parser)
@@ -80,6 +81,7 @@ class Container(containers.DeclarativeContainer):
         workspace=workspace,
         wire=wire_format,
         settings=pipeline_settings,
+        metrics=metrics,
     )
     pipeline = providers.Singleton(ParseTaskPipeline, services=stage_services)
     relay = providers.Singleton(
@@ -88,6 +90,7 @@ class Container(containers.DeclarativeContainer):
         bus.provided.result_publisher.call(),
         clock,
         dead_letters=bus.provided.result_dead_letters.call(),
+        metrics=metrics,
     )
 
     worker = providers.Factory(

@@ -20,6 +20,7 @@ from ragline.application.ports.embedder_resolver import EmbedderResolver
 from ragline.application.ports.keyword_index import KeywordIndex
 from ragline.application.ports.llm import ChatModel
 from ragline.application.ports.messaging import MessageBus
+from ragline.application.ports.metrics import NO_METRICS, PipelineMetrics
 from ragline.application.ports.object_storage import ObjectStorage
 from ragline.application.ports.parser import ParseLimits, Parser, PdfParserBackend
 from ragline.application.ports.sparse_encoder import SparseEncoder
@@ -46,6 +47,15 @@ def clock() -> Clock:
     from ragline.adapters.system_clock import SystemClock
 
     return SystemClock()
+
+
+def pipeline_metrics() -> PipelineMetrics:
+    """Prometheus when prometheus-client is installed (the `http` extra), else nothing."""
+    try:
+        from ragline.adapters.prometheus_metrics import PrometheusMetrics
+    except ImportError:
+        return NO_METRICS
+    return PrometheusMetrics()
 
 
 def wire_format() -> WireFormat:

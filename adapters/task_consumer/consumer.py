@@ -48,6 +48,7 @@ class TaskConsumer:
     def __init__(self, pipeline: ParseTaskPipeline, wire: WireFormat) -> None:
         self.pipeline = pipeline
         self.wire = wire
+        self.metrics = pipeline.services.metrics
 
     async def handle(self, decoded: ParseTaskCommand | UnreadableTask) -> PipelineOutcome:
         if isinstance(decoded, UnreadableTask):
@@ -56,6 +57,13 @@ class TaskConsumer:
 
     async def process(self, delivery: TaskDelivery) -> PipelineOutcome | None:
         """Handle and settle one delivery; None when it was dead-lettered after an error."""
+        self.metrics.task_started()
+        try:
+            return await self._process(delivery)
+        finally:
+            self.metrics.task_ended()
+
+    async def _process(self, delivery: TaskDelivery) -> PipelineOutcome | None:
         body = delivery.body
         decoded = self.wire.decode_task(body)
         try:

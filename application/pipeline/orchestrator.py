@@ -71,7 +71,10 @@ class ParseTaskPipeline:
         self._stages = stages
         self._started = False
         self.results = ResultOutbox(
-            services.wire, topic=services.settings.result_topic, language=services.settings.language
+            services.wire,
+            topic=services.settings.result_topic,
+            language=services.settings.language,
+            metrics=services.metrics,
         )
 
     # -- entry points -------------------------------------------------------------------
@@ -210,6 +213,7 @@ class ParseTaskPipeline:
         await uow.commit()
         run.pull_events()
         log.info("task %s redelivered: %s", task_id, kind.value)
+        self.services.metrics.redelivered(kind.value)
         return PipelineOutcome(kind, task_id, run.pipeline_status.value)
 
     async def _open(

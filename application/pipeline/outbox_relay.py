@@ -18,6 +18,7 @@ import attrs
 from ragline.application.pipeline.errors import describe
 from ragline.application.ports.clock import Clock
 from ragline.application.ports.messaging import Publisher
+from ragline.application.ports.metrics import NO_METRICS, PipelineMetrics
 from ragline.application.ports.unit_of_work import OutboxMessage, UnitOfWorkFactory
 from ragline.domain.parse_run import FailureCode, FailureReason
 
@@ -59,12 +60,14 @@ class OutboxRelay:
         clock: Clock,
         policy: RelayPolicy | None = None,
         dead_letters: Publisher | None = None,
+        metrics: PipelineMetrics = NO_METRICS,
     ) -> None:
         self.uow = uow
         self.publisher = publisher
         self.clock = clock
         self.policy = policy or RelayPolicy()
         self.dead_letters = dead_letters
+        self.metrics = metrics
 
     async def relay_once(self) -> RelayReport:
         """Publish every row due now, once each."""
@@ -73,6 +76,7 @@ class OutboxRelay:
             due = await uow.outbox.due(self.clock.now(), self.policy.batch_size)
         for message in due:
             await self._relay(message, report)
+        self.metrics.results_relayed(len(due), report.sent, report.retried, report.dead)
         return report
 
     async def run(self, stop: asyncio.Event, poll_seconds: float = 0.5) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from ragline.application.ports.metrics import NO_METRICS, PipelineMetrics
 from ragline.application.ports.unit_of_work import UnitOfWork
 from ragline.application.ports.wire_format import WireFormat
 from ragline.application.tasks import TaskResult, TaskStatus
@@ -47,10 +48,18 @@ def build_result(run: ParseRun, parsed_log_id: int, language: str = "zh") -> Tas
 class ResultOutbox:
     """Writes result messages into the outbox of a unit of work (one row per task_id)."""
 
-    def __init__(self, wire: WireFormat, *, topic: str, language: str) -> None:
+    def __init__(
+        self,
+        wire: WireFormat,
+        *,
+        topic: str,
+        language: str,
+        metrics: PipelineMetrics = NO_METRICS,
+    ) -> None:
         self.wire = wire
         self.topic = topic
         self.language = language
+        self.metrics = metrics
 
     async def queue_owed_results(
         self, uow: UnitOfWork, run: ParseRun, parsed_log_id: int, at: datetime
@@ -59,6 +68,9 @@ class ResultOutbox:
         commits, then calls `run.pull_events()`."""
         if run.pending_events:
             await self._put(uow, run, parsed_log_id, at)
+            reason = run.failure_reason
+            code = reason.code.value if reason is not None else None
+            self.metrics.run_finished(run.pipeline_status.value, code)
 
     async def resend_result(
         self, uow: UnitOfWork, run: ParseRun, parsed_log_id: int, at: datetime

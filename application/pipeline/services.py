@@ -13,6 +13,7 @@ from ragline.application.pipeline.workspace import Workspace
 from ragline.application.ports.clock import Clock
 from ragline.application.ports.embedder_resolver import EmbedderResolver
 from ragline.application.ports.keyword_index import KeywordIndex
+from ragline.application.ports.metrics import NO_METRICS, PipelineMetrics
 from ragline.application.ports.object_storage import ObjectStorage
 from ragline.application.ports.parser import Parser
 from ragline.application.ports.sparse_encoder import SparseEncoder
@@ -39,3 +40,4 @@ class StageServices:
     workspace: Workspace
     wire: WireFormat
     settings: PipelineSettings = attrs.field(factory=PipelineSettings)
+    metrics: PipelineMetrics = NO_METRICS

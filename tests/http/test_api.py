@@ -217,3 +217,34 @@ def test_without_tokens_the_server_acts_as_the_default_user(
         time.sleep(0.2)
         run = open_client.get("/api/v1/runs/open-1")
     assert run.json()["user_id"] == "1"
+
+
+def _sample(text: str, name: str, **labels: str) -> float:
+    wanted = ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()))  # exposition order
+    pattern = re.escape(name) + (r"\{" + re.escape(wanted) + r"\}" if labels else "") + r" (\S+)"
+    found = re.search("^" + pattern + "$", text, re.M)
+    return float(found.group(1)) if found else 0.0
+
+
+def test_the_pipeline_counters_move_when_a_task_runs(client: TestClient) -> None:
+    before = client.get("/metrics").text
+    task = {**SEED_TASK, "task_id": "metrics-1", "user_id": 1001}
+    client.post("/api/v1/parser/task/submit", json=task, headers=bearer(SERVICE_TOKEN))
+    _wait_for_run(client, "metrics-1", ALICE_TOKEN)
+    labels = {"failure_code": "SOURCE_FILE_NOT_FOUND", "status": "FAILED"}
+    deadline = time.monotonic() + 30
+    after = client.get("/metrics").text
+    while _sample(after, "ragline_outbox_results_total", outcome="sent") <= _sample(
+        before, "ragline_outbox_results_total", outcome="sent"
+    ):
+        assert time.monotonic() < deadline, "the result was never relayed"
+        time.sleep(0.2)
+        after = client.get("/metrics").text
+    assert _sample(after, "ragline_runs_finished_total", **labels) == (
+        _sample(before, "ragline_runs_finished_total", **labels) + 1
+    )
+    stage = {"stage": "CLEANING", "status": "FAILED"}
+    assert _sample(after, "ragline_stage_duration_seconds_count", **stage) == (
+        _sample(before, "ragline_stage_duration_seconds_count", **stage) + 1
+    )
+    assert _sample(after, "ragline_tasks_in_flight") == 0

@@ -46,7 +46,10 @@ class PipelineStage(abc.ABC):
         self.services = services
         settings = services.settings
         self.results = ResultOutbox(
-            services.wire, topic=settings.result_topic, language=settings.language
+            services.wire,
+            topic=settings.result_topic,
+            language=settings.language,
+            metrics=services.metrics,
         )
 
     @abc.abstractmethod
@@ -94,10 +97,17 @@ class PipelineStage(abc.ABC):
 
             await self._transition(ctx, succeed, self.on_success)
             ctx.started_ahead = following
+            self._report(ctx)
             return
         await self._transition(
             ctx, lambda at: run.fail_stage(stage, code, detail, at, _duration_ms(started, at))
         )
+        self._report(ctx)
+
+    def _report(self, ctx: RunContext) -> None:
+        state = ctx.run.stages[self.stage]
+        seconds = (state.duration_ms or 0) / 1000
+        self.services.metrics.stage_finished(self.stage.value, state.status.value, seconds)
 
     async def _transition(
         self,

@@ -8,6 +8,7 @@ the collection -> EMBEDDING_DIMENSION_UNSUPPORTED.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Sequence
 from typing import ClassVar
 
@@ -60,7 +61,9 @@ class VectorizingStage(PipelineStage):
         )
 
         async def embed_and_upsert(batch: Sequence[ChunkRecord]) -> None:
+            started = time.perf_counter()
             vectors = await asyncio.to_thread(embedder.embed_documents, [c.text for c in batch])
+            self.services.metrics.texts_embedded(len(batch), time.perf_counter() - started)
             if len(vectors) != len(batch):
                 raise StageFailure(
                     FailureCode.VECTORIZING_FAILED,

@@ -1,0 +1,56 @@
+"""PipelineMetrics on prometheus-client's default registry (served at /metrics)."""
+
+from __future__ import annotations
+
+from prometheus_client import Counter, Gauge, Histogram
+
+RUNS = Counter(
+    "ragline_runs_finished_total",
+    "Parse runs that reached a terminal state",
+    ["status", "failure_code"],
+)
+STAGES = Histogram(
+    "ragline_stage_duration_seconds",
+    "Time a stage worked before it succeeded or failed",
+    ["stage", "status"],
+    buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900),
+)
+IN_FLIGHT = Gauge("ragline_tasks_in_flight", "Task deliveries being handled now")
+REDELIVERED = Counter(
+    "ragline_task_redeliveries_total", "Deliveries of a task_id already known", ["outcome"]
+)
+EMBEDDED = Counter("ragline_embedded_texts_total", "Texts embedded by the dense model")
+EMBEDDING_SECONDS = Counter(
+    "ragline_embedding_seconds_total", "Time spent in the dense model (texts/s = rate ratio)"
+)
+OUTBOX_DUE = Gauge(
+    "ragline_outbox_due_rows", "Result rows due for publishing at the last relay pass"
+)
+RELAYED = Counter("ragline_outbox_results_total", "Outbox rows handled by the relay", ["outcome"])
+
+
+class PrometheusMetrics:
+    def run_finished(self, status: str, failure_code: str | None) -> None:
+        RUNS.labels(status, failure_code or "").inc()
+
+    def stage_finished(self, stage: str, status: str, seconds: float) -> None:
+        STAGES.labels(stage, status).observe(seconds)
+
+    def task_started(self) -> None:
+        IN_FLIGHT.inc()
+
+    def task_ended(self) -> None:
+        IN_FLIGHT.dec()
+
+    def redelivered(self, outcome: str) -> None:
+        REDELIVERED.labels(outcome).inc()
+
+    def texts_embedded(self, count: int, seconds: float) -> None:
+        EMBEDDED.inc(count)
+        EMBEDDING_SECONDS.inc(seconds)
+
+    def results_relayed(self, due: int, sent: int, retried: int, dead: int) -> None:
+        OUTBOX_DUE.set(due)
+        for outcome, count in (("sent", sent), ("retried", retried), ("dead", dead)):
+            if count:
+                RELAYED.labels(outcome).inc(count)

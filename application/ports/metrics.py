@@ -1,0 +1,64 @@
+"""PipelineMetrics port: what the pipeline reports as it works (Prometheus in production).
+
+Calls are cheap and never fail the work; `NO_METRICS` reports nothing (tests, tools).
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+
+class PipelineMetrics(Protocol):
+    def run_finished(self, status: str, failure_code: str | None) -> None:
+        """A run became terminal (SUCCESS, or FAILED with its code)."""
+        ...
+
+    def stage_finished(self, stage: str, status: str, seconds: float) -> None:
+        """A stage ended (SUCCESS or FAILED) after `seconds` of work."""
+        ...
+
+    def task_started(self) -> None:
+        """A delivery is being handled (tasks in flight + 1)."""
+        ...
+
+    def task_ended(self) -> None:
+        """Its handling ended, whatever the outcome (tasks in flight - 1)."""
+        ...
+
+    def redelivered(self, outcome: str) -> None:
+        """A known task_id came again (`resent` or `interrupted`)."""
+        ...
+
+    def texts_embedded(self, count: int, seconds: float) -> None:
+        """The dense model embedded `count` texts in `seconds`."""
+        ...
+
+    def results_relayed(self, due: int, sent: int, retried: int, dead: int) -> None:
+        """One outbox relay pass: rows due, published, put back, dead."""
+        ...
+
+
+class NoMetrics:
+    def run_finished(self, status: str, failure_code: str | None) -> None:
+        return None
+
+    def stage_finished(self, stage: str, status: str, seconds: float) -> None:
+        return None
+
+    def task_started(self) -> None:
+        return None
+
+    def task_ended(self) -> None:
+        return None
+
+    def redelivered(self, outcome: str) -> None:
+        return None
+
+    def texts_embedded(self, count: int, seconds: float) -> None:
+        return None
+
+    def results_relayed(self, due: int, sent: int, retried: int, dead: int) -> None:
+        return None
+
+
+NO_METRICS: PipelineMetrics = NoMetrics()
