@@ -183,6 +183,13 @@ class Settings(BaseSettings):
     )
     ingest_workers: int = Field(2, ge=1, le=16, description="Tasks in flight during ingest.")
 
+    log_format: str = Field(
+        "text",
+        pattern="^(text|json)$",
+        description="worker/serve log lines: text, or json (one object per line with task_id, "
+        "user_id, stage, duration_ms).",
+    )
+
     # HTTP (`ragline serve`)
     api_tokens: SecretStr | None = Field(
         None,
@@ -204,6 +211,19 @@ class Settings(BaseSettings):
         if (self.data_dir / "qdrant").is_dir() and not (self.data_dir / "vectors").exists():
             return VectorVendor.QDRANT
         return VectorVendor.EMBEDDED
+
+    @property
+    def secret_values(self) -> list[str]:
+        """Every configured secret, so log lines can mask it wherever it appears (the API
+        tokens are added by `ragline serve`, which parses them)."""
+        secrets = [
+            self.secret_key,
+            self.s3_secret_key,
+            self.kafka_sasl_password,
+            self.embedding_api_key,
+            self.llm_api_key,
+        ]
+        return [s.get_secret_value() for s in secrets if s is not None]
 
     @property
     def ingest_poll_window(self) -> int:

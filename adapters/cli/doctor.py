@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import typer
@@ -10,17 +9,10 @@ from rich.console import Console
 from rich.table import Table
 
 from ragline.adapters.cli.app import DATA_DIR_OPTION, app, provided, run_session
+from ragline.adapters.log_format import redacted
 from ragline.application.health import Check
 
 console = Console()
-
-_URL_PASSWORD = re.compile(r"(?P<scheme>[a-zA-Z][\w+.-]*://)(?P<user>[^:/@\s]*):[^@/\s]*@")
-
-
-def redacted(value: object) -> str:
-    """A setting as shown: a password inside a URL (`postgresql://u:pw@h`, `amqp://u:pw@h`)
-    is replaced by `***` (SecretStr fields already print as `**********`)."""
-    return _URL_PASSWORD.sub(lambda m: f"{m['scheme']}{m['user']}:***@", str(value))
 
 
 @app.command()

@@ -34,8 +34,8 @@ def serve(
     import uvicorn
 
     from ragline.adapters.http import ApiTokens, TokenConfigError, create_app
+    from ragline.adapters.log_format import configure_logging
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     container = ctx.obj.get()
     settings = container.settings()
     secret = settings.api_tokens.get_secret_value() if settings.api_tokens else None
@@ -43,6 +43,7 @@ def serve(
         tokens = ApiTokens.parse(secret)
     except TokenConfigError as error:
         raise typer.BadParameter(str(error), param_hint="RAGLINE_API_TOKENS") from None
+    configure_logging(settings.log_format, [*settings.secret_values, *tokens.principals])
     if tokens.open:
         if not is_loopback(host):
             raise typer.BadParameter(
@@ -56,4 +57,4 @@ def serve(
             tokens.default_user,
         )
     api = create_app(container, tokens, max_body_bytes=settings.http_max_body_mb * 1024 * 1024)
-    uvicorn.run(api, host=host, port=port, log_level="info", access_log=False)
+    uvicorn.run(api, host=host, port=port, log_config=None, access_log=False)

@@ -3,34 +3,69 @@
 from __future__ import annotations
 
 import asyncio
-import logging
 import signal
 from pathlib import Path
+from typing import Any
 
 import typer
 
 from ragline.adapters.cli.app import DATA_DIR_OPTION, app, provided, run_session
+from ragline.adapters.log_format import configure_logging
 
 
 @app.command()
 def worker(
     ctx: typer.Context,
     consumers: int = typer.Option(1, "--consumers", min=1, max=16, help="Concurrent tasks."),
+    http_port: int | None = typer.Option(
+        None, "--http-port", min=1, max=65535, help="Also serve /healthz, /readyz, /metrics."
+    ),
+    http_host: str = typer.Option("127.0.0.1", "--http-host", help="Interface for --http-port."),
     data_dir: Path | None = DATA_DIR_OPTION,
 ) -> None:
     """Run the parse-task consumer and the result relay (Kafka or RabbitMQ per MQ_VENDOR)."""
     ctx.obj.choose(data_dir)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
-    for chatty in ("pika", "aiokafka", "alembic", "httpx"):
-        logging.getLogger(chatty).setLevel(logging.WARNING)
     container = ctx.obj.get()
+    settings = container.settings()
+    configure_logging(settings.log_format, settings.secret_values)
 
     async def main() -> None:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
+
+        def stop_on_signals() -> None:
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.add_signal_handler(sig, stop.set)
+
+        stop_on_signals()
         worker = await provided(container.worker, consumers=consumers)
-        await worker.run_until(stop)
+        if http_port is None:
+            await worker.run_until(stop)
+            return
+        server = operations_server(container, http_host, http_port)
+        serving = asyncio.create_task(server.serve())
+        while not server.started and not serving.done():
+            await asyncio.sleep(0.05)
+        if serving.done():  # the port could not be bound: say why and stop
+            serving.result()
+            raise typer.Exit(1)
+        stop_on_signals()  # uvicorn took the signals for itself while starting
+        try:
+            await worker.run_until(stop)
+        finally:
+            server.should_exit = True
+            await serving
 
     run_session(container, main)
+
+
+def operations_server(container: object, host: str, port: int) -> Any:
+    """uvicorn serving the health and metrics routes on the worker's event loop."""
+    import uvicorn
+
+    from ragline.adapters.http import create_operations_app
+
+    config = uvicorn.Config(
+        create_operations_app(container), host=host, port=port, log_config=None, lifespan="off"
+    )
+    return uvicorn.Server(config)

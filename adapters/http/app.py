@@ -96,3 +96,12 @@ def create_app(
         return response
 
     return app
+
+
+def create_operations_app(container: Any) -> FastAPI:
+    """Only /healthz, /readyz and /metrics (for `ragline worker --http-port`)."""
+    app = FastAPI(title="ragline worker", docs_url=None, redoc_url=None, openapi_url=None)
+    app.state.container = container
+    problems.install(app)
+    app.include_router(health_routes.router)
+    return app

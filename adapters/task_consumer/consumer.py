@@ -14,6 +14,7 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from ragline.application.pipeline.errors import describe
+from ragline.application.pipeline.log_context import log_fields
 from ragline.application.pipeline.orchestrator import ParseTaskPipeline
 from ragline.application.pipeline.outcome import OutcomeKind, PipelineOutcome
 from ragline.application.ports.messaging import MessageBusError, TaskDelivery, TaskSource
@@ -66,6 +67,15 @@ class TaskConsumer:
     async def _process(self, delivery: TaskDelivery) -> PipelineOutcome | None:
         body = delivery.body
         decoded = self.wire.decode_task(body)
+        fields = {"task_id": decoded.task_id or ""}
+        if isinstance(decoded, ParseTaskCommand):
+            fields |= {"user_id": str(decoded.user_id), "dataset_id": str(decoded.dataset_id)}
+        with log_fields(**fields):
+            return await self._settled(delivery, body, decoded)
+
+    async def _settled(
+        self, delivery: TaskDelivery, body: bytes, decoded: ParseTaskCommand | UnreadableTask
+    ) -> PipelineOutcome | None:
         try:
             outcome = await self.handle(decoded)
         except Exception as error:
@@ -86,6 +96,7 @@ class TaskConsumer:
             await _settle(delivery.dead_letter(outcome.detail or "unreadable task"))
             return outcome
         await _settle(delivery.ack())
+        log.info("task settled: %s %s", outcome.kind.value, outcome.detail or "")
         return outcome
 
 

@@ -14,16 +14,20 @@ a crash right after a separate start of N+1 would.
 from __future__ import annotations
 
 import abc
+import logging
 from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import ClassVar
 
 from ragline.application.pipeline.context import RunContext
 from ragline.application.pipeline.errors import StageFailure, describe
+from ragline.application.pipeline.log_context import log_fields
 from ragline.application.pipeline.results import ResultOutbox
 from ragline.application.pipeline.services import StageServices
 from ragline.application.ports.unit_of_work import PersistenceError, UnitOfWork
 from ragline.domain.parse_run import FailureCode, MarkdownLocation, Stage, StageStatus
+
+log = logging.getLogger("ragline.pipeline")
 
 ExtraWrite = Callable[[UnitOfWork, RunContext], Awaitable[None]]
 
@@ -66,6 +70,10 @@ class PipelineStage(abc.ABC):
 
     async def execute(self, ctx: RunContext) -> None:
         """The template; afterwards the run is saved and, if terminal, its result is queued."""
+        with log_fields(stage=self.stage.value):
+            await self._execute(ctx)
+
+    async def _execute(self, ctx: RunContext) -> None:
         run, stage = ctx.run, self.stage
         state = run.stages[stage]
         if state.status is StageStatus.SUCCESS and state.inherited:
@@ -108,6 +116,15 @@ class PipelineStage(abc.ABC):
         state = ctx.run.stages[self.stage]
         seconds = (state.duration_ms or 0) / 1000
         self.services.metrics.stage_finished(self.stage.value, state.status.value, seconds)
+        reason = ctx.run.failure_reason if state.status is StageStatus.FAILED else None
+        log.info(
+            "stage %s %s in %d ms%s",
+            self.stage.value,
+            state.status.value,
+            state.duration_ms or 0,
+            f": {reason.text}" if reason is not None else "",
+            extra={"duration_ms": state.duration_ms or 0, "status": state.status.value},
+        )
 
     async def _transition(
         self,
