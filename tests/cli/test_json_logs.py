@@ -27,7 +27,8 @@ def lines() -> Iterator[io.StringIO]:
     handler.addFilter(LogContextFilter())
     root = logging.getLogger()
     root.addHandler(handler)
-    level, root.level = root.level, logging.INFO
+    level = root.level
+    root.setLevel(logging.INFO)  # setLevel, not assignment: loggers cache isEnabledFor
     try:
         yield stream
     finally:
