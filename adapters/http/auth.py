@@ -10,9 +10,11 @@ from __future__ import annotations
 import hmac
 import json
 from pathlib import Path
+from typing import Annotated
 
 import attrs
-from fastapi import HTTPException, Request, status
+from fastapi import Depends, HTTPException, Request, status
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 SERVICE = "*"
 
@@ -99,10 +101,17 @@ class ApiTokens:
         return None
 
 
-def principal(request: Request) -> Principal:
+BEARER = HTTPBearer(auto_error=False, description="A token of RAGLINE_API_TOKENS.")
+
+
+def principal(
+    request: Request,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(BEARER)],
+) -> Principal:
     """FastAPI dependency: the caller, or 401."""
     tokens: ApiTokens = request.app.state.tokens
-    found = tokens.principal_for(request.headers.get("authorization"))
+    offered = f"Bearer {credentials.credentials}" if credentials is not None else None
+    found = tokens.principal_for(offered)
     if found is None:
         raise HTTPException(
             status.HTTP_401_UNAUTHORIZED,

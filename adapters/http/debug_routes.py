@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Body, Depends, File, Form, HTTPException, Request, UploadFile, status
 
@@ -14,6 +14,7 @@ from ragline.adapters.http.schemas import (
     Extracted,
     ExtractFromObject,
     Published,
+    RawTaskMessage,
     Submitted,
     seed_example,
 )
@@ -49,22 +50,16 @@ async def submit_task(
 @router.post("/mq/send/parse-task", response_model=Published, status_code=status.HTTP_202_ACCEPTED)
 async def send_parse_task(
     request: Request,
-    message: Annotated[dict[str, Any], Body(openapi_examples={"seed": {"value": FIRST_PARSE}})],
+    message: Annotated[RawTaskMessage, Body(openapi_examples={"seed": {"value": FIRST_PARSE}})],
     caller: Annotated[Principal, Depends(principal)],
-    routing_key: str | None = None,
 ) -> Published:
     """Publish a ParseTask message exactly as given, as the admin side would (service tokens
     only): the worker decides what it is, answering FAILED INVALID_TASK_CONTEXT or
-    dead-lettering it as it does for any producer. The routing key is `routing_key`, else the
-    body's `file_type`."""
+    dead-lettering it as it does for any producer. The routing key is its `file_type`."""
     if not caller.is_service and not request.app.state.tokens.open:
         raise HTTPException(status.HTTP_403_FORBIDDEN, "raw messages need a service token")
     body = await request.body()
-    key = routing_key if routing_key is not None else message.get("file_type")
-    if not isinstance(key, str) or not key:
-        raise HTTPException(
-            status.HTTP_422_UNPROCESSABLE_CONTENT, "no routing key: give routing_key or file_type"
-        )
+    key = message.file_type
     publish = await use_case(request, "publish_task_message")
     await publish(body, key)
     settings = request.app.state.container.settings()

@@ -17,6 +17,14 @@ def seed_example(name: str) -> dict[str, Any]:
     return example
 
 
+class RawTaskMessage(BaseModel):
+    """Any JSON object with a file_type (the routing key); published exactly as sent."""
+
+    model_config = ConfigDict(extra="allow")
+
+    file_type: str = Field(min_length=1, max_length=64, examples=["pdf"])
+
+
 class Submitted(BaseModel):
     task_id: str
     routing_key: str = Field(description="The task topic's routing key (file_type).")

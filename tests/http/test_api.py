@@ -89,7 +89,9 @@ def test_a_raw_message_is_published_unchanged_and_the_worker_answers_it(
     response = client.post(
         "/api/v1/mq/send/parse-task", json={"task_id": "raw-2"}, headers=bearer(SERVICE_TOKEN)
     )
-    assert "routing key" in _assert_problem(response, 422)["detail"]
+    assert _assert_problem(response, 422)["errors"] == [
+        {"field": "file_type", "message": "Field required"}
+    ]
 
 
 def test_extract_sync_parses_an_upload_and_refuses_what_it_cannot(client: TestClient) -> None:
