@@ -1,0 +1,63 @@
+"""Every in-memory fake runs the contract kit of the port it fakes.
+
+The pipeline tests (tests/pipeline) and the fault-injecting state machine run on these
+fakes; a fake that failed its kit would prove nothing about the real adapters. A fake
+leaves out only a capability mixin it honestly lacks, named in its class docstring; the
+real adapters' kit classes (tests/adapters/**, tests/contracts/**) combine every mixin.
+As eventsourcing runs its persistence test cases on the POPO recorders
+(tests/persistence_tests/test_popo.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+from ragline.testing.kits.keyword_index import KeywordIndexContract
+from ragline.testing.kits.object_storage import ObjectStorageContract
+from ragline.testing.kits.unit_of_work import UnitOfWorkContract
+from ragline.testing.kits.vector_index import VectorIndexContract
+from tests.fakes.indexes import FakeKeywordIndex, FakeVectorIndex
+from tests.fakes.storage import FakeObjectStorage
+from tests.fakes.unit_of_work import FakeDatabase
+
+
+class TestFakeUnitOfWork(UnitOfWorkContract):
+    """FakeDatabase as the UnitOfWorkFactory. Row locks with read-committed visibility, so the
+    retry race really interleaves (`serializes_transactions` stays False).
+
+    Leaves out `EncryptedApiKeysContract`: the fake keeps API keys in plain text and has
+    no secret, so there is nothing to encrypt with and no wrong key to fail on.
+    """
+
+    @pytest.fixture
+    def uow_factory(self) -> FakeDatabase:
+        return FakeDatabase()
+
+
+class TestFakeVectorIndex(VectorIndexContract):
+    """Leaves out `IdfSparseRankingContract`: sparse scores are the plain dot product of the
+    weights; the fake keeps no document frequencies."""
+
+    @pytest.fixture
+    async def vector_index(self) -> AsyncIterator[FakeVectorIndex]:
+        yield FakeVectorIndex()
+
+
+class TestFakeKeywordIndex(KeywordIndexContract):
+    """The whole kit. (Its scores count the query terms' occurrences, not BM25; the kit
+    asks for the ranking that both give.)"""
+
+    @pytest.fixture
+    async def keyword_index(self) -> AsyncIterator[FakeKeywordIndex]:
+        yield FakeKeywordIndex()
+
+
+class TestFakeObjectStorage(ObjectStorageContract):
+    """Leaves out `PresignedUrlContract`: the fake's presigned URLs name
+    `fake-storage.invalid`, which nothing serves; the pipeline only passes them on."""
+
+    @pytest.fixture
+    def storage(self) -> FakeObjectStorage:
+        return FakeObjectStorage()
