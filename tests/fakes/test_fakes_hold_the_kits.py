@@ -14,11 +14,14 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from ragline.contracts.wire import dead_letter_topic
 from ragline.testing.kits.keyword_index import KeywordIndexContract
+from ragline.testing.kits.messaging import MessagingContract, MessagingHarness
 from ragline.testing.kits.object_storage import ObjectStorageContract
 from ragline.testing.kits.unit_of_work import UnitOfWorkContract
 from ragline.testing.kits.vector_index import VectorIndexContract
 from tests.fakes.indexes import FakeKeywordIndex, FakeVectorIndex
+from tests.fakes.messaging import FakeBus, FakeBusSource, FakeResultPublisher
 from tests.fakes.storage import FakeObjectStorage
 from tests.fakes.unit_of_work import FakeDatabase
 
@@ -61,3 +64,36 @@ class TestFakeObjectStorage(ObjectStorageContract):
     @pytest.fixture
     def storage(self) -> FakeObjectStorage:
         return FakeObjectStorage()
+
+
+class FakeBusHarness(MessagingHarness):
+    task_topic = "tasks"
+    result_topic = "results"
+
+    def __init__(self, bus: FakeBus) -> None:
+        self.bus = bus
+
+    async def task_source(self) -> FakeBusSource:
+        return self.bus.source(self.task_topic, "workers")
+
+    async def task_publisher(self) -> FakeResultPublisher:
+        return self.bus.publisher(self.task_topic)
+
+    async def result_publisher(self) -> FakeResultPublisher:
+        return self.bus.publisher(self.result_topic)
+
+    async def result_reader(self) -> FakeBusSource:
+        return self.bus.source(self.result_topic, "reader")
+
+    async def dead_letter_reader(self) -> FakeBusSource:
+        return self.bus.source(dead_letter_topic(self.task_topic), "ops")
+
+
+class TestFakeBus(MessagingContract):
+    """FakeBus joining FakeBusSource, FakeDelivery and FakeResultPublisher: the whole kit."""
+
+    receive_timeout = 5.0
+
+    @pytest.fixture
+    async def harness(self) -> AsyncIterator[MessagingHarness]:
+        yield FakeBusHarness(FakeBus())
