@@ -15,6 +15,8 @@ only a capability mixin it honestly lacks:
 - `messaging.FakeBus` (with FakeDelivery, FakeBusSource, FakeResultPublisher): the whole
   `MessagingContract`.
 
+`ParseRunMachine` (the ParseRun properties) runs on `FakeDatabase` too, as on the SQL store.
+
 The fake unit of work keeps the storage semantics the use case relies on: uncommitted writes
 are invisible to others, writers lock the rows they touch until commit/rollback (so a
 compare-and-set sees the latest committed row, as on PostgreSQL/MySQL), version CAS on save,

@@ -5,14 +5,18 @@ fakes; a fake that failed its kit would prove nothing about the real adapters. A
 leaves out only a capability mixin it honestly lacks, named in its class docstring; the
 real adapters' kit classes (tests/adapters/**, tests/contracts/**) combine every mixin.
 As eventsourcing runs its persistence test cases on the POPO recorders
-(tests/persistence_tests/test_popo.py).
+(tests/persistence_tests/test_popo.py). The ParseRun properties (`ParseRunMachine`) run on
+the fake unit of work too, through the same `UnitOfWorkRunStore` the SQL backends use.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
 import pytest
+from hypothesis import settings
+from hypothesis.stateful import run_state_machine_as_test
 
 from ragline.contracts.wire import dead_letter_topic
 from ragline.testing.kits.keyword_index import KeywordIndexContract
@@ -20,6 +24,8 @@ from ragline.testing.kits.messaging import MessagingContract, MessagingHarness
 from ragline.testing.kits.object_storage import ObjectStorageContract
 from ragline.testing.kits.unit_of_work import UnitOfWorkContract
 from ragline.testing.kits.vector_index import VectorIndexContract
+from ragline.testing.parse_run import ParseRunMachine, RunStore
+from ragline.testing.parse_run.uow_store import UnitOfWorkRunStore
 from tests.fakes.indexes import FakeKeywordIndex, FakeVectorIndex
 from tests.fakes.messaging import FakeBus, FakeBusSource, FakeResultPublisher
 from tests.fakes.storage import FakeObjectStorage
@@ -97,3 +103,25 @@ class TestFakeBus(MessagingContract):
     @pytest.fixture
     async def harness(self) -> AsyncIterator[MessagingHarness]:
         yield FakeBusHarness(FakeBus())
+
+
+class FakeUnitOfWorkRunMachine(ParseRunMachine):
+    """The ParseRun properties on FakeDatabase's run repository (a fresh one per example)."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        super().__init__()
+
+    def make_store(self) -> RunStore:
+        return UnitOfWorkRunStore(FakeDatabase(), self.loop)
+
+
+def test_parse_run_machine_on_the_fake_unit_of_work() -> None:
+    loop = asyncio.new_event_loop()
+    try:
+        run_state_machine_as_test(
+            lambda: FakeUnitOfWorkRunMachine(loop),
+            settings=settings(max_examples=50, stateful_step_count=30),
+        )
+    finally:
+        loop.close()

@@ -1,11 +1,12 @@
 r"""The ParseRun properties (`ParseRunMachine`) on the SQL store: SQLite, PostgreSQL, MariaDB.
 
-`SqlRunStore` is the machine's `RunStore` over `ragline.adapters.sql`: every call is one unit
-of work, run to completion on an event loop the backend owns (the machine is synchronous).
-`supersede_and_add` is what the retry use case does: `mark_superseded` (a compare-and-set
-whose rowcount decides) and `add` of the new run in one unit of work. Each example starts
-on an empty `parse_run` table. The settings are modest (the reference store in tests/domain
-runs 200 examples of 30 steps); the three backends together take about 15 s.
+`SqlRunStore` is `ragline.testing.parse_run.uow_store.UnitOfWorkRunStore` (the machine's
+`RunStore` over the UnitOfWork port: one unit of work per call, on an event loop the backend
+owns) on `ragline.adapters.sql`. `supersede_and_add` is what the retry use case does:
+`mark_superseded` (a compare-and-set whose rowcount decides) and `add` of the new run in one
+unit of work. Each example starts on an empty `parse_run` table. The settings are modest
+(the reference store in tests/domain runs 200 examples of 30 steps); the three backends
+together take about 15 s.
 
 Known gap: `failure_details()` draws lone surrogates ("\ud83d\ude00" is two code points in
 Python), which no UTF-8 database can hold; the adapter raises UnicodeEncodeError for such a
@@ -16,15 +17,14 @@ run. The store checks that it still does and rejects that example
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TypeVar
 
 import attrs
 import pytest
 from hypothesis import reject, settings
 from hypothesis.stateful import run_state_machine_as_test
-from sqlalchemy import delete, select
+from sqlalchemy import delete
 
 from ragline.adapters.sql import (
     SqlUnitOfWorkFactory,
@@ -32,41 +32,12 @@ from ragline.adapters.sql import (
     upgrade_to_head,
 )
 from ragline.adapters.sql.tables import parse_run
-from ragline.application.ports.unit_of_work import ConcurrentUpdate, DuplicateTaskId
 from ragline.domain.parse_run import FailureCode, ParseRun, Stage
 from ragline.testing.kits.unit_of_work import at, identity
 from ragline.testing.parse_run import ParseRunMachine, RunStore
-
-T = TypeVar("T")
+from ragline.testing.parse_run.uow_store import UnitOfWorkRunStore
 
 MACHINE_SETTINGS = settings(max_examples=30, stateful_step_count=20, deadline=None)
-
-
-class SqlBackend:
-    """One database for a whole test: an event loop and a unit-of-work factory on it."""
-
-    def __init__(self, url: str) -> None:
-        self.loop = asyncio.new_event_loop()
-        self.factory: SqlUnitOfWorkFactory = create_unit_of_work_factory(url)
-
-    def run(self, work: Coroutine[Any, Any, T]) -> T:
-        return self.loop.run_until_complete(work)
-
-    def fresh_store(self) -> SqlRunStore:
-        """A store on an empty parse_run table (the machine numbers its task ids from 1)."""
-        self.run(self._empty())
-        return SqlRunStore(self)
-
-    async def _empty(self) -> None:
-        async with self.factory.engine.begin() as conn:
-            await conn.execute(delete(parse_run))
-
-    def close(self) -> None:
-        try:
-            self.run(self._empty())
-            self.run(self.factory.dispose())
-        finally:
-            self.loop.close()
 
 
 def utf8_encodable(run: ParseRun) -> bool:
@@ -78,15 +49,10 @@ def utf8_encodable(run: ParseRun) -> bool:
     return True
 
 
-class SqlRunStore:
-    """`RunStore` over the SQL unit of work: one unit of work per call."""
+class SqlRunStore(UnitOfWorkRunStore):
+    """The port's RunStore, rejecting the examples no UTF-8 database can hold."""
 
-    def __init__(self, backend: SqlBackend) -> None:
-        self.backend = backend
-        self.factory = backend.factory
-
-    def _unstorable(self, run: ParseRun) -> None:
-        """Reject the example when `run` cannot be stored (see the module docstring)."""
+    def check_storable(self, run: ParseRun) -> None:
         if utf8_encodable(run):
             return
 
@@ -95,78 +61,32 @@ class SqlRunStore:
                 with pytest.raises(UnicodeEncodeError):
                     await uow.runs.add(attrs.evolve(run, identity=identity()))
 
-        self.backend.run(refused())
+        self.run(refused())
         reject()
 
-    def add(self, run: ParseRun) -> bool:
-        self._unstorable(run)
 
-        async def add() -> bool:
-            async with self.factory() as uow:
-                try:
-                    await uow.runs.add(run)
-                except DuplicateTaskId:
-                    return False
-                await uow.commit()
-                return True
+class SqlBackend:
+    """One database for a whole test: an event loop and a unit-of-work factory on it."""
 
-        return self.backend.run(add())
+    def __init__(self, url: str) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.factory: SqlUnitOfWorkFactory = create_unit_of_work_factory(url)
 
-    def get(self, task_id: str) -> ParseRun | None:
-        async def get() -> ParseRun | None:
-            async with self.factory() as uow:
-                return await uow.runs.get(task_id)
+    def fresh_store(self) -> SqlRunStore:
+        """A store on an empty parse_run table (the machine numbers its task ids from 1)."""
+        self.loop.run_until_complete(self._empty())
+        return SqlRunStore(self.factory, self.loop)
 
-        return self.backend.run(get())
+    async def _empty(self) -> None:
+        async with self.factory.engine.begin() as conn:
+            await conn.execute(delete(parse_run))
 
-    def save(self, run: ParseRun, expected_version: int) -> bool:
-        self._unstorable(run)
-
-        async def save() -> bool:
-            async with self.factory() as uow:
-                if run.version <= expected_version:
-                    # The adapter refuses a save that would not change the row (ValueError,
-                    # before its compare-and-set): check that it does, and count it refused.
-                    with pytest.raises(ValueError, match="not newer"):
-                        await uow.runs.save(run, expected_version)
-                    return False
-                try:
-                    await uow.runs.save(run, expected_version)
-                except ConcurrentUpdate:
-                    return False
-                await uow.commit()
-                return True
-
-        return self.backend.run(save())
-
-    def supersede_and_add(self, previous: ParseRun, new_run: ParseRun) -> bool:
-        self._unstorable(new_run)
-
-        async def supersede_and_add() -> bool:
-            async with self.factory() as uow:
-                if not await uow.runs.mark_superseded(previous.task_id, new_run.task_id):
-                    return False  # leaving without commit: nothing changed
-                try:
-                    await uow.runs.add(new_run)
-                except DuplicateTaskId:
-                    return False  # the mark is rolled back with the unit of work
-                marked = await uow.runs.get(previous.task_id)
-                assert marked == previous, (
-                    "mark_superseded wrote another row than the in-memory supersede:\n"
-                    f" stored   {marked}\n in memory {previous}"
-                )
-                await uow.commit()
-                return True
-
-        return self.backend.run(supersede_and_add())
-
-    def task_ids(self) -> list[str]:
-        async def task_ids() -> list[str]:
-            async with self.factory.engine.connect() as conn:
-                result = await conn.execute(select(parse_run.c.task_id))
-                return [row[0] for row in result.all()]
-
-        return self.backend.run(task_ids())
+    def close(self) -> None:
+        try:
+            self.loop.run_until_complete(self._empty())
+            self.loop.run_until_complete(self.factory.dispose())
+        finally:
+            self.loop.close()
 
 
 class SqlParseRunMachine(ParseRunMachine):
