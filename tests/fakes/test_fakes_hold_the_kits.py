@@ -19,6 +19,7 @@ from hypothesis import settings
 from hypothesis.stateful import run_state_machine_as_test
 
 from ragline.contracts.wire import dead_letter_topic
+from ragline.testing.kits.embedder import EmbedderContract
 from ragline.testing.kits.keyword_index import KeywordIndexContract
 from ragline.testing.kits.messaging import MessagingContract, MessagingHarness
 from ragline.testing.kits.object_storage import ObjectStorageContract
@@ -28,6 +29,7 @@ from ragline.testing.parse_run import ParseRunMachine, RunStore
 from ragline.testing.parse_run.uow_store import UnitOfWorkRunStore
 from tests.fakes.indexes import FakeKeywordIndex, FakeVectorIndex
 from tests.fakes.messaging import FakeBus, FakeBusSource, FakeResultPublisher
+from tests.fakes.models import FakeEmbedder
 from tests.fakes.storage import FakeObjectStorage
 from tests.fakes.unit_of_work import FakeDatabase
 
@@ -103,6 +105,15 @@ class TestFakeBus(MessagingContract):
     @pytest.fixture
     async def harness(self) -> AsyncIterator[MessagingHarness]:
         yield FakeBusHarness(FakeBus())
+
+
+class TestFakeEmbedder(EmbedderContract):
+    """Leaves out `SemanticSimilarityContract`: the fake's vectors are hashes of the text
+    (deterministic unit vectors), they carry no meaning."""
+
+    @pytest.fixture
+    def embedder(self) -> FakeEmbedder:
+        return FakeEmbedder(8)
 
 
 class FakeUnitOfWorkRunMachine(ParseRunMachine):
