@@ -32,6 +32,7 @@ from ragline.application.ports.vector_index import (
     SparsePoint,
     VectorHit,
     VectorIndex,
+    VectorIndexError,
 )
 
 DIM = 4
@@ -92,6 +93,16 @@ class VectorIndexContract:
         assert await index.query_dense(USER, DATASET, E1, 5) == []
         assert await index.query_sparse(USER, DATASET, sv({1: 1.0}), 5) == []
         await index.delete_document(USER, DATASET, "doc-1")  # no collection: still fine
+
+    async def test_upserts_need_the_collection(self, index: VectorIndex) -> None:
+        with pytest.raises(VectorIndexError):
+            await index.upsert_dense([dense("a", E1)])
+        with pytest.raises(VectorIndexError):
+            await index.upsert_sparse([sparse("a", {1: 1.0})])
+        await index.ensure_collection(DIM)
+        await index.upsert_dense([dense("a", E1)])
+        await index.upsert_sparse([sparse("a", {1: 1.0})])
+        assert ids(await index.query_dense(USER, DATASET, E1, 10)) == ["a"]
 
     async def test_ensure_collection_is_idempotent_and_checks_dimension(
         self, index: VectorIndex

@@ -27,6 +27,7 @@ from ragline.application.ports.vector_index import (
     DensePoint,
     SparsePoint,
     VectorHit,
+    VectorIndexError,
 )
 from tests.fakes.faults import Faults
 
@@ -84,17 +85,24 @@ class FakeVectorIndex:
         elif self.dimension != dimension:
             raise EmbeddingDimensionMismatch(self.dimension, dimension, "collection")
 
+    def _require_collection(self, points: Sequence[object]) -> int:
+        if self.dimension is None and points:
+            raise VectorIndexError("collection missing: call ensure_collection first")
+        return self.dimension or 0
+
     async def upsert_dense(self, points: Sequence[DensePoint]) -> None:
         self.faults.check("vectors.upsert_dense")
+        dimension = self._require_collection(points)
         for point in points:
-            if self.dimension is not None and len(point.vector) != self.dimension:
-                raise EmbeddingDimensionMismatch(self.dimension, len(point.vector), "upsert")
+            if len(point.vector) != dimension:
+                raise EmbeddingDimensionMismatch(dimension, len(point.vector), "upsert")
         for point in points:
             self._point(point.chunk_id, point.payload).vector = list(point.vector)
             self.dense_writes.append(point.chunk_id)
 
     async def upsert_sparse(self, points: Sequence[SparsePoint]) -> None:
         self.faults.check("vectors.upsert_sparse")
+        self._require_collection(points)
         for point in points:
             self._point(point.chunk_id, point.payload).sparse = point.sparse
             self.sparse_writes.append(point.chunk_id)
