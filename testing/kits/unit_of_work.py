@@ -369,6 +369,13 @@ class UnitOfWorkContract:
                 await uow.runs.add(run)
         assert await self.get_run(uow_factory, run.task_id) is None
 
+    async def test_repositories_outside_the_block_fail(
+        self, uow_factory: UnitOfWorkFactory
+    ) -> None:
+        uow = uow_factory()
+        with pytest.raises(PersistenceError):
+            await uow.runs.get(uid("never"))
+
     async def test_chunks_outside_the_scope_are_refused(
         self, uow_factory: UnitOfWorkFactory
     ) -> None:
