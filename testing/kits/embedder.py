@@ -1,10 +1,17 @@
 """Contract kit for the Embedder port.
 
+One class per capability (as Haystack's `haystack/testing/document_store.py` does):
+- `EmbedderContract`: dimension, unit vectors, determinism, batches equal singles, empty
+  batches. Every Embedder passes it.
+- `SemanticSimilarityContract`: vectors carry meaning, in each of `languages`: a paraphrase is
+  closer than an unrelated text, and a query finds its passage.
+A real model combines them all; a test double (hash vectors) leaves out the second.
+
 Subclass once per adapter and provide the `embedder` fixture (a real model, local or behind a
 real server). Set `languages` to what the model claims to serve; the kit checks meaning in
 each of them.
 
-    class TestMyEmbedder(EmbedderContract):
+    class TestMyEmbedder(EmbedderContract, SemanticSimilarityContract):
         languages = ("en", "zh")
 
         @pytest.fixture
@@ -42,9 +49,7 @@ def cosine(a: Sequence[float], b: Sequence[float]) -> float:
 
 
 class EmbedderContract:
-    """The behaviour every Embedder adapter must show."""
-
-    languages: tuple[str, ...] = ("en",)
+    """The behaviour every Embedder must show (real models and test doubles alike)."""
 
     @pytest.fixture
     def embedder(self) -> Embedder:
@@ -86,6 +91,13 @@ class EmbedderContract:
     def test_empty_list_gives_no_vectors(self, embedder: Embedder) -> None:
         assert embedder.embed_documents([]) == []
         assert embedder.embed_queries([]) == []
+
+
+class SemanticSimilarityContract:
+    """Capability: the vectors carry meaning in each of `languages`. Needs the `embedder`
+    fixture of `EmbedderContract`."""
+
+    languages: tuple[str, ...] = ("en",)
 
     def test_similar_meaning_is_closer_than_unrelated(self, embedder: Embedder) -> None:
         for language in self.languages:

@@ -1,9 +1,16 @@
 """Contract kit for the ObjectStorage port.
 
+One class per capability (as Haystack's `haystack/testing/document_store.py` does):
+- `ObjectStorageContract`: buckets, streamed round trips, stat, delete, overwrite, keys.
+  Every ObjectStorage passes it.
+- `PresignedUrlContract`: `presigned_get_url` gives a URL that downloads the bytes with a
+  plain GET (http(s):// for S3 and MinIO, file:// for the local store).
+A real adapter combines them all; a test double leaves out a mixin it honestly lacks.
+
 Subclass once per adapter, in a module pytest collects, and provide the `storage` fixture
 (a ready adapter against a real store):
 
-    class TestMyStorage(ObjectStorageContract):
+    class TestMyStorage(ObjectStorageContract, PresignedUrlContract):
         @pytest.fixture
         def storage(self) -> ObjectStorage:
             return MyStorage(...)
@@ -46,7 +53,7 @@ def fetch(url: str) -> bytes:
 
 
 class ObjectStorageContract:
-    """The behaviour every ObjectStorage adapter must show."""
+    """The behaviour every ObjectStorage must show (real adapters and test doubles alike)."""
 
     @pytest.fixture
     def storage(self) -> ObjectStorage:
@@ -166,6 +173,21 @@ class ObjectStorageContract:
         dest = tmp_path / "u.md"
         await storage.get_to_file(bucket, key, dest)
         assert dest.read_bytes() == data
+
+    async def test_empty_key_is_rejected(self, storage: ObjectStorage, bucket: str) -> None:
+        with pytest.raises(InvalidObjectKey):
+            await storage.put_bytes(bucket, "", b"x")
+
+
+class PresignedUrlContract:
+    """Capability: a presigned URL downloads the object's bytes with a plain GET, from
+    outside the adapter (an HTTP server for S3/MinIO, the file itself for the local store).
+    Needs the `storage` and `bucket` fixtures of `ObjectStorageContract`."""
+
+    async def test_unicode_keys_presigned_url(self, storage: ObjectStorage, bucket: str) -> None:
+        key = "报告/2024 年度 summary (v1)+ä.md"
+        data = "内容 content".encode()
+        await storage.put_bytes(bucket, key, data, "text/markdown")
         url = await storage.presigned_get_url(bucket, key, timedelta(minutes=5))
         assert fetch(url) == data
 
@@ -177,7 +199,3 @@ class ObjectStorageContract:
         await storage.put_file(bucket, "src/doc.pdf", src, "application/pdf")
         url = await storage.presigned_get_url(bucket, "src/doc.pdf", timedelta(minutes=10))
         assert fetch(url) == src.read_bytes()
-
-    async def test_empty_key_is_rejected(self, storage: ObjectStorage, bucket: str) -> None:
-        with pytest.raises(InvalidObjectKey):
-            await storage.put_bytes(bucket, "", b"x")

@@ -1,8 +1,17 @@
 """Contract kit for the UnitOfWork port (parsed logs, runs, chunks, model configs, outbox).
 
-Subclass once per adapter/backend, in a module pytest collects, and provide three fixtures:
+One class per capability (as Haystack's `haystack/testing/document_store.py` does): the base
+contract every UnitOfWork must pass, and mixins for what only some stores can do. A real
+adapter combines them all; a test double leaves out a mixin it honestly lacks, and says so.
 
-    class TestMyStore(UnitOfWorkContract):
+- `UnitOfWorkContract`: runs, parsed logs, chunks, model configs, outbox, transactions and
+  the retry race. Fixture: `uow_factory`.
+- `EncryptedApiKeysContract`: API keys are stored encrypted and a wrong secret fails
+  clearly. Fixtures: `other_key_uow_factory`, `stored_api_key`.
+
+Subclass in a module pytest collects and provide the fixtures:
+
+    class TestMyStore(UnitOfWorkContract, EncryptedApiKeysContract):
         @pytest.fixture
         async def uow_factory(self) -> AsyncIterator[UnitOfWorkFactory]:
             ...  # units of work on a migrated database, API-key secret "A"
@@ -241,7 +250,7 @@ def children(records: list[ChunkRecord]) -> list[ChunkRecord]:
 
 
 class UnitOfWorkContract:
-    """The behaviour every UnitOfWork adapter must show."""
+    """The behaviour every UnitOfWork must show (real adapters and test doubles alike)."""
 
     serializes_transactions: ClassVar[bool] = False
     race_rounds: ClassVar[int] = 6
@@ -249,14 +258,6 @@ class UnitOfWorkContract:
     @pytest.fixture
     def uow_factory(self) -> UnitOfWorkFactory:
         raise NotImplementedError("subclass and return a factory on a migrated database")
-
-    @pytest.fixture
-    def other_key_uow_factory(self) -> UnitOfWorkFactory:
-        raise NotImplementedError("subclass: same database, a different API-key secret")
-
-    @pytest.fixture
-    def stored_api_key(self) -> StoredApiKey:
-        raise NotImplementedError("subclass: read the raw stored api-key column")
 
     # -- helpers ------------------------------------------------------------------------
 
@@ -349,6 +350,39 @@ class UnitOfWorkContract:
         async with uow_factory() as uow:
             with pytest.raises(ConcurrentUpdate):
                 await uow.runs.save(run, 0)
+
+    async def test_save_must_carry_a_newer_version(self, uow_factory: UnitOfWorkFactory) -> None:
+        run = _pending()
+        await self.add_run(uow_factory, run)
+        async with uow_factory() as uow:
+            with pytest.raises(ValueError):
+                await uow.runs.save(run, run.version)  # unchanged: the row would not change
+            run.start_stage(Stage.CLEANING, at(1))
+            await uow.runs.save(run, run.version - 1)
+            await uow.commit()
+        assert await self.get_run(uow_factory, run.task_id) == run
+
+    async def test_naive_datetimes_are_refused(self, uow_factory: UnitOfWorkFactory) -> None:
+        run = ParseRun.open(identity(), datetime(2026, 1, 1))
+        async with uow_factory() as uow:
+            with pytest.raises(PersistenceError):
+                await uow.runs.add(run)
+        assert await self.get_run(uow_factory, run.task_id) is None
+
+    async def test_repositories_outside_the_block_fail(
+        self, uow_factory: UnitOfWorkFactory
+    ) -> None:
+        uow = uow_factory()
+        with pytest.raises(PersistenceError):
+            await uow.runs.get(uid("never"))
+
+    async def test_chunks_outside_the_scope_are_refused(
+        self, uow_factory: UnitOfWorkFactory
+    ) -> None:
+        mine, other = scope(), scope()
+        async with uow_factory() as uow:
+            with pytest.raises(ValueError):
+                await uow.chunks.replace_document(mine, chunk_set(other, uid("task")))
 
     async def test_mark_superseded_only_once_only_failed_and_bumps_version(
         self, uow_factory: UnitOfWorkFactory
@@ -672,30 +706,6 @@ class UnitOfWorkContract:
             assert await uow.model_configs.default_embedding(uid("user")) is None
         assert "sk-first" not in repr(first)
 
-    async def test_api_key_is_encrypted_at_rest_and_a_wrong_key_fails_clearly(
-        self,
-        uow_factory: UnitOfWorkFactory,
-        other_key_uow_factory: UnitOfWorkFactory,
-        stored_api_key: StoredApiKey,
-    ) -> None:
-        user = uid("user")
-        plaintext = "sk-live-" + uuid.uuid4().hex
-        config = EmbeddingConfig(user, "openai", "text-embedding-3-large", 3072, None, plaintext)
-        async with uow_factory() as uow:
-            await uow.model_configs.put_default_embedding(config)
-            await uow.commit()
-        raw = await stored_api_key(user)
-        assert raw is not None and raw != ""
-        assert plaintext not in raw
-        assert plaintext[8:] not in raw
-        async with other_key_uow_factory() as uow:
-            with pytest.raises(PersistenceError) as raised:
-                await uow.model_configs.default_embedding(user)
-        assert plaintext not in str(raised.value)
-        assert "key" in str(raised.value).lower()
-        async with uow_factory() as uow:
-            assert await uow.model_configs.default_embedding(user) == config
-
     # -- outbox -------------------------------------------------------------------------
 
     async def test_outbox_put_due_and_marks_are_compare_and_set(
@@ -904,3 +914,41 @@ class UnitOfWorkContract:
         assert len(landed) == 1
         assert await self.get_run(uow_factory, run.task_id) == landed[0]
         assert landed[0].version == run.version + 1
+
+
+class EncryptedApiKeysContract:
+    """Capability: API keys are encrypted at rest, and units of work holding a different
+    secret fail clearly instead of returning garbage. Needs `uow_factory` (from the base
+    contract) plus the two fixtures below."""
+
+    @pytest.fixture
+    def other_key_uow_factory(self) -> UnitOfWorkFactory:
+        raise NotImplementedError("subclass: same database, a different API-key secret")
+
+    @pytest.fixture
+    def stored_api_key(self) -> StoredApiKey:
+        raise NotImplementedError("subclass: read the raw stored api-key column")
+
+    async def test_api_key_is_encrypted_at_rest_and_a_wrong_key_fails_clearly(
+        self,
+        uow_factory: UnitOfWorkFactory,
+        other_key_uow_factory: UnitOfWorkFactory,
+        stored_api_key: StoredApiKey,
+    ) -> None:
+        user = uid("user")
+        plaintext = "sk-live-" + uuid.uuid4().hex
+        config = EmbeddingConfig(user, "openai", "text-embedding-3-large", 3072, None, plaintext)
+        async with uow_factory() as uow:
+            await uow.model_configs.put_default_embedding(config)
+            await uow.commit()
+        raw = await stored_api_key(user)
+        assert raw is not None and raw != ""
+        assert plaintext not in raw
+        assert plaintext[8:] not in raw
+        async with other_key_uow_factory() as uow:
+            with pytest.raises(PersistenceError) as raised:
+                await uow.model_configs.default_embedding(user)
+        assert plaintext not in str(raised.value)
+        assert "key" in str(raised.value).lower()
+        async with uow_factory() as uow:
+            assert await uow.model_configs.default_embedding(user) == config

@@ -1,9 +1,16 @@
 """Contract kit for the VectorIndex port.
 
+One class per capability (as Haystack's `haystack/testing/document_store.py` does):
+- `VectorIndexContract`: collections, dense nearest-first search with payloads, sparse
+  search by weight, upserts, deletes, tenancy. Every VectorIndex passes it.
+- `IdfSparseRankingContract`: sparse scores weigh each term by its inverse document
+  frequency (Qdrant's IDF modifier), so a rare term outranks a common one.
+A real adapter combines them all; a test double leaves out a mixin it honestly lacks.
+
 Subclass once per adapter and provide the `vector_index` fixture: a fresh adapter whose
 collection does not exist yet, on a real engine. The kit closes it after each test.
 
-    class TestMyVectorIndex(VectorIndexContract):
+    class TestMyVectorIndex(VectorIndexContract, IdfSparseRankingContract):
         @pytest.fixture
         async def vector_index(self) -> AsyncIterator[VectorIndex]:
             yield MyVectorIndex(...)
@@ -25,6 +32,7 @@ from ragline.application.ports.vector_index import (
     SparsePoint,
     VectorHit,
     VectorIndex,
+    VectorIndexError,
 )
 
 DIM = 4
@@ -64,7 +72,7 @@ E1, E2, E3, E4 = [1.0, 0, 0, 0], [0, 1.0, 0, 0], [0, 0, 1.0, 0], [0, 0, 0, 1.0]
 
 
 class VectorIndexContract:
-    """The behaviour every VectorIndex adapter must show."""
+    """The behaviour every VectorIndex must show (real adapters and test doubles alike)."""
 
     @pytest.fixture
     async def vector_index(self) -> AsyncIterator[VectorIndex]:
@@ -85,6 +93,16 @@ class VectorIndexContract:
         assert await index.query_dense(USER, DATASET, E1, 5) == []
         assert await index.query_sparse(USER, DATASET, sv({1: 1.0}), 5) == []
         await index.delete_document(USER, DATASET, "doc-1")  # no collection: still fine
+
+    async def test_upserts_need_the_collection(self, index: VectorIndex) -> None:
+        with pytest.raises(VectorIndexError):
+            await index.upsert_dense([dense("a", E1)])
+        with pytest.raises(VectorIndexError):
+            await index.upsert_sparse([sparse("a", {1: 1.0})])
+        await index.ensure_collection(DIM)
+        await index.upsert_dense([dense("a", E1)])
+        await index.upsert_sparse([sparse("a", {1: 1.0})])
+        assert ids(await index.query_dense(USER, DATASET, E1, 10)) == ["a"]
 
     async def test_ensure_collection_is_idempotent_and_checks_dimension(
         self, index: VectorIndex
@@ -115,23 +133,6 @@ class VectorIndexContract:
     async def test_wrong_vector_length_is_a_dimension_mismatch(self, ready: VectorIndex) -> None:
         with pytest.raises(EmbeddingDimensionMismatch):
             await ready.upsert_dense([dense("a", [1.0, 0, 0])])
-
-    async def test_sparse_ranking_uses_idf(self, ready: VectorIndex) -> None:
-        common, rare = 7, 4242
-        await ready.upsert_sparse(
-            [
-                sparse("has-common-1", {common: 1.0}),
-                sparse("has-common-2", {common: 1.0}),
-                sparse("has-common-3", {common: 1.0}),
-                sparse("has-rare", {rare: 1.0}),
-                sparse("unrelated", {99: 1.0}),
-            ]
-        )
-        hits = await ready.query_sparse(USER, DATASET, sv({common: 1.0, rare: 1.0}), 10)
-        assert ids(hits)[0] == "has-rare"  # equal raw weights: only IDF separates them
-        assert sorted(ids(hits)[1:]) == ["has-common-1", "has-common-2", "has-common-3"]
-        assert hits[0].score > hits[1].score > 0
-        assert await ready.query_sparse(USER, DATASET, sv({}), 10) == []
 
     async def test_sparse_more_weight_ranks_first(self, ready: VectorIndex) -> None:
         await ready.upsert_sparse(
@@ -209,3 +210,26 @@ class VectorIndexContract:
         assert len(hits) == 600
         assert ids(hits)[:3] == ["c0", "c1", "c2"]
         assert ids(await ready.query_sparse(USER, DATASET, sv({599: 1.0}), 5)) == ["c599"]
+
+
+class IdfSparseRankingContract:
+    """Capability: sparse scores weigh every query term by its inverse document frequency
+    in the scope, so equal raw weights rank a rare term above a common one. Needs the
+    `ready` fixture of `VectorIndexContract`."""
+
+    async def test_sparse_ranking_uses_idf(self, ready: VectorIndex) -> None:
+        common, rare = 7, 4242
+        await ready.upsert_sparse(
+            [
+                sparse("has-common-1", {common: 1.0}),
+                sparse("has-common-2", {common: 1.0}),
+                sparse("has-common-3", {common: 1.0}),
+                sparse("has-rare", {rare: 1.0}),
+                sparse("unrelated", {99: 1.0}),
+            ]
+        )
+        hits = await ready.query_sparse(USER, DATASET, sv({common: 1.0, rare: 1.0}), 10)
+        assert ids(hits)[0] == "has-rare"  # equal raw weights: only IDF separates them
+        assert sorted(ids(hits)[1:]) == ["has-common-1", "has-common-2", "has-common-3"]
+        assert hits[0].score > hits[1].score > 0
+        assert await ready.query_sparse(USER, DATASET, sv({}), 10) == []

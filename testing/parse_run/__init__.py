@@ -2,6 +2,9 @@
 
 from ragline.testing.parse_run import ParseRunMachine
 TestMyStore = type("M", (ParseRunMachine,), {"make_store": lambda self: MyStore()}).TestCase
+
+A store behind the UnitOfWork port can use `ragline.testing.parse_run.uow_store.
+UnitOfWorkRunStore(factory, loop)` as its RunStore (it needs the application's ports).
 """
 
 from ragline.testing.parse_run.commands import (

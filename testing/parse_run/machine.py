@@ -152,6 +152,7 @@ class ParseRunMachine(RuleBasedStateMachine):
             return  # the store supersedes only through supersede_and_add (see retry)
         assert self.store.save(run, before.version), "commit refused"
         assert not self.store.save(before, before.version), "stale write accepted"
+        assert not self.store.save(run, before.version), "a replayed write was accepted"
         self.publish(run)
 
     # -- rules ----------------------------------------------------------------------------

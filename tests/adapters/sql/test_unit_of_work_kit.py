@@ -15,11 +15,16 @@ from ragline.adapters.sql import (
     upgrade_to_head,
 )
 from ragline.adapters.sql.tables import model_config
-from ragline.testing.kits.unit_of_work import StoredApiKey, UnitOfWorkContract
+from ragline.testing.kits.unit_of_work import (
+    EncryptedApiKeysContract,
+    StoredApiKey,
+    UnitOfWorkContract,
+)
 
 
-class SqlUnitOfWorkKit(UnitOfWorkContract):
-    """The kit's fixtures for the SQL adapter; subclasses name the database."""
+class SqlUnitOfWorkKit(UnitOfWorkContract, EncryptedApiKeysContract):
+    """The whole kit (every capability) with its fixtures for the SQL adapter; subclasses
+    name the database."""
 
     @pytest.fixture
     def database_url(self) -> str:

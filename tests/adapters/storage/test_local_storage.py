@@ -10,10 +10,10 @@ import pytest
 
 from ragline.adapters.local_storage import LocalObjectStorage
 from ragline.application.ports.object_storage import InvalidObjectKey, ObjectStorage
-from ragline.testing.kits.object_storage import ObjectStorageContract
+from ragline.testing.kits.object_storage import ObjectStorageContract, PresignedUrlContract
 
 
-class TestLocalObjectStorage(ObjectStorageContract):
+class TestLocalObjectStorage(ObjectStorageContract, PresignedUrlContract):
     @pytest.fixture
     def storage(self, tmp_path: Path) -> ObjectStorage:
         return LocalObjectStorage(tmp_path / "store")

@@ -8,7 +8,7 @@ import pytest
 
 from ragline.adapters.minio_storage import MinioObjectStorage
 from ragline.application.ports.object_storage import ObjectStorage, StorageUnavailable
-from ragline.testing.kits.object_storage import ObjectStorageContract
+from ragline.testing.kits.object_storage import ObjectStorageContract, PresignedUrlContract
 from tests.services.fixtures import free_port
 
 
@@ -17,7 +17,7 @@ def minio_storage(s3_endpoint: str) -> MinioObjectStorage:
     return MinioObjectStorage(s3_endpoint, access_key="test", secret_key="test")
 
 
-class TestMinioObjectStorage(ObjectStorageContract):
+class TestMinioObjectStorage(ObjectStorageContract, PresignedUrlContract):
     @pytest.fixture
     def storage(self, minio_storage: MinioObjectStorage) -> ObjectStorage:
         return minio_storage

@@ -6,7 +6,7 @@ import pytest
 
 from ragline.adapters.s3_storage import S3ObjectStorage
 from ragline.application.ports.object_storage import ObjectStorage, StorageUnavailable
-from ragline.testing.kits.object_storage import ObjectStorageContract
+from ragline.testing.kits.object_storage import ObjectStorageContract, PresignedUrlContract
 from tests.services.fixtures import free_port
 
 
@@ -16,7 +16,7 @@ def s3_storage(s3_endpoint: str) -> S3ObjectStorage:
     return S3ObjectStorage(s3_endpoint, access_key="test", secret_key="test")
 
 
-class TestS3ObjectStorage(ObjectStorageContract):
+class TestS3ObjectStorage(ObjectStorageContract, PresignedUrlContract):
     @pytest.fixture
     def storage(self, s3_storage: S3ObjectStorage) -> ObjectStorage:
         return s3_storage

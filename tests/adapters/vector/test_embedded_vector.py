@@ -29,6 +29,7 @@ from ragline.testing.kits.vector_index import (
     E2,
     E3,
     USER,
+    IdfSparseRankingContract,
     VectorIndexContract,
     dense,
     ids,
@@ -37,7 +38,7 @@ from ragline.testing.kits.vector_index import (
 )
 
 
-class TestEmbeddedVectorIndex(VectorIndexContract):
+class TestEmbeddedVectorIndex(VectorIndexContract, IdfSparseRankingContract):
     @pytest.fixture
     async def vector_index(self, tmp_path: Path) -> AsyncIterator[VectorIndex]:
         yield EmbeddedVectorIndex(tmp_path / "vectors")

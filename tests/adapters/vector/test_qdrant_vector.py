@@ -24,6 +24,7 @@ from ragline.testing.kits.vector_index import (
     E1,
     E2,
     USER,
+    IdfSparseRankingContract,
     VectorIndexContract,
     dense,
     ids,
@@ -32,13 +33,13 @@ from ragline.testing.kits.vector_index import (
 )
 
 
-class TestQdrantLocalPath(VectorIndexContract):
+class TestQdrantLocalPath(VectorIndexContract, IdfSparseRankingContract):
     @pytest.fixture
     async def vector_index(self, tmp_path: Path) -> AsyncIterator[VectorIndex]:
         yield QdrantVectorIndex("kit", path=str(tmp_path / "qdrant"))
 
 
-class TestQdrantInMemory(VectorIndexContract):
+class TestQdrantInMemory(VectorIndexContract, IdfSparseRankingContract):
     @pytest.fixture
     async def vector_index(self) -> AsyncIterator[VectorIndex]:
         yield QdrantVectorIndex("kit", location=":memory:")
