@@ -181,6 +181,15 @@ def _fit(code: FailureCode, detail: str) -> str:
     return kept + TRUNCATION_MARK
 
 
+def storable_text(text: str) -> str:
+    """`text` as valid Unicode: surrogate pairs joined, lone surrogates replaced by U+FFFD."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
+
+
 @attrs.frozen
 class FailureReason:
     """A stored failure reason: a code and a detail that together fit 512 characters.
@@ -197,8 +206,10 @@ class FailureReason:
 
     @classmethod
     def of(cls, code: FailureCode, detail: str = "") -> FailureReason:
-        """Reason for `code`, truncating a long detail and marking the cut."""
-        return cls(code, _fit(code, detail))
+        """Reason for `code`, truncating a long detail and marking the cut. Text no UTF-8
+        column can hold (lone surrogates, e.g. from a badly decoded file name) becomes
+        U+FFFD; a surrogate pair becomes the character it encodes."""
+        return cls(code, _fit(code, storable_text(detail)))
 
     @classmethod
     def parse(cls, text: str) -> FailureReason:

@@ -45,11 +45,7 @@ class UnitOfWorkRunStore:
     def run(self, work: Coroutine[Any, Any, T]) -> T:
         return self.loop.run_until_complete(work)
 
-    def check_storable(self, run: ParseRun) -> None:
-        """Called before every write; override to reject examples a store cannot hold."""
-
     def add(self, run: ParseRun) -> bool:
-        self.check_storable(run)
 
         async def add() -> bool:
             async with self.factory() as uow:
@@ -70,7 +66,6 @@ class UnitOfWorkRunStore:
         return self.run(get())
 
     def save(self, run: ParseRun, expected_version: int) -> bool:
-        self.check_storable(run)
 
         async def save() -> bool:
             async with self.factory() as uow:
@@ -90,7 +85,6 @@ class UnitOfWorkRunStore:
         return self.run(save())
 
     def supersede_and_add(self, previous: ParseRun, new_run: ParseRun) -> bool:
-        self.check_storable(new_run)
 
         async def supersede_and_add() -> bool:
             async with self.factory() as uow:

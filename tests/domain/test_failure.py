@@ -104,3 +104,15 @@ def test_detail_keeps_colons() -> None:
 def test_an_overlong_reason_cannot_be_built_directly() -> None:
     with pytest.raises(ValueError):
         FailureReason(FailureCode.CHUNKING_FAILED, "x" * MAX_FAILURE_REASON_LENGTH)
+
+
+def test_a_detail_is_made_storable_in_utf8() -> None:
+    reason = FailureReason.of(FailureCode.PARSE_ENGINE_FAILED, "\ud83d\ude00 ok \udc80 end")
+    assert reason.detail == "😀 ok \ufffd end"
+    reason.text.encode("utf-8")  # no lone surrogate is left
+    assert FailureReason.of(FailureCode.PARSE_ENGINE_FAILED, "plain 表").detail == "plain 表"
+
+
+@given(failure_details())
+def test_every_detail_becomes_utf8_text(detail: str) -> None:
+    FailureReason.of(FailureCode.PARSE_ENGINE_FAILED, detail).text.encode("utf-8")

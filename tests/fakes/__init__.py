@@ -12,7 +12,7 @@ only a capability mixin it honestly lacks:
   occurrences, not BM25).
 - `storage.FakeObjectStorage`: `ObjectStorageContract`; lacks presigned URLs that download
   (leaves out `PresignedUrlContract`).
-- `messaging.FakeBus` (with FakeDelivery, FakeBusSource, FakeResultPublisher): the whole
+- `messaging.FakeBus` (with FakeDelivery, FakeBusSource, FakePublisher): the whole
   `MessagingContract`.
 - `models.FakeEmbedder`: `EmbedderContract`; its vectors are hashes of the text and carry no
   meaning (leaves out `SemanticSimilarityContract`).

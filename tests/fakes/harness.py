@@ -29,7 +29,7 @@ from ragline.domain.parse_run import ParseRun
 from tests.fakes.clock import FakeClock
 from tests.fakes.faults import Faults
 from tests.fakes.indexes import FakeKeywordIndex, FakeVectorIndex
-from tests.fakes.messaging import FakeDelivery, FakeResultPublisher
+from tests.fakes.messaging import FakeDelivery, FakePublisher
 from tests.fakes.models import (
     FakeEmbedderResolver,
     FakeSparseEncoder,
@@ -71,7 +71,7 @@ class Harness:
         self.tokenizer = FakeTokenizer(self.faults)
         self.sparse = FakeSparseEncoder(self.faults)
         self.workspace = Workspace(tmp / "work")
-        self.publisher = FakeResultPublisher(self.faults)
+        self.publisher = FakePublisher(self.faults)
         self.settings = settings or PipelineSettings(embed_batch_size=3, sparse_batch_size=3)
         self.wire = JsonWireFormat()
         self.container = container = Container()

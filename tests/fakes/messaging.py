@@ -4,7 +4,7 @@
 - `FakeDelivery(body)` alone is a scripted delivery: settling only records `acked` /
   `dead_letter_reason` (the first settlement wins).
 - `FakeTaskSource(deliveries)` yields a scripted list (subclass `_iterate` for other scripts).
-- `FakeResultPublisher` records what it publishes (`fail_next(n)` makes the next n raise);
+- `FakePublisher` records what it publishes (`fail_next(n)` makes the next n raise);
   made by `FakeBus.publisher(topic)` it also appends to that topic.
 - `FakeBus`: topics keep every record; a consumer group starts at the oldest record; each
   record goes to one member of each group; a delivery not settled when its source closes is
@@ -118,7 +118,7 @@ class FakeTaskSource:
         self.closed = True
 
 
-class FakeResultPublisher:
+class FakePublisher:
     """Publishes into `published`; `fail_next(n)` makes the next n publishes raise."""
 
     def __init__(
@@ -171,7 +171,7 @@ class _Topic:
 
 
 class FakeBus:
-    """An in-memory broker for FakeBusSource / FakeResultPublisher (one event loop)."""
+    """An in-memory broker for FakeBusSource / FakePublisher (one event loop)."""
 
     def __init__(self, faults: Faults | None = None) -> None:
         self.faults = faults or Faults()
@@ -195,9 +195,9 @@ class FakeBus:
         async with state.changed:
             state.changed.notify_all()
 
-    def publisher(self, topic: str) -> FakeResultPublisher:
+    def publisher(self, topic: str) -> FakePublisher:
         """A ResultPublisher / TaskPublisher onto `topic` (shares the bus's faults)."""
-        return FakeResultPublisher(self.faults, bus=self, topic=topic)
+        return FakePublisher(self.faults, bus=self, topic=topic)
 
     def source(self, topic: str, group: str) -> FakeBusSource:
         """A member of consumer group `group` on `topic`."""

@@ -28,7 +28,7 @@ from ragline.testing.kits.vector_index import VectorIndexContract
 from ragline.testing.parse_run import ParseRunMachine, RunStore
 from ragline.testing.parse_run.uow_store import UnitOfWorkRunStore
 from tests.fakes.indexes import FakeKeywordIndex, FakeVectorIndex
-from tests.fakes.messaging import FakeBus, FakeBusSource, FakeResultPublisher
+from tests.fakes.messaging import FakeBus, FakeBusSource, FakePublisher
 from tests.fakes.models import FakeEmbedder
 from tests.fakes.storage import FakeObjectStorage
 from tests.fakes.unit_of_work import FakeDatabase
@@ -84,10 +84,10 @@ class FakeBusHarness(MessagingHarness):
     async def task_source(self) -> FakeBusSource:
         return self.bus.source(self.task_topic, "workers")
 
-    async def task_publisher(self) -> FakeResultPublisher:
+    async def task_publisher(self) -> FakePublisher:
         return self.bus.publisher(self.task_topic)
 
-    async def result_publisher(self) -> FakeResultPublisher:
+    async def result_publisher(self) -> FakePublisher:
         return self.bus.publisher(self.result_topic)
 
     async def result_reader(self) -> FakeBusSource:
@@ -98,7 +98,7 @@ class FakeBusHarness(MessagingHarness):
 
 
 class TestFakeBus(MessagingContract):
-    """FakeBus joining FakeBusSource, FakeDelivery and FakeResultPublisher: the whole kit."""
+    """FakeBus joining FakeBusSource, FakeDelivery and FakePublisher: the whole kit."""
 
     receive_timeout = 5.0
 

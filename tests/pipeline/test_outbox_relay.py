@@ -8,7 +8,7 @@ from datetime import timedelta
 from ragline.application.pipeline.outbox_relay import OutboxRelay, RelayPolicy
 from ragline.application.ports.unit_of_work import PersistenceError
 from tests.fakes.harness import Harness, decode_result
-from tests.fakes.messaging import FakeResultPublisher
+from tests.fakes.messaging import FakePublisher
 
 
 async def _one_result(h: Harness) -> str:
@@ -48,7 +48,7 @@ async def test_publisher_failing_twice_is_retried_with_backoff(h: Harness) -> No
 
 
 async def test_after_max_attempts_the_row_is_dead_with_result_notify_failed(h: Harness) -> None:
-    dead_letters = FakeResultPublisher()
+    dead_letters = FakePublisher()
     relay = OutboxRelay(
         h.db, h.publisher, h.clock, RelayPolicy(max_attempts=3), dead_letters=dead_letters
     )
@@ -67,7 +67,7 @@ async def test_after_max_attempts_the_row_is_dead_with_result_notify_failed(h: H
 
 async def test_a_crash_between_commit_and_publish_loses_nothing(h: Harness) -> None:
     task_id = await _one_result(h)  # committed, never published (the process died here)
-    fresh = OutboxRelay(h.db, FakeResultPublisher(), h.clock)
+    fresh = OutboxRelay(h.db, FakePublisher(), h.clock)
     assert (await fresh.relay_once()).sent == 1
     assert h.db.outbox[task_id].status == "SENT"
 

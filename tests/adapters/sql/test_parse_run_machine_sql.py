@@ -1,6 +1,6 @@
 r"""The ParseRun properties (`ParseRunMachine`) on the SQL store: SQLite, PostgreSQL, MariaDB.
 
-`SqlRunStore` is `ragline.testing.parse_run.uow_store.UnitOfWorkRunStore` (the machine's
+`UnitOfWorkRunStore` is `ragline.testing.parse_run.uow_store.UnitOfWorkRunStore` (the machine's
 `RunStore` over the UnitOfWork port: one unit of work per call, on an event loop the backend
 owns) on `ragline.adapters.sql`. `supersede_and_add` is what the retry use case does:
 `mark_superseded` (a compare-and-set whose rowcount decides) and `add` of the new run in one
@@ -8,10 +8,8 @@ unit of work. Each example starts on an empty `parse_run` table. The settings ar
 (the reference store in tests/domain runs 200 examples of 30 steps); the three backends
 together take about 15 s.
 
-Known gap: `failure_details()` draws lone surrogates ("\ud83d\ude00" is two code points in
-Python), which no UTF-8 database can hold; the adapter raises UnicodeEncodeError for such a
-run. The store checks that it still does and rejects that example
-(`test_a_failure_detail_with_lone_surrogates_is_not_storable` records the gap).
+`failure_details()` draws lone surrogates too ("\ud83d\ude00" is two code points in
+Python); `FailureReason.of` makes them storable, so every example reaches the database.
 """
 
 from __future__ import annotations
@@ -20,9 +18,8 @@ import asyncio
 from collections.abc import Iterator
 from pathlib import Path
 
-import attrs
 import pytest
-from hypothesis import reject, settings
+from hypothesis import settings
 from hypothesis.stateful import run_state_machine_as_test
 from sqlalchemy import delete
 
@@ -40,31 +37,6 @@ from ragline.testing.parse_run.uow_store import UnitOfWorkRunStore
 MACHINE_SETTINGS = settings(max_examples=30, stateful_step_count=20, deadline=None)
 
 
-def utf8_encodable(run: ParseRun) -> bool:
-    """False when the run holds text no UTF-8 column can store (lone surrogates)."""
-    try:
-        (run.failure_reason.text if run.failure_reason else "").encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-class SqlRunStore(UnitOfWorkRunStore):
-    """The port's RunStore, rejecting the examples no UTF-8 database can hold."""
-
-    def check_storable(self, run: ParseRun) -> None:
-        if utf8_encodable(run):
-            return
-
-        async def refused() -> None:
-            async with self.factory() as uow:
-                with pytest.raises(UnicodeEncodeError):
-                    await uow.runs.add(attrs.evolve(run, identity=identity()))
-
-        self.run(refused())
-        reject()
-
-
 class SqlBackend:
     """One database for a whole test: an event loop and a unit-of-work factory on it."""
 
@@ -72,10 +44,10 @@ class SqlBackend:
         self.loop = asyncio.new_event_loop()
         self.factory: SqlUnitOfWorkFactory = create_unit_of_work_factory(url)
 
-    def fresh_store(self) -> SqlRunStore:
+    def fresh_store(self) -> UnitOfWorkRunStore:
         """A store on an empty parse_run table (the machine numbers its task ids from 1)."""
         self.loop.run_until_complete(self._empty())
-        return SqlRunStore(self.factory, self.loop)
+        return UnitOfWorkRunStore(self.factory, self.loop)
 
     async def _empty(self) -> None:
         async with self.factory.engine.begin() as conn:
@@ -125,17 +97,14 @@ def test_parse_run_machine_on_mariadb(mariadb_database_url: str) -> None:
     run_machine(mariadb_database_url)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=UnicodeEncodeError,
-    reason="known gap: a failure detail with lone surrogates cannot be stored in UTF-8 "
-    "(FailureReason keeps them; the adapter raises UnicodeEncodeError, not PersistenceError)",
-)
-async def test_a_failure_detail_with_lone_surrogates_is_not_storable(sqlite_url: str) -> None:
+async def test_a_failure_detail_with_lone_surrogates_is_stored(sqlite_url: str) -> None:
     factory = create_unit_of_work_factory(sqlite_url)
     run = ParseRun.open(identity(), at(0))
     run.start_stage(Stage.CLEANING, at(1))
-    run.fail_stage(Stage.CLEANING, FailureCode.PARSE_ENGINE_FAILED, "\ud83d\ude00 表", at(2), 5)
+    detail = "\ud83d\ude00 表 \udc80 name.pdf"  # a pair, then a lone one (bad file name)
+    run.fail_stage(Stage.CLEANING, FailureCode.PARSE_ENGINE_FAILED, detail, at(2), 5)
+    assert run.failure_reason is not None
+    assert run.failure_reason.detail == "😀 表 \ufffd name.pdf"
     try:
         async with factory() as uow:
             await uow.runs.add(run)
