@@ -16,7 +16,7 @@ from ragline.application.pipeline.log_context import LogContextFilter
 _URL_PASSWORD = re.compile(r"(?P<scheme>[a-zA-Z][\w+.-]*://)(?P<user>[^:/@\s]*):[^@/\s]*@")
 MASK = "***"
 JSON_FIELDS = "%(asctime)s %(levelname)s %(name)s %(message)s"
-CHATTY = ("pika", "aiokafka", "alembic", "httpx", "uvicorn.access")
+CHATTY = ("pika", "aiokafka", "alembic", "httpx", "uvicorn.access", "elastic_transport")
 
 
 def redacted(value: object, secrets: Iterable[str] = ()) -> str:

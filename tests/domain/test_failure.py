@@ -11,6 +11,7 @@ from ragline.domain.parse_run import (
     FailureCode,
     FailureReason,
 )
+from ragline.domain.parse_run.failure import storable_text
 from ragline.testing.parse_run import failure_codes, failure_details
 
 SPEC_CODES = [
@@ -59,6 +60,7 @@ def test_reason_fits_and_round_trips(code: FailureCode, detail: str) -> None:
     assert len(reason.text) <= MAX_FAILURE_REASON_LENGTH
     assert reason.text.startswith(f"{code.value}:")
     assert FailureReason.parse(reason.text) == reason
+    detail = storable_text(detail)  # surrogate pairs joined, lone ones U+FFFD (storable)
     if len(code.value) + 1 + len(detail) <= MAX_FAILURE_REASON_LENGTH:
         assert reason.detail == detail and not reason.truncated
     else:
@@ -82,8 +84,10 @@ def test_truncation_never_splits_a_surrogate_pair() -> None:
     room = MAX_FAILURE_REASON_LENGTH - len(code.value) - 1
     keep = room - len(TRUNCATION_MARK)
     detail = "a" * (keep - 1) + "\ud83d\ude00" + "b" * 10
-    cut = FailureReason.of(code, detail)
-    assert cut.detail == "a" * (keep - 1) + TRUNCATION_MARK
+    cut = FailureReason.of(code, detail)  # the pair is one character once joined
+    assert cut.detail == "a" * (keep - 1) + "😀" + TRUNCATION_MARK
+    lone = "a" * (keep - 1) + "\ud83d" + "b" * 10
+    assert FailureReason.of(code, lone).detail == "a" * (keep - 1) + "\ufffd" + TRUNCATION_MARK
 
 
 @given(st.text())
