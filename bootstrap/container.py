@@ -37,6 +37,7 @@ class Container(containers.DeclarativeContainer):
     clock = providers.Singleton(factories.clock)
     wire_format = providers.Singleton(factories.wire_format)
     metrics = providers.Singleton(factories.pipeline_metrics)
+    tracing = providers.Singleton(factories.tracing, settings=settings)
     uow_factory = providers.Resource(factories.unit_of_work_factory, settings=settings, clock=clock)
     storage = providers.Singleton(factories.object_storage, settings=settings)
     parser = providers.Singleton(factories.parser)
@@ -82,6 +83,7 @@ class Container(containers.DeclarativeContainer):
         wire=wire_format,
         settings=pipeline_settings,
         metrics=metrics,
+        tracing=tracing,
     )
     pipeline = providers.Singleton(ParseTaskPipeline, services=stage_services)
     relay = providers.Singleton(

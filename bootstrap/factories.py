@@ -26,6 +26,7 @@ from ragline.application.ports.parser import ParseLimits, Parser, PdfParserBacke
 from ragline.application.ports.sparse_encoder import SparseEncoder
 from ragline.application.ports.structure import StructureBuilder
 from ragline.application.ports.tokenizer import Tokenizer
+from ragline.application.ports.tracing import NO_TRACING, Tracing
 from ragline.application.ports.unit_of_work import UnitOfWorkFactory
 from ragline.application.ports.vector_index import VectorIndex
 from ragline.application.ports.wire_format import WireFormat
@@ -56,6 +57,15 @@ def pipeline_metrics() -> PipelineMetrics:
     except ImportError:
         return NO_METRICS
     return PrometheusMetrics()
+
+
+def tracing(settings: Settings) -> Tracing:
+    """OpenTelemetry when RAGLINE_OTEL_EXPORTER names an exporter (the `otel` extra)."""
+    if settings.otel_exporter == "none":
+        return NO_TRACING
+    from ragline.adapters.otel_tracing import configured_tracing
+
+    return configured_tracing(settings.otel_exporter)
 
 
 def wire_format() -> WireFormat:

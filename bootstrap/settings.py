@@ -190,6 +190,13 @@ class Settings(BaseSettings):
         "user_id, stage, duration_ms).",
     )
 
+    otel_exporter: str = Field(
+        "none",
+        pattern="^(none|console|otlp)$",
+        description="OpenTelemetry spans per run and stage: none, console, or otlp (the "
+        "`otel` extra; OTEL_EXPORTER_OTLP_* configure the endpoint).",
+    )
+
     # HTTP (`ragline serve`)
     api_tokens: SecretStr | None = Field(
         None,

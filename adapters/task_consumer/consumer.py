@@ -50,6 +50,7 @@ class TaskConsumer:
         self.pipeline = pipeline
         self.wire = wire
         self.metrics = pipeline.services.metrics
+        self.tracing = pipeline.services.tracing
 
     async def handle(self, decoded: ParseTaskCommand | UnreadableTask) -> PipelineOutcome:
         if isinstance(decoded, UnreadableTask):
@@ -70,7 +71,8 @@ class TaskConsumer:
         fields = {"task_id": decoded.task_id or ""}
         if isinstance(decoded, ParseTaskCommand):
             fields |= {"user_id": str(decoded.user_id), "dataset_id": str(decoded.dataset_id)}
-        with log_fields(**fields):
+        attributes = {f"ragline.{name}": value for name, value in fields.items()}
+        with log_fields(**fields), self.tracing.span("ragline.run", attributes):
             return await self._settled(delivery, body, decoded)
 
     async def _settled(

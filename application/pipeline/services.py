@@ -18,6 +18,7 @@ from ragline.application.ports.object_storage import ObjectStorage
 from ragline.application.ports.parser import Parser
 from ragline.application.ports.sparse_encoder import SparseEncoder
 from ragline.application.ports.tokenizer import Tokenizer
+from ragline.application.ports.tracing import NO_TRACING, Tracing
 from ragline.application.ports.unit_of_work import UnitOfWorkFactory
 from ragline.application.ports.vector_index import VectorIndex
 from ragline.application.ports.wire_format import WireFormat
@@ -41,3 +42,4 @@ class StageServices:
     wire: WireFormat
     settings: PipelineSettings = attrs.field(factory=PipelineSettings)
     metrics: PipelineMetrics = NO_METRICS
+    tracing: Tracing = NO_TRACING

@@ -70,7 +70,11 @@ class PipelineStage(abc.ABC):
 
     async def execute(self, ctx: RunContext) -> None:
         """The template; afterwards the run is saved and, if terminal, its result is queued."""
-        with log_fields(stage=self.stage.value):
+        attributes = {"ragline.task_id": ctx.task_id, "ragline.stage": self.stage.value}
+        with (
+            log_fields(stage=self.stage.value),
+            self.services.tracing.span("ragline.stage", attributes),
+        ):
             await self._execute(ctx)
 
     async def _execute(self, ctx: RunContext) -> None:
