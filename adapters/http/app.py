@@ -25,6 +25,7 @@ from ragline.adapters.http import (
     search_routes,
 )
 from ragline.adapters.http.auth import ApiTokens
+from ragline.adapters.http.body_limit import BodyLimit
 from ragline.application.health import obtain
 
 REQUESTS = Counter(
@@ -79,14 +80,9 @@ def create_app(
         app.include_router(module.router)
 
     @app.middleware("http")
-    async def bounded_and_measured(
+    async def measured(
         request: Request, call_next: Callable[[Request], Awaitable[Response]]
     ) -> Response:
-        declared = request.headers.get("content-length")
-        if declared is not None and (not declared.isdigit() or int(declared) > max_body_bytes):
-            return problems.problem(
-                413, "Payload Too Large", f"request bodies are limited to {max_body_bytes} bytes"
-            )
         started = time.perf_counter()
         response = await call_next(request)
         route = request.scope.get("route")
@@ -95,6 +91,7 @@ def create_app(
         REQUESTS.labels(request.method, path, str(response.status_code)).inc()
         return response
 
+    app.add_middleware(BodyLimit, max_bytes=max_body_bytes)  # outermost: before any parsing
     return app
 
 

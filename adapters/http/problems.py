@@ -69,6 +69,9 @@ _TITLES = {
 def install(app: FastAPI) -> None:
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, error: HTTPException) -> JSONResponse:
+        limit = request.scope.get("ragline.body_too_large")
+        if limit is not None:  # the body was cut off while it was being parsed
+            return problem(413, "Payload Too Large", f"request bodies are limited to {limit} bytes")
         response = problem(
             error.status_code,
             _TITLES.get(error.status_code, "Error"),

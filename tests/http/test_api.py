@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -125,6 +126,17 @@ def test_a_body_over_the_limit_is_413(client: TestClient) -> None:
         "/api/v1/parser/extract_sync",
         files={"file": ("big.txt", b"x" * 2_100_000)},
         headers=bearer(ALICE_TOKEN),
+    )
+    _assert_problem(response, 413)
+
+    def streamed() -> Iterator[bytes]:  # no Content-Length: the bound applies as it arrives
+        for _ in range(40):
+            yield b"y" * 100_000
+
+    response = client.post(
+        "/api/v1/chunks/preview",
+        content=streamed(),
+        headers={**bearer(ALICE_TOKEN), "content-type": "application/json"},
     )
     _assert_problem(response, 413)
 
