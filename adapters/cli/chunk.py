@@ -1,9 +1,9 @@
 """`ragline chunk FILE [--plan NAME] [--json]`: how a file would be cut, before indexing.
 
-Users tune plans with it. `--json` prints one object:
-{"markdown", "parents": [{"text", "span": [start, end], "section_path", "source_type",
-"children": [{"text", "span", "source_type"}]}]}, spans being offsets into "markdown".
-Markdown and plain text only until parsers for other formats are wired in.
+Users tune plans with it. Any supported format (md, txt, html, docx, pdf): other formats
+are parsed first, as CLEANING would. `--json` prints one object: {"markdown",
+"parents": [{"text", "span": [start, end], "section_path", "source_type", "children":
+[{"text", "span", "source_type"}]}]}, spans being offsets into "markdown".
 """
 
 from __future__ import annotations
@@ -17,29 +17,10 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from ragline.adapters.cli.app import DATA_DIR_OPTION, app
-
-_TEXT_SUFFIXES = {".md", ".markdown", ".txt", ".text", ""}
-
-
-def result_json(result: Any) -> dict[str, Any]:
-    """The preview object of a ChunkingResult (the exact `--json` shape)."""
-    return {
-        "markdown": result.markdown,
-        "parents": [
-            {
-                "text": p.text,
-                "span": [p.start, p.end],
-                "section_path": list(p.section_path),
-                "source_type": str(p.source_type),
-                "children": [
-                    {"text": c.text, "span": [c.start, c.end], "source_type": str(c.source_type)}
-                    for c in p.children
-                ],
-            }
-            for p in result.parents
-        ],
-    }
+from ragline.adapters.cli.app import DATA_DIR_OPTION, app, provided, run_session
+from ragline.application.chunking.preview import preview_json
+from ragline.application.debug import ExtractionFailed
+from ragline.domain.chunking import ChunkingResult
 
 
 def _preview(text: str, width: int = 60) -> str:
@@ -57,23 +38,27 @@ def chunk(
 ) -> None:
     """Show how FILE would be cut into parent and child chunks (nothing is indexed)."""
     ctx.obj.choose(data_dir)
-    if file.suffix.lower() not in _TEXT_SUFFIXES:
+    container = ctx.obj.get()
+    plans = container.chunk_document().plan_names
+    if plan not in plans:
         raise typer.BadParameter(
-            f"{file.suffix} files need a parser; Markdown and plain text only for now",
-            param_hint="FILE",
+            f"unknown plan {plan!r}; known: {', '.join(plans)}", param_hint="--plan"
         )
+    file_type = file.suffix.lower().lstrip(".") or "txt"
+
+    async def main() -> ChunkingResult:
+        preview = await provided(container.preview_chunks)
+        result: ChunkingResult = await preview.file(file.read_bytes(), file_type, plan)
+        return result
+
     try:
-        markdown = file.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise typer.BadParameter(f"not UTF-8 text: {exc}", param_hint="FILE") from exc
-    use_case = ctx.obj.get().chunk_document()
-    if plan not in use_case.plan_names:
+        result = run_session(container, main)
+    except ExtractionFailed as failure:
         raise typer.BadParameter(
-            f"unknown plan {plan!r}; known: {', '.join(use_case.plan_names)}", param_hint="--plan"
-        )
-    result = use_case(markdown, plan)
+            f"the parser could not read {file.name}: {failure}", param_hint="FILE"
+        ) from None
     if as_json:
-        sys.stdout.write(json.dumps(result_json(result), ensure_ascii=False) + "\n")
+        sys.stdout.write(json.dumps(preview_json(result), ensure_ascii=False) + "\n")
         return
     _print_table(result)
 

@@ -13,12 +13,11 @@ TEXT_TYPES = frozenset({"md", "markdown", "txt", "text"})
 
 
 def preview_json(result: ChunkingResult) -> dict[str, Any]:
-    """The preview object: {"markdown", "plan", "parents": [{"text", "span": [start, end],
+    """The preview object: {"markdown", "parents": [{"text", "span": [start, end],
     "section_path", "source_type", "children": [{"text", "span", "source_type"}]}]}, spans
     being offsets into "markdown"."""
     return {
         "markdown": result.markdown,
-        "plan": result.plan_name,
         "parents": [
             {
                 "text": p.text,
