@@ -109,3 +109,14 @@ def test_closed_committer_refuses_changes() -> None:
     assert committer.close() is writer
     with pytest.raises(RuntimeError):
         committer.submit(add("b"))
+
+
+def test_a_lone_caller_commits_each_change_without_company() -> None:
+    """Callers one after another: every change is committed before its submit returns, one
+    commit each (nobody to wait for)."""
+    writer = RecordingWriter()
+    committer = committer_for(writer)
+    for n in range(5):
+        committer.submit(add(f"c{n}"))
+        assert writer.committed[-1] == f"c{n}"
+    assert writer.commits == 5

@@ -74,3 +74,24 @@ def test_one_adapter_serves_successive_event_loops(tmp_path: Path) -> None:
     asyncio.run(index.write([doc("c2", "second loop")]))
     assert len(asyncio.run(index.search("user-1", "dataset-1", ["loop"], 10))) == 2
     asyncio.run(index.close())
+
+
+async def test_deleting_an_unindexed_document_skips_the_queue(tmp_path: Path) -> None:
+    """Once this process holds the writer, a delete with nothing committed to remove is
+    answered from the last commit; one that finds documents still goes through the queue."""
+    index = TantivyKeywordIndex(tmp_path / "kw")
+    await index.write([doc("c1", "kept words", doc_id="d1")])
+    committer = index._committer
+    queued = committer.submit
+
+    def refuse(change: object) -> None:
+        raise AssertionError("queued")
+
+    committer.submit = refuse  # type: ignore[method-assign]
+    assert await index.delete_document("user-1", "dataset-1", "never-written") == 0
+    with pytest.raises(KeywordIndexUnavailable, match="queued"):
+        await index.delete_document("user-1", "dataset-1", "d1")
+    committer.submit = queued  # type: ignore[method-assign]
+    assert await index.delete_document("user-1", "dataset-1", "d1") == 1
+    assert await index.search("user-1", "dataset-1", ["kept"], 10) == []
+    await index.close()
