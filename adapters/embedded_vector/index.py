@@ -9,7 +9,12 @@ write by any process bumps the generation so the next query reloads. Payloads ar
 SQLite only for the hits.
 
 Blocking SQLite and numpy work runs in a worker thread (asyncio.to_thread); no transaction
-is ever held across an await.
+is ever held across an await. Small calls (a pipeline batch: up to INLINE_POINTS points; the
+document check before a delete; ensure_collection) first try on the event loop's thread
+with SQLite's busy handler off: on a local WAL file they take a millisecond or less, less
+than the thread hop. If the write lock (or, rarely, a read) would have to wait, SQLite says
+SQLITE_BUSY at once, nothing has been written, and the call goes to a worker thread and
+waits there as before.
 """
 
 from __future__ import annotations
@@ -52,6 +57,8 @@ from ragline.application.ports.vector_index import (
 T = TypeVar("T")
 DENSE, SPARSE = "dense", "sparse"
 IN_BATCH = 500  # ids per `WHERE id IN (...)` (well under SQLite's variable limit)
+INLINE_POINTS = 256  # a write of at most this many points may run on the event loop
+_BUSY = object()  # an inline attempt that would have waited for a lock
 
 _UPSERT = """
 INSERT INTO points (scope_id, chunk_id, doc_id, parent_id, extra, {column})
@@ -81,20 +88,40 @@ class EmbeddedVectorIndex:
         self._closed = False
 
     # -- plumbing -----------------------------------------------------------------------
-    async def _run(self, call: Callable[[sqlite3.Connection], T]) -> T:
+    async def _run(self, call: Callable[[sqlite3.Connection], T], *, inline: bool = False) -> T:
+        """`call` on a pooled connection in a worker thread; with `inline`, first on this
+        thread if it can run without waiting for a lock (see the module docstring)."""
         if self._closed:
             raise VectorIndexError("vector index is closed")
+        if inline:
+            done = self._guard(lambda: self._inline(call))
+            if done is not _BUSY:
+                return done  # type: ignore[return-value]
+        return await asyncio.to_thread(self._guard, lambda: self._pooled(call))
 
-        def guarded() -> T:
+    def _guard(self, run: Callable[[], T]) -> T:
+        try:
+            return run()
+        except PoolClosed as exc:
+            raise VectorIndexError("vector index is closed") from exc
+        except (sqlite3.Error, OSError, FormatMismatch) as exc:
+            raise VectorIndexUnavailable(f"{self._connections.file}: {exc}") from exc
+
+    def _pooled(self, call: Callable[[sqlite3.Connection], T]) -> T:
+        with self._connections.borrow() as connection:
+            return call(connection)
+
+    def _inline(self, call: Callable[[sqlite3.Connection], T]) -> T | object:
+        with self._connections.borrow_idle() as connection:
+            if connection is None:
+                return _BUSY
             try:
-                with self._connections.borrow() as connection:
-                    return call(connection)
-            except PoolClosed as exc:
-                raise VectorIndexError("vector index is closed") from exc
-            except (sqlite3.Error, OSError, FormatMismatch) as exc:
-                raise VectorIndexUnavailable(f"{self._connections.file}: {exc}") from exc
-
-        return await asyncio.to_thread(guarded)
+                return call(connection)
+            except sqlite3.OperationalError as exc:
+                # only a lock wait is retried, and only before anything was written
+                if _is_busy(exc) and not connection.in_transaction:
+                    return _BUSY
+                raise
 
     def _stored_dimension(self, connection: sqlite3.Connection) -> int | None:
         if self._dimension is None:
@@ -193,6 +220,13 @@ class EmbeddedVectorIndex:
     async def ensure_collection(self, dimension: int) -> None:
         if dimension < 1:
             raise ValueError("dimension must be positive")
+        if self._dimension is not None and not self._closed:
+            # the stored dimension is written once and never changes: already checked
+            if self._dimension != dimension:
+                raise EmbeddingDimensionMismatch(
+                    self._dimension, dimension, str(self._connections.file)
+                )
+            return
 
         def ensure(connection: sqlite3.Connection) -> int:
             with transaction(connection, write=True):
@@ -206,7 +240,7 @@ class EmbeddedVectorIndex:
                 )
                 return dimension
 
-        stored = await self._run(ensure)
+        stored = await self._run(ensure, inline=True)
         self._dimension = stored
         if stored != dimension:
             raise EmbeddingDimensionMismatch(stored, dimension, str(self._connections.file))
@@ -223,7 +257,7 @@ class EmbeddedVectorIndex:
             blobs = dense_blobs([p.vector for p in points], dimension)
             self._write(connection, DENSE, [(p.chunk_id, p.payload) for p in points], blobs)
 
-        await self._run(write)
+        await self._run(write, inline=len(points) <= INLINE_POINTS)
 
     async def upsert_sparse(self, points: Sequence[SparsePoint]) -> None:
         if not points:
@@ -234,9 +268,23 @@ class EmbeddedVectorIndex:
             blobs = sparse_blobs([p.sparse for p in points])
             self._write(connection, SPARSE, [(p.chunk_id, p.payload) for p in points], blobs)
 
-        await self._run(write)
+        await self._run(write, inline=len(points) <= INLINE_POINTS)
 
     async def delete_document(self, user_id: str, dataset_id: str, doc_id: str) -> None:
+        def absent(connection: sqlite3.Connection) -> bool:
+            """Nothing of the document is stored (one snapshot): the delete would change
+            nothing, so it needs neither the write lock nor a worker thread."""
+            row = connection.execute(
+                "SELECT 1 FROM scopes JOIN points ON points.scope_id = scopes.id"
+                " WHERE scopes.user_id = ? AND scopes.dataset_id = ? AND points.doc_id = ?"
+                " LIMIT 1",
+                (user_id, dataset_id, doc_id),
+            ).fetchone()
+            return row is None
+
+        if await self._run(absent, inline=True):
+            return
+
         def delete(connection: sqlite3.Connection) -> int | None:
             with transaction(connection, write=True):
                 scope = self._scope(connection, user_id, dataset_id, DENSE)
@@ -309,6 +357,14 @@ class EmbeddedVectorIndex:
         self._closed = True
         self._cache.clear()
         await asyncio.to_thread(self._connections.close)
+
+
+def _is_busy(error: sqlite3.OperationalError) -> bool:
+    """SQLITE_BUSY or SQLITE_LOCKED (any extended code): a lock is held elsewhere."""
+    code = getattr(error, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+    return "locked" in str(error)
 
 
 def _extra_json(extra: Mapping[str, str]) -> str | None:

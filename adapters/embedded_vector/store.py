@@ -6,7 +6,8 @@ processes may open it at once (ingest worker + search CLI); SQLite serialises th
 readers see a snapshot, so no lock lives in Python beyond the pool's own list.
 
 Every call borrows one connection for one short transaction and never holds it across an
-await (the async adapter runs each call wholly in a worker thread).
+await (the async adapter runs each call wholly in a worker thread, or, for a small write, on
+the event loop's thread when the write lock is free at once: see `borrow_idle`).
 """
 
 from __future__ import annotations
@@ -165,6 +166,35 @@ class Connections:
                 if keep:
                     self._idle.append(connection)
             if not keep:  # closed, or left mid-transaction by a failed ROLLBACK
+                connection.close()
+
+    @contextmanager
+    def borrow_idle(self) -> Iterator[sqlite3.Connection | None]:
+        """An idle connection (None if there is none) with its busy handler off for the
+        borrow: a statement that would wait for a lock fails at once with SQLITE_BUSY
+        instead, so the caller never blocks and can go to a worker thread instead. Never
+        opens a connection (opening may wait: WAL switch, schema)."""
+        with self._lock:
+            if self._closed:
+                raise PoolClosed(str(self.file))
+            connection = self._idle.pop() if self._idle else None
+        if connection is None:
+            yield None
+            return
+        keep = False
+        try:
+            connection.execute("PRAGMA busy_timeout = 0")
+            try:
+                yield connection
+            finally:
+                connection.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout_ms)}")
+            keep = not connection.in_transaction
+        finally:
+            with self._lock:
+                keep = keep and not self._closed
+                if keep:
+                    self._idle.append(connection)
+            if not keep:
                 connection.close()
 
     def close(self) -> None:

@@ -253,6 +253,37 @@ async def test_a_locked_file_is_unavailable_after_the_busy_timeout(tmp_path: Pat
     await index.close()
 
 
+async def test_a_write_waits_for_the_lock_without_blocking_the_loop(tmp_path: Path) -> None:
+    """Small writes try on the event loop's thread first; when the write lock is held they
+    wait in a worker thread, so the holder (here a coroutine) can finish and release it."""
+    index = EmbeddedVectorIndex(tmp_path / "v", busy_timeout_ms=5000)
+    await index.ensure_collection(DIM)
+    await index.upsert_dense([dense("a", E1)])  # a pooled connection is now idle
+    holder = sqlite3.connect(tmp_path / "v" / "vectors.sqlite3", isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    released = False
+
+    async def release() -> None:
+        nonlocal released
+        await asyncio.sleep(0.05)
+        holder.execute("ROLLBACK")
+        released = True
+
+    try:
+        await asyncio.gather(
+            index.upsert_dense([dense("b", E2)]),
+            index.upsert_sparse([sparse("b", {1: 1.0})]),
+            release(),
+        )
+    finally:
+        holder.close()
+    assert released
+    assert sorted(ids(await index.query_dense(USER, DATASET, E1, 5))) == ["a", "b"]
+    await index.delete_document(USER, DATASET, "no-such-document")  # nothing to delete
+    assert len(await index.query_dense(USER, DATASET, E1, 5)) == 2
+    await index.close()
+
+
 async def test_a_file_of_another_format_is_unavailable(tmp_path: Path) -> None:
     index = EmbeddedVectorIndex(tmp_path / "v")
     await index.ensure_collection(DIM)
