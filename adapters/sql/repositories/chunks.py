@@ -11,7 +11,7 @@ cache keys on each call.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from functools import cache
 from itertools import islice
 from typing import Any
@@ -33,8 +33,13 @@ def _slices(ids: Sequence[str]) -> Iterator[list[str]]:
         yield unique[start : start + IN_LIST_SLICE]
 
 
+_STATUSES = {status.value: status for status in ChunkIndexStatus}
+
+
 def _status(value: str | None) -> ChunkIndexStatus | None:
-    return None if value is None else ChunkIndexStatus(value)
+    if value is None:
+        return None
+    return _STATUSES.get(value) or ChunkIndexStatus(value)  # unknown: ValueError as before
 
 
 def chunk_to_row(record: ChunkRecord) -> dict[str, Any]:
@@ -59,24 +64,67 @@ def chunk_to_row(record: ChunkRecord) -> dict[str, Any]:
     }
 
 
-def row_to_chunk(m: Mapping[Any, Any]) -> ChunkRecord:
-    return ChunkRecord(
-        chunk_id=m["chunk_id"],
-        scope=DocumentScope(m["user_id"], m["dataset_id"], m["doc_id"]),
-        task_id=m["task_id"],
-        parent_id=m["parent_id"],
-        order_index=int(m["order_index"]),
-        text=m["text"],
-        section_path=tuple(json.loads(m["section_path"])),
-        canonical_path=m["canonical_path"],
-        structure_node_id=m["structure_node_id"],
-        node_type=m["node_type"],
-        source_type=m["source_type"],
-        span_start=int(m["span_start"]),
-        span_end=int(m["span_end"]),
-        dense_status=_status(m["dense_status"]),
-        sparse_status=_status(m["sparse_status"]),
-    )
+def rows_to_chunks(rows: Iterable[Sequence[Any]]) -> list[ChunkRecord]:
+    """ChunkRecords from rows of `select(chunk)` (table column order), read by position: a
+    page of children shares its scope and most section paths, so each distinct one is built
+    (or decoded) once per call."""
+    (chunk_id, user_id, dataset_id, doc_id, task_id, parent_id, order_index, text) = range(8)
+    (section_path, canonical_path, node_id, node_type, source_type) = range(8, 13)
+    (span_start, span_end, dense, sparse) = range(13, 17)
+    scopes: dict[tuple[str, str, str], DocumentScope] = {}
+    paths: dict[str, tuple[str, ...]] = {}
+    records = []
+    for row in rows:
+        key = (row[user_id], row[dataset_id], row[doc_id])
+        scope = scopes.get(key)
+        if scope is None:
+            scope = scopes[key] = DocumentScope(*key)
+        raw_path = row[section_path]
+        path = paths.get(raw_path)
+        if path is None:
+            path = paths[raw_path] = tuple(json.loads(raw_path))
+        records.append(
+            ChunkRecord(
+                chunk_id=row[chunk_id],
+                scope=scope,
+                task_id=row[task_id],
+                parent_id=row[parent_id],
+                order_index=int(row[order_index]),
+                text=row[text],
+                section_path=path,
+                canonical_path=row[canonical_path],
+                structure_node_id=row[node_id],
+                node_type=row[node_type],
+                source_type=row[source_type],
+                span_start=int(row[span_start]),
+                span_end=int(row[span_end]),
+                dense_status=_status(row[dense]),
+                sparse_status=_status(row[sparse]),
+            )
+        )
+    return records
+
+
+_COLUMN_ORDER = (
+    "chunk_id",
+    "user_id",
+    "dataset_id",
+    "doc_id",
+    "task_id",
+    "parent_id",
+    "order_index",
+    "text",
+    "section_path",
+    "canonical_path",
+    "structure_node_id",
+    "node_type",
+    "source_type",
+    "span_start",
+    "span_end",
+    "dense_status",
+    "sparse_status",
+)
+assert tuple(c.name for c in chunk.columns) == _COLUMN_ORDER, "rows_to_chunks reads by position"
 
 
 async def _bulk_insert(
@@ -181,7 +229,7 @@ class SqlChunkRepository:
                 .order_by(chunk.c.order_index, chunk.c.chunk_id)
             )
             rows = result.all()
-        return [row_to_chunk(row._mapping) for row in rows]
+        return rows_to_chunks(rows)
 
     async def list_children(
         self, scope: DocumentScope, *, after_order_index: int = -1, limit: int = 1000
@@ -191,7 +239,7 @@ class SqlChunkRepository:
                 _children_page(limit), {**_scope_params(scope), "b_after": after_order_index}
             )
             rows = result.all()
-        return [row_to_chunk(row._mapping) for row in rows]
+        return rows_to_chunks(rows)
 
     async def get_many(
         self, user_id: str, dataset_id: str, chunk_ids: Sequence[str]
@@ -205,8 +253,7 @@ class SqlChunkRepository:
                     .where(chunk.c.dataset_id == dataset_id)
                     .where(chunk.c.chunk_id.in_(ids))
                 )
-                for row in result.all():
-                    record = row_to_chunk(row._mapping)
+                for record in rows_to_chunks(result.all()):
                     found[record.chunk_id] = record
         return [found[i] for i in dict.fromkeys(chunk_ids) if i in found]
 

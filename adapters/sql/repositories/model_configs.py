@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import select, true, update
+from sqlalchemy import bindparam, select, true, update
 from sqlalchemy.exc import IntegrityError
 
 from ragline.adapters.sql.api_keys import ApiKeyCipher, SecretKeyError
@@ -14,6 +14,14 @@ from ragline.adapters.sql.tables import model_config
 from ragline.application.ports.unit_of_work import ConcurrentUpdate, EmbeddingConfig
 
 EMBEDDING = "EMBEDDING"
+
+# read by every task's VECTORIZING: built once, with a bound parameter
+_DEFAULT_EMBEDDING = (
+    select(model_config)
+    .where(model_config.c.user_id == bindparam("b_user_id", type_=model_config.c.user_id.type))
+    .where(model_config.c.kind == EMBEDDING)
+    .where(model_config.c.is_default == true())
+)
 
 
 class SqlModelConfigRepository:
@@ -28,12 +36,7 @@ class SqlModelConfigRepository:
 
     async def default_embedding(self, user_id: str) -> EmbeddingConfig | None:
         with store_errors("model_config default_embedding"):
-            result = await self._slot.conn.execute(
-                select(model_config)
-                .where(model_config.c.user_id == user_id)
-                .where(model_config.c.kind == EMBEDDING)
-                .where(model_config.c.is_default == true())
-            )
+            result = await self._slot.conn.execute(_DEFAULT_EMBEDDING, {"b_user_id": user_id})
             row = result.first()
         if row is None:
             return None

@@ -3,14 +3,18 @@
 `put` is an upsert (re-putting a task's result sets its row back to PENDING with fresh
 attempts); every mark is a compare-and-set on (status PENDING, attempts) that also adds one
 to `attempts`, so two relays cannot both record the same attempt.
+
+Every task puts, finds and marks one row: the statements are built once per dialect (and per
+set of marked columns), with bound parameters.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
+from functools import cache
 from typing import Any
 
-from sqlalchemy import Row, select, update
+from sqlalchemy import Row, bindparam, select, update
 from sqlalchemy.dialects import mysql, postgresql, sqlite
 
 from ragline.adapters.sql.connection import ConnectionSlot
@@ -21,6 +25,74 @@ from ragline.application.ports.unit_of_work import OutboxMessage
 
 PENDING, SENT, DEAD = "PENDING", "SENT", "DEAD"
 MAX_ERROR_CHARS = 4000
+
+
+_FRESH = (
+    "topic",
+    "routing_key",
+    "body",
+    "attempts",
+    "next_attempt_at",
+    "status",
+    "last_error",
+    "updated_at",
+)
+
+
+def _bound(name: str) -> Any:
+    return bindparam(f"b_{name}", type_=outbox.c[name].type)
+
+
+@cache
+def _put_statement(dialect: str) -> Any:
+    """INSERT every column from `b_<column>`; on a task_id already there, SET the fresh
+    columns to the values just offered (the row goes back to PENDING, attempts 0)."""
+    values = {name: _bound(name) for name in ("task_id", "created_at", *_FRESH)}
+    if dialect == "sqlite":
+        lite = sqlite.insert(outbox).values(values)
+        return lite.on_conflict_do_update(
+            index_elements=[outbox.c.task_id], set_={n: lite.excluded[n] for n in _FRESH}
+        )
+    if dialect == "postgresql":
+        pg = postgresql.insert(outbox).values(values)
+        return pg.on_conflict_do_update(
+            index_elements=[outbox.c.task_id], set_={n: pg.excluded[n] for n in _FRESH}
+        )
+    my = mysql.insert(outbox).values(values)
+    return my.on_duplicate_key_update({n: my.inserted[n] for n in _FRESH})
+
+
+@cache
+def _due_statement(limit: int) -> Any:
+    return (
+        select(outbox)
+        .where(outbox.c.status == PENDING)
+        .where(outbox.c.next_attempt_at <= _bound("next_attempt_at"))
+        .order_by(outbox.c.next_attempt_at, outbox.c.id)
+        .limit(limit)
+    )
+
+
+@cache
+def _mark_statement(columns: tuple[str, ...]) -> Any:
+    """The compare-and-set on (id, PENDING, attempts) that bumps attempts and sets
+    `updated_at` and `columns` from `b_<column>`."""
+    return (
+        update(outbox)
+        .where(outbox.c.id == bindparam("match_id", type_=outbox.c.id.type))
+        .where(outbox.c.status == PENDING)
+        .where(outbox.c.attempts == bindparam("match_attempts", type_=outbox.c.attempts.type))
+        .values(
+            {
+                "attempts": outbox.c.attempts + 1,
+                "updated_at": _bound("updated_at"),
+                **{name: _bound(name) for name in columns},
+            }
+        )
+    )
+
+
+_GET = select(outbox).where(outbox.c.task_id == _bound("task_id"))
 
 
 def _to_message(row: Row[Any]) -> OutboxMessage:
@@ -57,47 +129,26 @@ class SqlOutboxRepository:
             "updated_at": at,
         }
         conn = self._slot.conn
-        dialect = conn.dialect.name
         row = {"task_id": task_id, "created_at": at, **fresh}
-        statement: Any
-        if dialect == "sqlite":
-            statement = (
-                sqlite.insert(outbox)
-                .values(**row)
-                .on_conflict_do_update(index_elements=[outbox.c.task_id], set_=fresh)
-            )
-        elif dialect == "postgresql":
-            statement = (
-                postgresql.insert(outbox)
-                .values(**row)
-                .on_conflict_do_update(index_elements=[outbox.c.task_id], set_=fresh)
-            )
-        else:
-            statement = mysql.insert(outbox).values(**row).on_duplicate_key_update(**fresh)
+        statement = _put_statement(conn.dialect.name)
         with store_errors("outbox put"):
-            await conn.execute(statement)
+            await conn.execute(statement, {f"b_{name}": value for name, value in row.items()})
 
     async def due(self, now: datetime, limit: int = 100) -> list[OutboxMessage]:
         with store_errors("outbox due"):
             result = await self._slot.conn.execute(
-                select(outbox)
-                .where(outbox.c.status == PENDING)
-                .where(outbox.c.next_attempt_at <= now)
-                .order_by(outbox.c.next_attempt_at, outbox.c.id)
-                .limit(limit)
+                _due_statement(limit), {"b_next_attempt_at": now}
             )
             rows = result.all()
         return [_to_message(row) for row in rows]
 
     async def _mark(self, message_id: int, attempts: int, **values: Any) -> bool:
         with store_errors("outbox mark"):
-            result = await self._slot.conn.execute(
-                update(outbox)
-                .where(outbox.c.id == message_id)
-                .where(outbox.c.status == PENDING)
-                .where(outbox.c.attempts == attempts)
-                .values(attempts=outbox.c.attempts + 1, updated_at=self._clock.now(), **values)
+            params = {f"b_{name}": value for name, value in values.items()}
+            params.update(
+                match_id=message_id, match_attempts=attempts, b_updated_at=self._clock.now()
             )
+            result = await self._slot.conn.execute(_mark_statement(tuple(sorted(values))), params)
         return result.rowcount == 1
 
     async def mark_sent(self, message_id: int, attempts: int) -> bool:
@@ -120,8 +171,6 @@ class SqlOutboxRepository:
 
     async def get(self, task_id: str) -> OutboxMessage | None:
         with store_errors("outbox get"):
-            result = await self._slot.conn.execute(
-                select(outbox).where(outbox.c.task_id == task_id)
-            )
+            result = await self._slot.conn.execute(_GET, {"b_task_id": task_id})
             row = result.first()
         return None if row is None else _to_message(row)

@@ -1,15 +1,32 @@
-"""parsed_log: the task snapshot; its integer id is the `document_parsed_log_id`."""
+"""parsed_log: the task snapshot; its integer id is the `document_parsed_log_id`.
+
+Every task adds, reads and updates its row: the statements are built once, with bound
+parameters (SQLAlchemy neither rebuilds them nor recomputes their cache keys per call).
+"""
 
 from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import Row, select, update
+from sqlalchemy import Row, bindparam, select, update
 
 from ragline.adapters.sql.connection import ConnectionSlot
 from ragline.adapters.sql.errors import store_errors, unique_task_id
 from ragline.adapters.sql.tables import parsed_log
 from ragline.application.ports.unit_of_work import ParsedLog, PersistenceError
+
+_ADD = parsed_log.insert()  # values as parameters
+_GET = select(parsed_log).where(
+    parsed_log.c.task_id == bindparam("b_task_id", type_=parsed_log.c.task_id.type)
+)
+_SET_LOCATION = (
+    update(parsed_log)
+    .where(parsed_log.c.task_id == bindparam("b_task_id", type_=parsed_log.c.task_id.type))
+    .values(
+        parsed_bucket=bindparam("b_bucket", type_=parsed_log.c.parsed_bucket.type),
+        parsed_object_key=bindparam("b_key", type_=parsed_log.c.parsed_object_key.type),
+    )
+)
 
 
 def _to_log(row: Row[tuple[object, ...]]) -> ParsedLog:
@@ -40,12 +57,13 @@ class SqlParsedLogRepository:
         with store_errors("parsed_log add"), unique_task_id(task_id):
             async with conn.begin_nested():  # a duplicate leaves the transaction usable
                 result = await conn.execute(
-                    parsed_log.insert().values(
-                        task_id=task_id,
-                        payload_json=payload_json,
-                        created_at=created_at,
-                        retry_of_task_id=retry_of_task_id,
-                    )
+                    _ADD,
+                    {
+                        "task_id": task_id,
+                        "payload_json": payload_json,
+                        "created_at": created_at,
+                        "retry_of_task_id": retry_of_task_id,
+                    },
                 )
         key = result.inserted_primary_key
         assert key is not None
@@ -59,18 +77,14 @@ class SqlParsedLogRepository:
 
     async def get(self, task_id: str) -> ParsedLog | None:
         with store_errors("parsed_log get"):
-            result = await self._slot.conn.execute(
-                select(parsed_log).where(parsed_log.c.task_id == task_id)
-            )
+            result = await self._slot.conn.execute(_GET, {"b_task_id": task_id})
             row = result.first()
         return None if row is None else _to_log(row)
 
     async def set_parsed_location(self, task_id: str, bucket: str, object_key: str) -> None:
         with store_errors("parsed_log set_parsed_location"):
             result = await self._slot.conn.execute(
-                update(parsed_log)
-                .where(parsed_log.c.task_id == task_id)
-                .values(parsed_bucket=bucket, parsed_object_key=object_key)
+                _SET_LOCATION, {"b_task_id": task_id, "b_bucket": bucket, "b_key": object_key}
             )
         if result.rowcount != 1:
             raise PersistenceError(f"no parsed log for task_id {task_id!r}")

@@ -4,8 +4,9 @@ Every write after the insert is a compare-and-set: `save` on (task_id, version),
 `mark_superseded` on (superseded_by_task_id IS NULL, pipeline_status = FAILED), and both
 bump `version`, so the row always changes and a stale aggregate cannot overwrite it.
 
-`get` and `save` run on every stage transition: their statements are built once, with
-bound parameters, so SQLAlchemy neither rebuilds them nor recomputes their cache keys.
+`add`, `get` and `save` run for every task (the last two on every stage transition): their
+statements are built once, with bound parameters, so SQLAlchemy neither rebuilds them nor
+recomputes their cache keys.
 """
 
 from __future__ import annotations
@@ -68,6 +69,8 @@ _IDENTITY_COLUMNS = frozenset(
     | {"file_type"}
 )
 _STATE_COLUMN_NAMES = tuple(c.name for c in parse_run.columns if c.name not in _IDENTITY_COLUMNS)
+
+_ADD = parse_run.insert()  # the values come as parameters: every column of the row
 
 _GET = select(parse_run).where(
     parse_run.c.task_id == bindparam("match_task_id", type_=parse_run.c.task_id.type)
@@ -156,7 +159,7 @@ class SqlParseRunRepository:
         conn = self._slot.conn
         with store_errors("parse_run add"), unique_task_id(run.task_id):
             async with conn.begin_nested():  # a duplicate leaves the transaction usable
-                await conn.execute(parse_run.insert().values(**run_to_row(run)))
+                await conn.execute(_ADD, run_to_row(run))
 
     async def get(self, task_id: str) -> ParseRun | None:
         with store_errors("parse_run get"):
