@@ -33,6 +33,9 @@ _WORD_RUN = rf"{_BASE}(?:{_BASE}|{_MARK})*"
 _JOINER = "['’.．＇]"  # inner apostrophe or period, ASCII or full-width
 _TOKEN = re.compile(rf"([{_HAN}]+)|({_WORD_RUN}(?:{_JOINER}{_WORD_RUN})*)")
 _PLAIN_WORD = re.compile(rf"{_WORD_RUN}(?:['.]{_WORD_RUN})*")
+# The same rules restricted to ASCII text (no Han, no marks, no full-width joiners; \w is
+# [A-Za-z0-9_] there), on the lower-cased text: most chunks of English documents.
+_ASCII_TOKEN = re.compile(r"[A-Za-z0-9_]+(?:['.][A-Za-z0-9_]+)*")
 
 
 @cache
@@ -50,6 +53,8 @@ class JiebaTokenizer:
         self._hmm = hmm
 
     def tokenize(self, text: str) -> list[str]:
+        if text.isascii():
+            return _ASCII_TOKEN.findall(text.lower())
         tokens: list[str] = []
         cut, hmm = self._cut, self._hmm
         # Normalising only the matched runs (not the whole text) keeps the common case cheap:

@@ -62,13 +62,15 @@ class TermSparseEncoder:
         """Document vector from already-tokenized text (lets PRETOKENIZE tokenize once)."""
         if not tokens:
             return SparseVector([], [])
-        counts: Counter[int] = Counter()
+        counts: dict[int, int] = {}
+        get = counts.get
         for token, tf in Counter(tokens).items():
-            counts[term_id(token)] += tf
+            term = term_id(token)
+            counts[term] = get(term, 0) + tf
         norm = self._k1 * (1 - self._b + self._b * len(tokens) / self._avg)
         k1_plus_1 = self._k1 + 1
         indices = sorted(counts)
-        values = [counts[i] * k1_plus_1 / (counts[i] + norm) for i in indices]
+        values = [tf * k1_plus_1 / (tf + norm) for tf in map(counts.__getitem__, indices)]
         return SparseVector(indices, values)
 
     def encode_query(self, text: str) -> SparseVector:
