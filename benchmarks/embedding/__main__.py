@@ -71,7 +71,8 @@ def corpus(count: int, zh_share: float) -> tuple[list[str], str]:
         docs = []
         for name in ["os", "json", "asyncio", "collections", "pathlib", "re", "subprocess"]:
             module = importlib.import_module(name)
-            docs += [getattr(getattr(module, a), "__doc__", None) or "" for a in dir(module)]
+            found = [getattr(getattr(module, a), "__doc__", None) for a in dir(module)]
+            docs += [d for d in found if isinstance(d, str)]  # a slot's __doc__ is not text
         texts, source = passages("\n\n".join(docs), 500, count - n_zh), "stdlib-docstrings"
     if n_zh:
         chinese = CHINESE_MD.read_text(encoding="utf-8")[100_000:400_000]
