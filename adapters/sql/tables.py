@@ -116,6 +116,8 @@ parse_run = Table(
     UniqueConstraint("task_id"),
     Index(None, "pipeline_status", "created_at"),
     Index(None, "created_at"),
+    # listing a tenant's runs and a dataset's documents (migration 0002)
+    Index(None, "user_id", "dataset_id", "original_file_id"),
     **MYSQL_TABLE_ARGS,
 )
 

@@ -9,14 +9,15 @@ Datetimes passed in must be timezone-aware; they come back as aware UTC.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
+from enum import StrEnum
 from types import TracebackType
 from typing import Protocol, Self
 
 import attrs
 
-from ragline.domain.parse_run import ChunkIndexStatus, ChunkStatusMove, ParseRun
+from ragline.domain.parse_run import ChunkIndexStatus, ChunkStatusMove, ParseRun, PipelineStatus
 
 
 class PersistenceError(Exception):
@@ -112,6 +113,48 @@ class ParseRunRepository(Protocol):
         """Newest runs first, for `ragline status`."""
         ...
 
+    async def list_page(self, query: RunQuery, *, offset: int = 0, limit: int = 50) -> RunPage:
+        """The runs matching `query`, newest first (created_at, then insertion order), from
+        `offset`, at most `limit`; `total` counts every match. Runs of other users or
+        datasets are never returned when the query names one."""
+        ...
+
+    async def latest_per_document(
+        self, user_id: str, dataset_id: str, *, offset: int = 0, limit: int = 50
+    ) -> DocumentPage:
+        """The documents (original_file_id) a dataset has runs for, each with its newest
+        run, ordered by doc_id; `total` counts the documents."""
+        ...
+
+    async def latest_for_document(
+        self, user_id: str, dataset_id: str, doc_id: str
+    ) -> ParseRun | None:
+        """The newest run of one document in one tenant scope, or None."""
+        ...
+
+
+@attrs.frozen
+class RunQuery:
+    """Filters of `list_page`; None matches everything."""
+
+    user_id: str | None = None
+    dataset_id: str | None = None
+    status: PipelineStatus | None = None
+
+
+@attrs.frozen
+class RunPage:
+    runs: list[ParseRun]
+    total: int
+
+
+@attrs.frozen
+class DocumentPage:
+    """One page of a dataset's documents: (doc_id, its newest run) in doc_id order."""
+
+    latest: list[tuple[str, ParseRun]]
+    total: int
+
 
 # -- chunk truth rows ---------------------------------------------------------------------
 
@@ -195,6 +238,31 @@ class ChunkRepository(Protocol):
 
     async def count_document(self, scope: DocumentScope) -> int: ...
 
+    async def delete_document(self, scope: DocumentScope) -> int:
+        """Delete every chunk row of the document; returns how many there were (0 when
+        already gone: deleting twice is not an error)."""
+        ...
+
+    async def document_counts(
+        self, user_id: str, dataset_id: str, doc_ids: Sequence[str]
+    ) -> Mapping[str, ChunkCounts]:
+        """Chunk counts per document of one dataset; a document without chunks is absent."""
+        ...
+
+    async def count_user_vectors(self, user_id: str) -> int:
+        """How many of the user's child chunks may have a dense vector stored: dense status
+        INDEXING, SUCCESS or FAILED (a failed batch may have been partly upserted). The
+        embedding dimension guard asks it."""
+        ...
+
+
+@attrs.frozen
+class ChunkCounts:
+    parents: int = 0
+    children: int = 0
+    dense_indexed: int = 0  # children with dense_status SUCCESS
+    sparse_indexed: int = 0  # children with sparse_status SUCCESS
+
 
 # -- user model configuration -------------------------------------------------------------
 
@@ -212,11 +280,37 @@ class EmbeddingConfig:
     api_key: str | None = attrs.field(default=None, repr=False)
 
 
+class ModelKind(StrEnum):
+    EMBEDDING = "EMBEDDING"
+    CHAT = "CHAT"
+
+
+@attrs.frozen
+class ChatConfig:
+    """A user's default CHAT model (no dimension). `api_key` as in EmbeddingConfig."""
+
+    user_id: str
+    provider: str
+    model: str
+    base_url: str | None = None
+    api_key: str | None = attrs.field(default=None, repr=False)
+
+
 class ModelConfigRepository(Protocol):
     async def default_embedding(self, user_id: str) -> EmbeddingConfig | None: ...
 
     async def put_default_embedding(self, config: EmbeddingConfig) -> None:
         """Insert or replace the user's default EMBEDDING config."""
+        ...
+
+    async def default_chat(self, user_id: str) -> ChatConfig | None: ...
+
+    async def put_default_chat(self, config: ChatConfig) -> None:
+        """Insert or replace the user's default CHAT config."""
+        ...
+
+    async def delete_default(self, user_id: str, kind: ModelKind) -> bool:
+        """Delete the user's default config of `kind`; True iff a row was deleted."""
         ...
 
 

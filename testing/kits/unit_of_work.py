@@ -38,15 +38,20 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta, timezone
 from typing import ClassVar
 
+import attrs
 import pytest
 
 from ragline.application.ports.unit_of_work import (
+    ChatConfig,
+    ChunkCounts,
     ChunkRecord,
     ConcurrentUpdate,
     DocumentScope,
     DuplicateTaskId,
     EmbeddingConfig,
+    ModelKind,
     PersistenceError,
+    RunQuery,
     UnitOfWorkFactory,
 )
 from ragline.domain.parse_run import (
@@ -427,6 +432,70 @@ class UnitOfWorkContract:
         assert runs[2].task_id not in unfinished_ids and runs[3].task_id not in unfinished_ids
         assert all(not r.is_terminal for r in unfinished)
 
+    @staticmethod
+    def _run_of(
+        build: Callable[[], ParseRun], user: str, dataset: str, doc: str, seconds: float
+    ) -> ParseRun:
+        run = build()
+        run.identity = attrs.evolve(
+            run.identity, user_id=user, dataset_id=dataset, original_file_id=doc
+        )
+        run.created_at = at(seconds)
+        return run
+
+    async def test_list_page_filters_pages_and_counts(self, uow_factory: UnitOfWorkFactory) -> None:
+        user, other = uid("u"), uid("u")
+        mine = [
+            self._run_of(_succeeded, user, "d1", "doc-a", 10),
+            self._run_of(_failed_mid_run, user, "d1", "doc-b", 20),
+            self._run_of(_succeeded, user, "d2", "doc-c", 30),
+            self._run_of(_pending, user, "d1", "doc-d", 40),
+        ]
+        for run in [*mine, self._run_of(_succeeded, other, "d1", "doc-a", 50)]:
+            await self.add_run(uow_factory, run)
+        async with uow_factory() as uow:
+            every = await uow.runs.list_page(RunQuery(user_id=user))
+            first = await uow.runs.list_page(RunQuery(user_id=user), offset=0, limit=3)
+            second = await uow.runs.list_page(RunQuery(user_id=user), offset=3, limit=3)
+            d1 = await uow.runs.list_page(RunQuery(user_id=user, dataset_id="d1"))
+            done = await uow.runs.list_page(RunQuery(user_id=user, status=PipelineStatus.SUCCESS))
+            nobody = await uow.runs.list_page(RunQuery(user_id=uid("u")))
+        assert [r.task_id for r in every.runs] == [r.task_id for r in reversed(mine)]
+        assert every.total == first.total == second.total == 4
+        assert [r.task_id for r in first.runs + second.runs] == [r.task_id for r in every.runs]
+        assert len(first.runs) == 3 and len(second.runs) == 1
+        assert every.runs[0] == mine[-1]
+        assert {r.task_id for r in d1.runs} == {mine[0].task_id, mine[1].task_id, mine[3].task_id}
+        assert d1.total == 3
+        assert {r.task_id for r in done.runs} == {mine[0].task_id, mine[2].task_id}
+        assert nobody.runs == [] and nobody.total == 0
+
+    async def test_latest_run_per_document(self, uow_factory: UnitOfWorkFactory) -> None:
+        user = uid("u")
+        failed = self._run_of(_failed_mid_run, user, "d1", "doc-b", 10)
+        retried = self._run_of(_succeeded, user, "d1", "doc-b", 5)  # inserted later, older clock
+        only = self._run_of(_succeeded, user, "d1", "doc-a", 20)
+        elsewhere = self._run_of(_succeeded, user, "d2", "doc-z", 30)
+        stranger = self._run_of(_succeeded, uid("u"), "d1", "doc-c", 40)
+        for run in (failed, retried, only, elsewhere, stranger):
+            await self.add_run(uow_factory, run)
+        async with uow_factory() as uow:
+            page = await uow.runs.latest_per_document(user, "d1")
+            first = await uow.runs.latest_per_document(user, "d1", offset=0, limit=1)
+            rest = await uow.runs.latest_per_document(user, "d1", offset=1, limit=5)
+            latest_b = await uow.runs.latest_for_document(user, "d1", "doc-b")
+            missing = await uow.runs.latest_for_document(user, "d2", "doc-b")
+            empty = await uow.runs.latest_per_document(uid("u"), "d1")
+        assert [(doc, run.task_id) for doc, run in page.latest] == [
+            ("doc-a", only.task_id),
+            ("doc-b", retried.task_id),
+        ]
+        assert page.total == first.total == rest.total == 2
+        assert first.latest + rest.latest == page.latest
+        assert latest_b == retried
+        assert missing is None
+        assert empty.latest == [] and empty.total == 0
+
     # -- the unit of work ---------------------------------------------------------------
 
     async def test_leaving_without_commit_rolls_back(self, uow_factory: UnitOfWorkFactory) -> None:
@@ -678,6 +747,61 @@ class UnitOfWorkContract:
         async with uow_factory() as uow:
             assert await uow.chunks.count_document(doc) == len(records)
 
+    async def test_delete_a_document_and_count_chunks(self, uow_factory: UnitOfWorkFactory) -> None:
+        user = uid("u")
+        gone, kept = scope(user), scope(user)
+        records = chunk_set(gone, "t1")
+        async with uow_factory() as uow:
+            await uow.chunks.replace_document(gone, records)
+            await uow.chunks.replace_document(kept, chunk_set(kept, "t2", parents=1))
+            await uow.commit()
+        first_child = children(records)[0].chunk_id
+        async with uow_factory() as uow:
+            assert await uow.chunks.move_dense(gone, [first_child], BEGIN_INDEXING) == 1
+            assert await uow.chunks.move_dense(gone, [first_child], COMPLETE) == 1
+            assert await uow.chunks.move_sparse(gone, [first_child], BEGIN_INDEXING) == 1
+            await uow.commit()
+        async with uow_factory() as uow:
+            counts = await uow.chunks.document_counts(
+                user, "d1", [gone.doc_id, kept.doc_id, "no-such-doc"]
+            )
+            assert await uow.chunks.document_counts(uid("u"), "d1", [gone.doc_id]) == {}
+        assert counts == {
+            gone.doc_id: ChunkCounts(parents=2, children=6, dense_indexed=1, sparse_indexed=0),
+            kept.doc_id: ChunkCounts(parents=1, children=3, dense_indexed=0, sparse_indexed=0),
+        }
+        async with uow_factory() as uow:
+            assert await uow.chunks.delete_document(gone) == len(records)
+            if not self.serializes_transactions:  # uncommitted: another unit still sees them
+                async with uow_factory() as other:
+                    assert await other.chunks.count_document(gone) == len(records)
+            await uow.commit()
+        async with uow_factory() as uow:
+            assert await uow.chunks.count_document(gone) == 0
+            assert await uow.chunks.delete_document(gone) == 0  # again: nothing, no error
+            assert await uow.chunks.count_document(kept) == 4
+            assert await uow.chunks.document_counts(user, "d1", [gone.doc_id]) == {}
+
+    async def test_count_user_vectors_counts_children_past_pending(
+        self, uow_factory: UnitOfWorkFactory
+    ) -> None:
+        user = uid("u")
+        where = scope(user)
+        records = chunk_set(where, "t1")
+        ids = [c.chunk_id for c in children(records)]
+        async with uow_factory() as uow:
+            await uow.chunks.replace_document(where, records)
+            await uow.commit()
+        async with uow_factory() as uow:
+            assert await uow.chunks.count_user_vectors(user) == 0
+            assert await uow.chunks.move_dense(where, ids[:3], BEGIN_INDEXING) == 3
+            assert await uow.chunks.move_dense(where, ids[:1], COMPLETE) == 1
+            assert await uow.chunks.move_dense(where, ids[1:2], FAIL) == 1
+            await uow.commit()
+        async with uow_factory() as uow:
+            assert await uow.chunks.count_user_vectors(user) == 3
+            assert await uow.chunks.count_user_vectors(uid("u")) == 0
+
     # -- model configs ------------------------------------------------------------------
 
     async def test_default_embedding_round_trip_and_replace(
@@ -705,6 +829,47 @@ class UnitOfWorkContract:
             assert await uow.model_configs.default_embedding(user) == second
             assert await uow.model_configs.default_embedding(uid("user")) is None
         assert "sk-first" not in repr(first)
+
+    async def test_default_chat_round_trip_replace_and_delete(
+        self, uow_factory: UnitOfWorkFactory
+    ) -> None:
+        user = uid("user")
+        chat = ChatConfig(user, "openai", "gpt-4o-mini", "https://api.example.com/v1", "sk-聊天")
+        embedding = EmbeddingConfig(user, "openai", "text-embedding-3-small", 1536, None, "sk-e")
+        async with uow_factory() as uow:
+            assert await uow.model_configs.default_chat(user) is None
+            await uow.model_configs.put_default_chat(chat)
+            await uow.model_configs.put_default_embedding(embedding)
+            await uow.commit()
+        replaced = ChatConfig(user, "local", "qwen2.5-7b", None, None)
+        async with uow_factory() as uow:
+            assert await uow.model_configs.default_chat(user) == chat
+            assert await uow.model_configs.default_embedding(user) == embedding
+            await uow.model_configs.put_default_chat(replaced)
+            await uow.commit()
+        async with uow_factory() as uow:
+            assert await uow.model_configs.default_chat(user) == replaced
+            assert await uow.model_configs.delete_default(user, ModelKind.CHAT) is True
+            if not self.serializes_transactions:  # uncommitted: another unit still sees it
+                async with uow_factory() as other:
+                    assert await other.model_configs.default_chat(user) == replaced
+            await uow.commit()
+        async with uow_factory() as uow:
+            assert await uow.model_configs.default_chat(user) is None
+            assert await uow.model_configs.default_embedding(user) == embedding
+            assert await uow.model_configs.delete_default(user, ModelKind.CHAT) is False
+            assert await uow.model_configs.delete_default(user, ModelKind.EMBEDDING) is True
+            await uow.rollback()  # the delete is undone
+            assert await uow.model_configs.default_embedding(user) == embedding
+            assert await uow.model_configs.delete_default(user, ModelKind.EMBEDDING) is True
+            await uow.commit()
+        async with uow_factory() as uow:
+            assert await uow.model_configs.default_embedding(user) is None
+            await uow.model_configs.put_default_chat(chat)  # a deleted default can come back
+            await uow.commit()
+        async with uow_factory() as uow:
+            assert await uow.model_configs.default_chat(user) == chat
+        assert "sk-" not in repr(chat)
 
     # -- outbox -------------------------------------------------------------------------
 
@@ -952,3 +1117,24 @@ class EncryptedApiKeysContract:
         assert "key" in str(raised.value).lower()
         async with uow_factory() as uow:
             assert await uow.model_configs.default_embedding(user) == config
+
+    async def test_chat_api_key_is_encrypted_at_rest_too(
+        self,
+        uow_factory: UnitOfWorkFactory,
+        other_key_uow_factory: UnitOfWorkFactory,
+        stored_api_key: StoredApiKey,
+    ) -> None:
+        user = uid("user")
+        plaintext = "sk-chat-" + uuid.uuid4().hex
+        config = ChatConfig(user, "openai", "gpt-4o", None, plaintext)
+        async with uow_factory() as uow:
+            await uow.model_configs.put_default_chat(config)
+            await uow.commit()
+        raw = await stored_api_key(user)
+        assert raw is not None and plaintext not in raw and plaintext[8:] not in raw
+        async with other_key_uow_factory() as uow:
+            with pytest.raises(PersistenceError) as raised:
+                await uow.model_configs.default_chat(user)
+        assert plaintext not in str(raised.value)
+        async with uow_factory() as uow:
+            assert await uow.model_configs.default_chat(user) == config

@@ -20,24 +20,30 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 
 import attrs
 
 from ragline.application.ports.unit_of_work import (
+    ChatConfig,
+    ChunkCounts,
     ChunkRecord,
     ConcurrentUpdate,
+    DocumentPage,
     DocumentScope,
     DuplicateTaskId,
     EmbeddingConfig,
+    ModelKind,
     OutboxMessage,
     ParsedLog,
     PersistenceError,
+    RunPage,
+    RunQuery,
 )
-from ragline.domain.parse_run import ChunkStatusMove, ParseRun, PipelineStatus
+from ragline.domain.parse_run import ChunkIndexStatus, ChunkStatusMove, ParseRun, PipelineStatus
 from tests.fakes.faults import Faults
 
 LOCK_TIMEOUT_SECONDS = 5.0
@@ -85,8 +91,10 @@ class FakeDatabase:
         self.faults = faults or Faults()
         self.parsed_logs: dict[str, ParsedLog] = {}
         self.runs: dict[str, ParseRun] = {}
+        self.run_order: dict[str, int] = {}  # task_id -> insertion order (the SQL id)
         self.chunks: dict[DocumentScope, dict[str, ChunkRecord]] = {}
         self.configs: dict[str, EmbeddingConfig] = {}
+        self.chat_configs: dict[str, ChatConfig] = {}
         self.outbox: dict[str, OutboxMessage] = {}
         self.commits = 0
         self.units_opened = 0  # units of work asked of the factory
@@ -196,6 +204,7 @@ class FakeRuns(_Repo):
         if self._current(run.task_id) is not None:
             raise DuplicateTaskId(run.task_id)
         self.uow.pending_runs[run.task_id] = row
+        self.db.run_order.setdefault(run.task_id, len(self.db.run_order))
 
     async def get(self, task_id: str) -> ParseRun | None:
         await self.check("runs.get")
@@ -245,6 +254,48 @@ class FakeRuns(_Repo):
     async def list_recent(self, limit: int = 50) -> list[ParseRun]:
         await self.check("runs.list_recent")
         return sorted(self._all(), key=lambda r: r.created_at, reverse=True)[:limit]
+
+    def _newest_first(self, runs: Iterable[ParseRun]) -> list[ParseRun]:
+        order = self.db.run_order
+        return sorted(runs, key=lambda r: (r.created_at, order.get(r.task_id, 0)), reverse=True)
+
+    async def list_page(self, query: RunQuery, *, offset: int = 0, limit: int = 50) -> RunPage:
+        await self.check("runs.list_page")
+        matching = [
+            r
+            for r in self._all()
+            if (query.user_id is None or r.identity.user_id == query.user_id)
+            and (query.dataset_id is None or r.identity.dataset_id == query.dataset_id)
+            and (query.status is None or r.pipeline_status is query.status)
+        ]
+        return RunPage(self._newest_first(matching)[offset : offset + limit], len(matching))
+
+    def _latest_by_document(self, user_id: str, dataset_id: str) -> dict[str, ParseRun]:
+        order = self.db.run_order
+        latest: dict[str, ParseRun] = {}
+        for run in self._all():
+            identity = run.identity
+            if identity.user_id != user_id or identity.dataset_id != dataset_id:
+                continue
+            doc = identity.original_file_id
+            best = latest.get(doc)
+            if best is None or order.get(run.task_id, 0) > order.get(best.task_id, 0):
+                latest[doc] = run
+        return latest
+
+    async def latest_per_document(
+        self, user_id: str, dataset_id: str, *, offset: int = 0, limit: int = 50
+    ) -> DocumentPage:
+        await self.check("runs.latest_per_document")
+        latest = self._latest_by_document(user_id, dataset_id)
+        docs = sorted(latest)[offset : offset + limit]
+        return DocumentPage([(doc, latest[doc]) for doc in docs], len(latest))
+
+    async def latest_for_document(
+        self, user_id: str, dataset_id: str, doc_id: str
+    ) -> ParseRun | None:
+        await self.check("runs.latest_for_document")
+        return self._latest_by_document(user_id, dataset_id).get(doc_id)
 
 
 class FakeChunks(_Repo):
@@ -331,16 +382,82 @@ class FakeChunks(_Repo):
         await self.check("chunks.count_document")
         return len(self._doc(scope))
 
+    async def delete_document(self, scope: DocumentScope) -> int:
+        await self.check("chunks.delete_document")
+        rows = await self._writable(scope)
+        self.uow.pending_chunks[scope] = {}
+        return len(rows)
+
+    def _scopes(self) -> set[DocumentScope]:
+        return set(self.db.chunks) | set(self.uow.pending_chunks)
+
+    async def document_counts(
+        self, user_id: str, dataset_id: str, doc_ids: Sequence[str]
+    ) -> Mapping[str, ChunkCounts]:
+        await self.check("chunks.document_counts")
+        success = ChunkIndexStatus.SUCCESS
+        counts: dict[str, ChunkCounts] = {}
+        for doc_id in dict.fromkeys(doc_ids):
+            rows = list(self._doc(DocumentScope(user_id, dataset_id, doc_id)).values())
+            if rows:
+                counts[doc_id] = ChunkCounts(
+                    parents=sum(1 for c in rows if c.is_parent),
+                    children=sum(1 for c in rows if not c.is_parent),
+                    dense_indexed=sum(1 for c in rows if c.dense_status is success),
+                    sparse_indexed=sum(1 for c in rows if c.sparse_status is success),
+                )
+        return counts
+
+    async def count_user_vectors(self, user_id: str) -> int:
+        await self.check("chunks.count_user_vectors")
+        may_exist = (ChunkIndexStatus.INDEXING, ChunkIndexStatus.SUCCESS, ChunkIndexStatus.FAILED)
+        return sum(
+            1
+            for scope in self._scopes()
+            if scope.user_id == user_id
+            for c in self._doc(scope).values()
+            if c.dense_status in may_exist
+        )
+
 
 class FakeModelConfigs(_Repo):
+    """Pending writes are keyed by (kind, user_id); a pending None is a delete."""
+
+    def _get(self, kind: ModelKind, user_id: str) -> EmbeddingConfig | ChatConfig | None:
+        pending = self.uow.pending_configs
+        if (kind, user_id) in pending:
+            return pending[kind, user_id]
+        committed = self.db.configs if kind is ModelKind.EMBEDDING else self.db.chat_configs
+        return committed.get(user_id)
+
     async def default_embedding(self, user_id: str) -> EmbeddingConfig | None:
         await self.check("model_configs.default_embedding")
-        return self.uow.pending_configs.get(user_id) or self.db.configs.get(user_id)
+        found = self._get(ModelKind.EMBEDDING, user_id)
+        assert found is None or isinstance(found, EmbeddingConfig)
+        return found
 
     async def put_default_embedding(self, config: EmbeddingConfig) -> None:
         await self.check("model_configs.put_default_embedding")
-        await self.uow.lock(("config", config.user_id))
-        self.uow.pending_configs[config.user_id] = config
+        await self.uow.lock(("config", ModelKind.EMBEDDING, config.user_id))
+        self.uow.pending_configs[ModelKind.EMBEDDING, config.user_id] = config
+
+    async def default_chat(self, user_id: str) -> ChatConfig | None:
+        await self.check("model_configs.default_chat")
+        found = self._get(ModelKind.CHAT, user_id)
+        assert found is None or isinstance(found, ChatConfig)
+        return found
+
+    async def put_default_chat(self, config: ChatConfig) -> None:
+        await self.check("model_configs.put_default_chat")
+        await self.uow.lock(("config", ModelKind.CHAT, config.user_id))
+        self.uow.pending_configs[ModelKind.CHAT, config.user_id] = config
+
+    async def delete_default(self, user_id: str, kind: ModelKind) -> bool:
+        await self.check("model_configs.delete_default")
+        await self.uow.lock(("config", kind, user_id))
+        existed = self._get(kind, user_id) is not None
+        self.uow.pending_configs[kind, user_id] = None
+        return existed
 
 
 class FakeOutbox(_Repo):
@@ -425,7 +542,7 @@ class FakeUnitOfWork:
         self.pending_logs: dict[str, ParsedLog] = {}
         self.pending_runs: dict[str, ParseRun] = {}
         self.pending_chunks: dict[DocumentScope, dict[str, ChunkRecord]] = {}
-        self.pending_configs: dict[str, EmbeddingConfig] = {}
+        self.pending_configs: dict[tuple[ModelKind, str], EmbeddingConfig | ChatConfig | None] = {}
         self.pending_outbox: dict[str, OutboxMessage] = {}
         self.parsed_logs = FakeParsedLogs(self)
         self.runs = FakeRuns(self)
@@ -466,7 +583,14 @@ class FakeUnitOfWork:
         db.parsed_logs.update(self.pending_logs)
         db.runs.update(self.pending_runs)
         db.chunks.update(self.pending_chunks)
-        db.configs.update(self.pending_configs)
+        for (kind, user_id), config in self.pending_configs.items():
+            committed: dict[str, Any] = (
+                db.configs if kind is ModelKind.EMBEDDING else db.chat_configs
+            )
+            if config is None:
+                committed.pop(user_id, None)
+            else:
+                committed[user_id] = config
         db.outbox.update(self.pending_outbox)
         if any((self.pending_logs, self.pending_runs, self.pending_chunks, self.pending_outbox)):
             db.commits += 1

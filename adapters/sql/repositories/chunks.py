@@ -16,15 +16,29 @@ from functools import cache
 from itertools import islice
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, Update, and_, bindparam, delete, func, select, update
+from sqlalchemy import (
+    ColumnElement,
+    Select,
+    Update,
+    and_,
+    bindparam,
+    case,
+    delete,
+    func,
+    select,
+    update,
+)
 
 from ragline.adapters.sql.connection import IN_LIST_SLICE, ConnectionSlot, SqlConnection
 from ragline.adapters.sql.errors import store_errors
 from ragline.adapters.sql.tables import chunk
-from ragline.application.ports.unit_of_work import ChunkRecord, DocumentScope
+from ragline.application.ports.unit_of_work import ChunkCounts, ChunkRecord, DocumentScope
 from ragline.domain.parse_run import ChunkIndexStatus, ChunkStatusMove
 
 INSERT_BATCH = 1000
+_VECTOR_MAY_EXIST = tuple(
+    s.value for s in (ChunkIndexStatus.INDEXING, ChunkIndexStatus.SUCCESS, ChunkIndexStatus.FAILED)
+)
 
 
 def _slices(ids: Sequence[str]) -> Iterator[list[str]]:
@@ -289,4 +303,48 @@ class SqlChunkRepository:
     async def count_document(self, scope: DocumentScope) -> int:
         with store_errors("chunk count_document"):
             result = await self._slot.conn.execute(_COUNT_DOCUMENT, _scope_params(scope))
+            return int(result.scalar_one())
+
+    async def delete_document(self, scope: DocumentScope) -> int:
+        with store_errors("chunk delete_document"):
+            result = await self._slot.conn.execute(delete(chunk).where(_in_document(scope)))
+        return int(result.rowcount)
+
+    async def document_counts(
+        self, user_id: str, dataset_id: str, doc_ids: Sequence[str]
+    ) -> Mapping[str, ChunkCounts]:
+        success = ChunkIndexStatus.SUCCESS.value
+
+        def count_if(condition: ColumnElement[bool]) -> Any:
+            return func.sum(case((condition, 1), else_=0))
+
+        counts: dict[str, ChunkCounts] = {}
+        with store_errors("chunk document_counts"):
+            for ids in _slices(doc_ids):
+                result = await self._slot.conn.execute(
+                    select(
+                        chunk.c.doc_id,
+                        count_if(chunk.c.parent_id.is_(None)),
+                        count_if(chunk.c.parent_id.is_not(None)),
+                        count_if(chunk.c.dense_status == success),
+                        count_if(chunk.c.sparse_status == success),
+                    )
+                    .where(chunk.c.user_id == user_id)
+                    .where(chunk.c.dataset_id == dataset_id)
+                    .where(chunk.c.doc_id.in_(ids))
+                    .group_by(chunk.c.doc_id)
+                )
+                for row in result.all():
+                    doc_id, parents, kids, dense, sparse = tuple(row)
+                    counts[doc_id] = ChunkCounts(int(parents), int(kids), int(dense), int(sparse))
+        return counts
+
+    async def count_user_vectors(self, user_id: str) -> int:
+        with store_errors("chunk count_user_vectors"):
+            result = await self._slot.conn.execute(
+                select(func.count())
+                .select_from(chunk)
+                .where(chunk.c.user_id == user_id)
+                .where(chunk.c.dense_status.in_(_VECTOR_MAY_EXIST))
+            )
             return int(result.scalar_one())

@@ -14,12 +14,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from sqlalchemy import Row, bindparam, select, update
+from sqlalchemy import ColumnElement, Row, bindparam, func, select, true, update
 
 from ragline.adapters.sql.connection import ConnectionSlot
 from ragline.adapters.sql.errors import store_errors, unique_task_id
 from ragline.adapters.sql.tables import parse_run, stage_prefix
-from ragline.application.ports.unit_of_work import ConcurrentUpdate
+from ragline.application.ports.unit_of_work import (
+    ConcurrentUpdate,
+    DocumentPage,
+    RunPage,
+    RunQuery,
+)
 from ragline.domain.parse_run import (
     STAGE_ORDER,
     FailurePoint,
@@ -213,3 +218,72 @@ class SqlParseRunRepository:
             )
             rows = list(result.all())
         return _rows_to_runs(rows)
+
+    async def list_page(self, query: RunQuery, *, offset: int = 0, limit: int = 50) -> RunPage:
+        where = _matching(query)
+        with store_errors("parse_run list_page"):
+            total = await self._slot.conn.execute(
+                select(func.count()).select_from(parse_run).where(where)
+            )
+            count = int(total.scalar_one())
+            result = await self._slot.conn.execute(
+                select(parse_run)
+                .where(where)
+                .order_by(parse_run.c.created_at.desc(), parse_run.c.id.desc())
+                .offset(offset)
+                .limit(limit)
+            )
+            rows = list(result.all())
+        return RunPage(_rows_to_runs(rows), count)
+
+    async def latest_per_document(
+        self, user_id: str, dataset_id: str, *, offset: int = 0, limit: int = 50
+    ) -> DocumentPage:
+        in_dataset = (parse_run.c.user_id == user_id) & (parse_run.c.dataset_id == dataset_id)
+        newest = (
+            select(func.max(parse_run.c.id).label("id"))
+            .where(in_dataset)
+            .group_by(parse_run.c.original_file_id)
+            .subquery()
+        )
+        with store_errors("parse_run latest_per_document"):
+            total = await self._slot.conn.execute(
+                select(func.count(func.distinct(parse_run.c.original_file_id))).where(in_dataset)
+            )
+            count = int(total.scalar_one())
+            result = await self._slot.conn.execute(
+                select(parse_run)
+                .join(newest, parse_run.c.id == newest.c.id)
+                .order_by(parse_run.c.original_file_id)
+                .offset(offset)
+                .limit(limit)
+            )
+            rows = list(result.all())
+        runs = _rows_to_runs(rows)
+        return DocumentPage([(run.identity.original_file_id, run) for run in runs], count)
+
+    async def latest_for_document(
+        self, user_id: str, dataset_id: str, doc_id: str
+    ) -> ParseRun | None:
+        with store_errors("parse_run latest_for_document"):
+            result = await self._slot.conn.execute(
+                select(parse_run)
+                .where(parse_run.c.user_id == user_id)
+                .where(parse_run.c.dataset_id == dataset_id)
+                .where(parse_run.c.original_file_id == doc_id)
+                .order_by(parse_run.c.id.desc())
+                .limit(1)
+            )
+            row = result.first()
+        return None if row is None else row_to_run(row._mapping)
+
+
+def _matching(query: RunQuery) -> ColumnElement[bool]:
+    where: ColumnElement[bool] = true()
+    if query.user_id is not None:
+        where = where & (parse_run.c.user_id == query.user_id)
+    if query.dataset_id is not None:
+        where = where & (parse_run.c.dataset_id == query.dataset_id)
+    if query.status is not None:
+        where = where & (parse_run.c.pipeline_status == query.status.value)
+    return where
