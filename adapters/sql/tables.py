@@ -113,6 +113,10 @@ parse_run = Table(
     Column("markdown_bucket", String(BUCKET), nullable=True),
     Column("markdown_object_key", String(OBJECT_KEY), nullable=True),
     Column("version", Integer(), nullable=False),
+    # outside the aggregate: set on every run of a document when the document is deleted
+    # (its chunks and index entries are gone; the runs stay as history and as the
+    # idempotency barrier). Migration 0002.
+    Column("document_deleted_at", UtcDateTime(), nullable=True),
     UniqueConstraint("task_id"),
     Index(None, "pipeline_status", "created_at"),
     Index(None, "created_at"),

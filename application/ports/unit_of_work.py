@@ -123,13 +123,24 @@ class ParseRunRepository(Protocol):
         self, user_id: str, dataset_id: str, *, offset: int = 0, limit: int = 50
     ) -> DocumentPage:
         """The documents (original_file_id) a dataset has runs for, each with its newest
-        run, ordered by doc_id; `total` counts the documents."""
+        run, ordered by doc_id; `total` counts the documents. A document whose newest run
+        is marked deleted (`mark_document_deleted`) is left out."""
         ...
 
     async def latest_for_document(
         self, user_id: str, dataset_id: str, doc_id: str
     ) -> ParseRun | None:
-        """The newest run of one document in one tenant scope, or None."""
+        """The newest run of one document in one tenant scope, or None (also when that run
+        is marked deleted)."""
+        ...
+
+    async def mark_document_deleted(
+        self, user_id: str, dataset_id: str, doc_id: str, at: datetime
+    ) -> int:
+        """`UPDATE ... SET document_deleted_at=:at WHERE <the document's runs> AND
+        document_deleted_at IS NULL`; returns the rowcount (0: already marked, or no runs).
+        The mark is outside the aggregate: `save` never writes or clears it, and a later
+        run of the document (a new upload) is not marked, so the document is listed again."""
         ...
 
 

@@ -496,6 +496,44 @@ class UnitOfWorkContract:
         assert missing is None
         assert empty.latest == [] and empty.total == 0
 
+    async def test_a_deleted_document_is_no_longer_listed_until_a_new_run(
+        self, uow_factory: UnitOfWorkFactory
+    ) -> None:
+        user = uid("u")
+        first = self._run_of(_succeeded, user, "d1", "doc-b", 10)
+        second = self._run_of(_failed_mid_run, user, "d1", "doc-b", 20)
+        kept = self._run_of(_succeeded, user, "d1", "doc-a", 30)
+        for run in (first, second, kept):
+            await self.add_run(uow_factory, run)
+        async with uow_factory() as uow:
+            assert await uow.runs.mark_document_deleted(user, "d1", "doc-b", at(40)) == 2
+            assert await uow.runs.mark_document_deleted(uid("u"), "d1", "doc-b", at(40)) == 0
+            await uow.commit()
+        async with uow_factory() as uow:
+            assert await uow.runs.mark_document_deleted(user, "d1", "doc-b", at(41)) == 0
+            page = await uow.runs.latest_per_document(user, "d1")
+            assert [doc for doc, _ in page.latest] == ["doc-a"] and page.total == 1
+            assert await uow.runs.latest_for_document(user, "d1", "doc-b") is None
+            # the runs stay (history, idempotency) and their aggregate is untouched
+            assert await uow.runs.get(second.task_id) == second
+            listed = await uow.runs.list_page(RunQuery(user_id=user))
+            assert listed.total == 3
+        # a save of a marked run keeps the mark
+        async with uow_factory() as uow:
+            stored = await uow.runs.get(second.task_id)
+            assert stored is not None
+            stored.supersede(uid("retry"))
+            await uow.runs.save(stored, second.version)
+            await uow.commit()
+        async with uow_factory() as uow:
+            assert await uow.runs.latest_for_document(user, "d1", "doc-b") is None
+        third = self._run_of(_pending, user, "d1", "doc-b", 50)  # uploaded again
+        await self.add_run(uow_factory, third)
+        async with uow_factory() as uow:
+            assert await uow.runs.latest_for_document(user, "d1", "doc-b") == third
+            page = await uow.runs.latest_per_document(user, "d1")
+            assert [doc for doc, _ in page.latest] == ["doc-a", "doc-b"]
+
     # -- the unit of work ---------------------------------------------------------------
 
     async def test_leaving_without_commit_rolls_back(self, uow_factory: UnitOfWorkFactory) -> None:

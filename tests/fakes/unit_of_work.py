@@ -92,6 +92,7 @@ class FakeDatabase:
         self.parsed_logs: dict[str, ParsedLog] = {}
         self.runs: dict[str, ParseRun] = {}
         self.run_order: dict[str, int] = {}  # task_id -> insertion order (the SQL id)
+        self.document_deleted_at: dict[str, datetime] = {}  # task_id -> the tombstone
         self.chunks: dict[DocumentScope, dict[str, ChunkRecord]] = {}
         self.configs: dict[str, EmbeddingConfig] = {}
         self.chat_configs: dict[str, ChatConfig] = {}
@@ -283,11 +284,18 @@ class FakeRuns(_Repo):
                 latest[doc] = run
         return latest
 
+    def _deleted(self, task_id: str) -> bool:
+        return task_id in self.uow.pending_tombstones or task_id in self.db.document_deleted_at
+
+    def _live_documents(self, user_id: str, dataset_id: str) -> dict[str, ParseRun]:
+        latest = self._latest_by_document(user_id, dataset_id)
+        return {doc: run for doc, run in latest.items() if not self._deleted(run.task_id)}
+
     async def latest_per_document(
         self, user_id: str, dataset_id: str, *, offset: int = 0, limit: int = 50
     ) -> DocumentPage:
         await self.check("runs.latest_per_document")
-        latest = self._latest_by_document(user_id, dataset_id)
+        latest = self._live_documents(user_id, dataset_id)
         docs = sorted(latest)[offset : offset + limit]
         return DocumentPage([(doc, latest[doc]) for doc in docs], len(latest))
 
@@ -295,7 +303,27 @@ class FakeRuns(_Repo):
         self, user_id: str, dataset_id: str, doc_id: str
     ) -> ParseRun | None:
         await self.check("runs.latest_for_document")
-        return self._latest_by_document(user_id, dataset_id).get(doc_id)
+        return self._live_documents(user_id, dataset_id).get(doc_id)
+
+    async def mark_document_deleted(
+        self, user_id: str, dataset_id: str, doc_id: str, at: datetime
+    ) -> int:
+        await self.check("runs.mark_document_deleted")
+        at = utc(at)
+        marked = 0
+        for run in self._all():
+            identity = run.identity
+            if (identity.user_id, identity.dataset_id, identity.original_file_id) != (
+                user_id,
+                dataset_id,
+                doc_id,
+            ):
+                continue
+            await self.uow.lock(("run", run.task_id))
+            if not self._deleted(run.task_id):
+                self.uow.pending_tombstones[run.task_id] = at
+                marked += 1
+        return marked
 
 
 class FakeChunks(_Repo):
@@ -544,6 +572,7 @@ class FakeUnitOfWork:
         self.pending_chunks: dict[DocumentScope, dict[str, ChunkRecord]] = {}
         self.pending_configs: dict[tuple[ModelKind, str], EmbeddingConfig | ChatConfig | None] = {}
         self.pending_outbox: dict[str, OutboxMessage] = {}
+        self.pending_tombstones: dict[str, datetime] = {}
         self.parsed_logs = FakeParsedLogs(self)
         self.runs = FakeRuns(self)
         self.chunks = FakeChunks(self)
@@ -592,6 +621,7 @@ class FakeUnitOfWork:
             else:
                 committed[user_id] = config
         db.outbox.update(self.pending_outbox)
+        db.document_deleted_at.update(self.pending_tombstones)
         if any((self.pending_logs, self.pending_runs, self.pending_chunks, self.pending_outbox)):
             db.commits += 1
         self._clear()
@@ -603,4 +633,4 @@ class FakeUnitOfWork:
 
     def _clear(self) -> None:
         self.pending_logs, self.pending_runs, self.pending_chunks = {}, {}, {}
-        self.pending_configs, self.pending_outbox = {}, {}
+        self.pending_configs, self.pending_outbox, self.pending_tombstones = {}, {}, {}

@@ -12,9 +12,10 @@ recomputes their cache keys.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, Row, bindparam, func, select, true, update
+from sqlalchemy import ColumnElement, Row, and_, bindparam, func, select, true, update
 
 from ragline.adapters.sql.connection import ConnectionSlot
 from ragline.adapters.sql.errors import store_errors, unique_task_id
@@ -73,7 +74,12 @@ _IDENTITY_COLUMNS = frozenset(
     {"id", "task_id", "original_file_id", "document_parse_task_id", "user_id", "dataset_id"}
     | {"file_type"}
 )
-_STATE_COLUMN_NAMES = tuple(c.name for c in parse_run.columns if c.name not in _IDENTITY_COLUMNS)
+_OUTSIDE_THE_AGGREGATE = frozenset({"document_deleted_at"})
+_STATE_COLUMN_NAMES = tuple(
+    c.name
+    for c in parse_run.columns
+    if c.name not in _IDENTITY_COLUMNS and c.name not in _OUTSIDE_THE_AGGREGATE
+)
 
 _ADD = parse_run.insert()  # the values come as parameters: every column of the row
 
@@ -246,14 +252,19 @@ class SqlParseRunRepository:
             .group_by(parse_run.c.original_file_id)
             .subquery()
         )
+        live = parse_run.c.document_deleted_at.is_(None)
         with store_errors("parse_run latest_per_document"):
             total = await self._slot.conn.execute(
-                select(func.count(func.distinct(parse_run.c.original_file_id))).where(in_dataset)
+                select(func.count())
+                .select_from(parse_run)
+                .join(newest, parse_run.c.id == newest.c.id)
+                .where(live)
             )
             count = int(total.scalar_one())
             result = await self._slot.conn.execute(
                 select(parse_run)
                 .join(newest, parse_run.c.id == newest.c.id)
+                .where(live)
                 .order_by(parse_run.c.original_file_id)
                 .offset(offset)
                 .limit(limit)
@@ -275,7 +286,27 @@ class SqlParseRunRepository:
                 .limit(1)
             )
             row = result.first()
-        return None if row is None else row_to_run(row._mapping)
+        if row is None or row._mapping["document_deleted_at"] is not None:
+            return None
+        return row_to_run(row._mapping)
+
+    async def mark_document_deleted(
+        self, user_id: str, dataset_id: str, doc_id: str, at: datetime
+    ) -> int:
+        with store_errors("parse_run mark_document_deleted"):
+            result = await self._slot.conn.execute(
+                update(parse_run)
+                .where(
+                    and_(
+                        parse_run.c.user_id == user_id,
+                        parse_run.c.dataset_id == dataset_id,
+                        parse_run.c.original_file_id == doc_id,
+                        parse_run.c.document_deleted_at.is_(None),
+                    )
+                )
+                .values(document_deleted_at=at)
+            )
+        return int(result.rowcount)
 
 
 def _matching(query: RunQuery) -> ColumnElement[bool]:
