@@ -18,12 +18,13 @@ from dependency_injector import containers, providers
 from ragline.adapters.task_consumer import Worker
 from ragline.application.chunking.preview import PreviewChunks
 from ragline.application.debug import ExtractMarkdown, PublishTaskMessage, SubmitTask
+from ragline.application.documents import DeleteDocument, ListDocuments
 from ragline.application.health import CheckHealth, adapter_probes
 from ragline.application.ingest.use_case import IngestFiles
 from ragline.application.pipeline.orchestrator import ParseTaskPipeline
 from ragline.application.pipeline.outbox_relay import OutboxRelay
 from ragline.application.pipeline.services import StageServices
-from ragline.application.provisioning import ProvisionEmbedding
+from ragline.application.provisioning import ManageModelConfigs, ProvisionEmbedding
 from ragline.application.runs import ListRuns, RetryRun
 from ragline.application.search.use_case import HybridSearch
 from ragline.bootstrap import factories
@@ -128,6 +129,16 @@ class Container(containers.DeclarativeContainer):
         embedders=embedders,
     )
     list_runs = providers.Factory(ListRuns, uow_factory=uow_factory)
+    model_configs = providers.Factory(ManageModelConfigs, uow_factory=uow_factory)
+    list_documents = providers.Factory(ListDocuments, uow_factory=uow_factory)
+    delete_document = providers.Factory(
+        DeleteDocument,
+        uow_factory=uow_factory,
+        vectors=vectors,
+        keywords=keywords,
+        storage=storage,
+        clock=clock,
+    )
     retry_run = providers.Factory(
         RetryRun,
         uow_factory=uow_factory,

@@ -1,5 +1,21 @@
-"""Embedded mode gives a user without an EMBEDDING config the local default (SPEC §3)."""
+"""Per-user model configs: embedded mode's default EMBEDDING config (SPEC §3), and setting,
+showing and deleting the default EMBEDDING and CHAT configs."""
 
 from ragline.application.provisioning.embedding import DefaultEmbedding, ProvisionEmbedding
+from ragline.application.provisioning.model_configs import (
+    DimensionChangeRefused,
+    ManageModelConfigs,
+    ModelConfigRefused,
+    ModelConfigView,
+    UserModelConfigs,
+)
 
-__all__ = ["DefaultEmbedding", "ProvisionEmbedding"]
+__all__ = [
+    "DefaultEmbedding",
+    "DimensionChangeRefused",
+    "ManageModelConfigs",
+    "ModelConfigRefused",
+    "ModelConfigView",
+    "ProvisionEmbedding",
+    "UserModelConfigs",
+]
