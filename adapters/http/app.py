@@ -19,7 +19,9 @@ from prometheus_client import Counter, Histogram
 from ragline.adapters.http import (
     chunk_routes,
     debug_routes,
+    document_routes,
     health_routes,
+    model_config_routes,
     problems,
     run_routes,
     search_routes,
@@ -76,7 +78,15 @@ def create_app(
     app.state.tokens = tokens
     app.state.retry_timeout = retry_timeout_seconds
     problems.install(app)
-    for module in (debug_routes, run_routes, search_routes, chunk_routes, health_routes):
+    for module in (
+        debug_routes,
+        run_routes,
+        document_routes,
+        model_config_routes,
+        search_routes,
+        chunk_routes,
+        health_routes,
+    ):
         app.include_router(module.router)
 
     @app.middleware("http")

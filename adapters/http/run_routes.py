@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, HTTPException, Request, status
+from fastapi import APIRouter, Depends, HTTPException, Query, Request, status
 
 from ragline.adapters.http.auth import Principal, principal
 from ragline.adapters.http.container_calls import use_case
 from ragline.adapters.http.problems import PROBLEM_RESPONSES
-from ragline.adapters.http.schemas import RetryResult, RunView, StageView
+from ragline.adapters.http.schemas import RetryResult, RunPageView, RunView, StageView
+from ragline.application.ports.unit_of_work import RunPage, RunQuery
 from ragline.application.runs import RunNotRetryable
 from ragline.application.tasks import TaskResult
-from ragline.domain.parse_run import ParseRun
+from ragline.domain.parse_run import ParseRun, PipelineStatus
 
 router = APIRouter(prefix="/api/v1/runs", tags=["runs"], responses=PROBLEM_RESPONSES)
 
@@ -55,6 +56,34 @@ async def _own_run(request: Request, caller: Principal, task_id: str) -> ParseRu
     if not runs or not caller.may_see(runs[0].identity.user_id):
         raise HTTPException(status.HTTP_404_NOT_FOUND, NOT_FOUND)
     return runs[0]
+
+
+@router.get("", response_model=RunPageView)
+async def list_runs(
+    request: Request,
+    caller: Annotated[Principal, Depends(principal)],
+    user_id: Annotated[
+        str | None,
+        Query(
+            min_length=1,
+            max_length=64,
+            description="A service token may omit it (every user); a user token sees its own.",
+        ),
+    ] = None,
+    dataset_id: Annotated[str | None, Query(min_length=1, max_length=64)] = None,
+    status_: Annotated[PipelineStatus | None, Query(alias="status")] = None,
+    page: Annotated[int, Query(ge=1, le=1_000_000)] = 1,
+    page_size: Annotated[int, Query(ge=1, le=200)] = 50,
+) -> RunPageView:
+    """Runs newest first, filtered by user, dataset and pipeline status, paged."""
+    user = caller.user_id if caller.user_id is not None else user_id
+    runs = await use_case(request, "list_runs")
+    found: RunPage = await runs.page(
+        RunQuery(user_id=user, dataset_id=dataset_id, status=status_), page, page_size
+    )
+    return RunPageView(
+        runs=[run_view(r) for r in found.runs], total=found.total, page=page, page_size=page_size
+    )
 
 
 @router.get("/{task_id}", response_model=RunView)

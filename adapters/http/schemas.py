@@ -134,3 +134,87 @@ class Readiness(BaseModel):
 
 class Alive(BaseModel):
     status: str = "ok"
+
+
+class EmbeddingConfigIn(BaseModel):
+    """A user's default EMBEDDING model. `api_key` is write-only: never returned; omitted, the
+    stored key is kept (`clear_api_key` removes it)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    provider: str = Field(min_length=1, max_length=64, examples=["openai"])
+    model: str = Field(min_length=1, max_length=255, examples=["text-embedding-3-small"])
+    dimension: int = Field(ge=1, le=65536, examples=[1536])
+    base_url: str | None = Field(None, min_length=1, max_length=1024)
+    api_key: str | None = Field(
+        None, min_length=1, max_length=4096, json_schema_extra={"writeOnly": True}
+    )
+    clear_api_key: bool = False
+
+
+class ChatConfigIn(BaseModel):
+    """A user's default CHAT model (no dimension); `api_key` as for EMBEDDING."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    provider: str = Field(min_length=1, max_length=64, examples=["openai"])
+    model: str = Field(min_length=1, max_length=255, examples=["gpt-4o-mini"])
+    base_url: str | None = Field(None, min_length=1, max_length=1024)
+    api_key: str | None = Field(
+        None, min_length=1, max_length=4096, json_schema_extra={"writeOnly": True}
+    )
+    clear_api_key: bool = False
+
+
+class ModelConfigOut(BaseModel):
+    kind: str = Field(examples=["EMBEDDING"])
+    user_id: str
+    provider: str
+    model: str
+    base_url: str | None
+    dimension: int | None
+    api_key_set: bool = Field(description="Whether an API key is stored (it is never shown).")
+
+
+class UserModelConfigsOut(BaseModel):
+    user_id: str
+    embedding: ModelConfigOut | None
+    chat: ModelConfigOut | None
+
+
+class Deleted(BaseModel):
+    deleted: bool
+
+
+class ChunkCountsView(BaseModel):
+    parents: int
+    children: int
+    dense_indexed: int
+    sparse_indexed: int
+
+
+class DocumentView(BaseModel):
+    doc_id: str = Field(description="The original_file_id.")
+    latest_run: RunView
+    chunks: ChunkCountsView
+
+
+class DocumentPageView(BaseModel):
+    documents: list[DocumentView]
+    total: int
+    page: int
+    page_size: int
+
+
+class DeletedDocumentView(BaseModel):
+    doc_id: str
+    chunks: int
+    keyword_docs: int
+    markdown_deleted: bool
+
+
+class RunPageView(BaseModel):
+    runs: list[RunView]
+    total: int
+    page: int
+    page_size: int

@@ -1,0 +1,105 @@
+"""A dataset's documents: list them with their newest run and chunk counts; delete one from
+the chunk table, the vector and keyword indexes and the Markdown store.
+
+A user token acts for its own user whatever `user_id` says; another user's document is not
+found (404).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request, status
+
+from ragline.adapters.http.auth import Principal, principal
+from ragline.adapters.http.container_calls import use_case
+from ragline.adapters.http.problems import PROBLEM_RESPONSES, Problem
+from ragline.adapters.http.run_routes import run_view
+from ragline.adapters.http.schemas import (
+    ChunkCountsView,
+    DeletedDocumentView,
+    DocumentPageView,
+    DocumentView,
+)
+from ragline.application.documents import (
+    DeletedDocument,
+    DocumentBusy,
+    DocumentList,
+    DocumentNotFound,
+)
+
+router = APIRouter(prefix="/api/v1", tags=["documents"], responses=PROBLEM_RESPONSES)
+
+BUSY: dict[int | str, dict[str, Any]] = {
+    409: {
+        "model": Problem,
+        "content": {"application/problem+json": {}},
+        "description": "The document has a run in progress",
+    }
+}
+Id = Annotated[str, Path(min_length=1, max_length=64, pattern=r"^[^\s/]+$")]
+UserQuery = Annotated[
+    str | None,
+    Query(min_length=1, max_length=64, description="Required with a service token."),
+]
+
+
+@router.get("/datasets/{dataset_id}/documents", response_model=DocumentPageView)
+async def list_documents(
+    request: Request,
+    dataset_id: Id,
+    caller: Annotated[Principal, Depends(principal)],
+    user_id: UserQuery = None,
+    page: Annotated[int, Query(ge=1, le=1_000_000)] = 1,
+    page_size: Annotated[int, Query(ge=1, le=200)] = 50,
+) -> DocumentPageView:
+    """The dataset's documents in doc_id order, each with its newest run and chunk counts."""
+    user = caller.acting_user(user_id)
+    listing: DocumentList = await (await use_case(request, "list_documents"))(
+        user, dataset_id, page, page_size
+    )
+    return DocumentPageView(
+        documents=[
+            DocumentView(
+                doc_id=d.doc_id,
+                latest_run=run_view(d.latest_run),
+                chunks=ChunkCountsView(
+                    parents=d.chunks.parents,
+                    children=d.chunks.children,
+                    dense_indexed=d.chunks.dense_indexed,
+                    sparse_indexed=d.chunks.sparse_indexed,
+                ),
+            )
+            for d in listing.documents
+        ],
+        total=listing.total,
+        page=listing.page,
+        page_size=listing.page_size,
+    )
+
+
+@router.delete("/documents/{doc_id}", response_model=DeletedDocumentView, responses=BUSY)
+async def delete_document(
+    request: Request,
+    doc_id: Id,
+    dataset_id: Annotated[str, Query(min_length=1, max_length=64)],
+    caller: Annotated[Principal, Depends(principal)],
+    user_id: UserQuery = None,
+) -> DeletedDocumentView:
+    """Delete the document's chunk rows, dense and sparse points, keyword docs and the
+    Markdown ragline wrote (never the source). A failure midway answers 5xx and a repeat
+    finishes the job; once done, the document is not found (404)."""
+    user = caller.acting_user(user_id)
+    delete = await use_case(request, "delete_document")
+    try:
+        done: DeletedDocument = await delete(user, dataset_id, doc_id)
+    except DocumentNotFound:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, "no such document") from None
+    except DocumentBusy as error:
+        raise HTTPException(status.HTTP_409_CONFLICT, str(error)) from None
+    return DeletedDocumentView(
+        doc_id=done.doc_id,
+        chunks=done.chunks,
+        keyword_docs=done.keyword_docs,
+        markdown_deleted=done.markdown_deleted,
+    )
