@@ -4,6 +4,7 @@ from ragline.adapters.cli import (  # noqa: F401
     chunk,
     doctor,
     ingest,
+    models,
     retry,
     search,
     serve,

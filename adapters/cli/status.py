@@ -45,16 +45,19 @@ def status(
     ctx: typer.Context,
     task_id: str | None = typer.Argument(None, help="One run; without it, the newest runs."),
     limit: int = typer.Option(20, "--limit", min=1, help="How many recent runs."),
+    user: str | None = typer.Option(None, "--user", help="Only this user's runs."),
+    dataset: str | None = typer.Option(None, "--dataset", help="Only this dataset's runs."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
     data_dir: Path | None = DATA_DIR_OPTION,
 ) -> None:
-    """Show parse runs: pipeline and stage statuses, failures, retry links."""
+    """Show parse runs: pipeline and stage statuses, failures, retry links (`--user` and
+    `--dataset` scope them; without either, every tenant's)."""
     ctx.obj.choose(data_dir)
     container = ctx.obj.get()
 
     async def main() -> list[ParseRun]:
         list_runs = await provided(container.list_runs)
-        runs: list[ParseRun] = await list_runs(task_id, limit)
+        runs: list[ParseRun] = await list_runs(task_id, limit, user_id=user, dataset_id=dataset)
         return runs
 
     runs = run_session(container, main)
