@@ -18,7 +18,7 @@ from dependency_injector import containers, providers
 from ragline.adapters.task_consumer import Worker
 from ragline.application.chunking.preview import PreviewChunks
 from ragline.application.debug import ExtractMarkdown, PublishTaskMessage, SubmitTask
-from ragline.application.documents import DeleteDocument, ListDocuments
+from ragline.application.documents import DeleteDocument, ListDocuments, ReindexDocument
 from ragline.application.health import CheckHealth, adapter_probes
 from ragline.application.ingest.use_case import IngestFiles
 from ragline.application.pipeline.orchestrator import ParseTaskPipeline
@@ -138,6 +138,9 @@ class Container(containers.DeclarativeContainer):
         keywords=keywords,
         storage=storage,
         clock=clock,
+    )
+    reindex_document = providers.Factory(
+        ReindexDocument, uow_factory=uow_factory, tasks=task_publisher, wire=wire_format
     )
     retry_run = providers.Factory(
         RetryRun,

@@ -1,5 +1,6 @@
 """A dataset's documents: list them with their newest run and chunk counts; delete one from
-the chunk table, the vector and keyword indexes and the Markdown store.
+the chunk table, the vector and keyword indexes and the Markdown store; re-index one from
+its stored Markdown.
 
 A user token acts for its own user whatever `user_id` says; another user's document is not
 found (404).
@@ -20,13 +21,16 @@ from ragline.adapters.http.schemas import (
     DeletedDocumentView,
     DocumentPageView,
     DocumentView,
+    Submitted,
 )
 from ragline.application.documents import (
     DeletedDocument,
     DocumentBusy,
     DocumentList,
     DocumentNotFound,
+    NotReindexable,
 )
+from ragline.application.tasks import ParseTaskCommand
 
 router = APIRouter(prefix="/api/v1", tags=["documents"], responses=PROBLEM_RESPONSES)
 
@@ -34,7 +38,7 @@ BUSY: dict[int | str, dict[str, Any]] = {
     409: {
         "model": Problem,
         "content": {"application/problem+json": {}},
-        "description": "The document has a run in progress",
+        "description": "A run is in progress, or nothing to re-index from",
     }
 }
 Id = Annotated[str, Path(min_length=1, max_length=64, pattern=r"^[^\s/]+$")]
@@ -103,3 +107,28 @@ async def delete_document(
         keyword_docs=done.keyword_docs,
         markdown_deleted=done.markdown_deleted,
     )
+
+
+@router.post(
+    "/documents/{doc_id}/reindex", response_model=Submitted, status_code=202, responses=BUSY
+)
+async def reindex_document(
+    request: Request,
+    doc_id: Id,
+    dataset_id: Annotated[str, Query(min_length=1, max_length=64)],
+    caller: Annotated[Principal, Depends(principal)],
+    user_id: UserQuery = None,
+) -> Submitted:
+    """Re-index the document from the Markdown its newest run stored: a new parse task
+    (task_id `<newest>-x<N>`) that re-chunks and re-indexes that Markdown without parsing
+    the source again; follow it with GET /api/v1/runs/{task_id}. 409 while a run is in
+    progress or when no Markdown is stored."""
+    user = caller.acting_user(user_id)
+    reindex = await use_case(request, "reindex_document")
+    try:
+        task: ParseTaskCommand = await reindex(user, dataset_id, doc_id)
+    except DocumentNotFound:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, "no such document") from None
+    except (DocumentBusy, NotReindexable) as error:
+        raise HTTPException(status.HTTP_409_CONFLICT, str(error)) from None
+    return Submitted(task_id=task.task_id, routing_key=task.routing_key)

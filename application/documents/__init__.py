@@ -1,5 +1,5 @@
 """A dataset's documents: listing them with their newest run and chunk counts, and deleting
-one from every store ragline wrote it to."""
+one from every store ragline wrote it to, re-indexing one from its stored Markdown."""
 
 from ragline.application.documents.use_cases import (
     DeletedDocument,
@@ -9,6 +9,9 @@ from ragline.application.documents.use_cases import (
     DocumentNotFound,
     DocumentSummary,
     ListDocuments,
+    NotReindexable,
+    ReindexDocument,
+    next_reindex_task_id,
 )
 
 __all__ = [
@@ -19,4 +22,7 @@ __all__ = [
     "DocumentNotFound",
     "DocumentSummary",
     "ListDocuments",
+    "NotReindexable",
+    "ReindexDocument",
+    "next_reindex_task_id",
 ]

@@ -7,15 +7,26 @@ the user asked for, so another user's document is simply not found.
 
 from __future__ import annotations
 
+import re
+
 import attrs
 
 from ragline.application.pipeline.context import MARKDOWN_PASSTHROUGH_TYPES
 from ragline.application.ports.clock import Clock
 from ragline.application.ports.keyword_index import KeywordIndex
+from ragline.application.ports.messaging import Publisher
 from ragline.application.ports.object_storage import ObjectStorage
-from ragline.application.ports.unit_of_work import ChunkCounts, DocumentScope, UnitOfWorkFactory
+from ragline.application.ports.unit_of_work import (
+    ChunkCounts,
+    DocumentScope,
+    RunQuery,
+    UnitOfWork,
+    UnitOfWorkFactory,
+)
 from ragline.application.ports.vector_index import VectorIndex
-from ragline.domain.parse_run import ParseRun
+from ragline.application.ports.wire_format import WireFormat
+from ragline.application.tasks import ParseTaskCommand, TriggerMode, UnreadableTask
+from ragline.domain.parse_run import MarkdownLocation, ParseRun
 
 MAX_PAGE_SIZE = 200
 
@@ -25,8 +36,12 @@ class DocumentNotFound(LookupError):
 
 
 class DocumentBusy(RuntimeError):
-    """The document's newest run is still PENDING or PROCESSING: deleting now would race
-    the stages writing it."""
+    """The document's newest run is still PENDING or PROCESSING: deleting or re-indexing
+    now would race the stages writing it."""
+
+
+class NotReindexable(RuntimeError):
+    """The document has no stored Markdown to re-index from (or no readable task)."""
 
 
 @attrs.frozen
@@ -49,7 +64,7 @@ class DeletedDocument:
     doc_id: str
     chunks: int  # chunk rows deleted by this call
     keyword_docs: int  # keyword docs deleted by this call
-    markdown_deleted: bool  # whether ragline's Markdown object was removed (never a source)
+    markdown_deleted: bool  # whether a Markdown object ragline wrote was removed (never a source)
 
 
 def _paging(page: int, page_size: int) -> tuple[int, int]:
@@ -123,16 +138,101 @@ class DeleteDocument:
         scope = DocumentScope(user_id, dataset_id, doc_id)
         keyword_docs = await self._keywords.delete_document(user_id, dataset_id, doc_id)
         await self._vectors.delete_document(user_id, dataset_id, doc_id)  # dense and sparse
-        markdown_deleted = False
-        markdown = latest.markdown
-        if (
-            markdown is not None
-            and latest.identity.file_type.lower() not in MARKDOWN_PASSTHROUGH_TYPES
-        ):
+        async with self._uow_factory() as uow:
+            written = await _markdown_written(uow, scope)
+        for markdown in written:
             await self._storage.delete(markdown.bucket, markdown.object_key)
-            markdown_deleted = True
         async with self._uow_factory() as uow:
             chunks = await uow.chunks.delete_document(scope)
             await uow.runs.mark_document_deleted(user_id, dataset_id, doc_id, self._clock.now())
             await uow.commit()
-        return DeletedDocument(doc_id, chunks, keyword_docs, markdown_deleted)
+        return DeletedDocument(doc_id, chunks, keyword_docs, bool(written))
+
+
+RUNS_READ = 1000
+"""How many of a document's runs DeleteDocument reads for their Markdown locations."""
+
+
+async def _markdown_written(uow: UnitOfWork, scope: DocumentScope) -> list[MarkdownLocation]:
+    """Every Markdown object ragline wrote for the document: the locations of its runs that
+    converted a file (an md/markdown run's location is its source, never ragline's; a
+    re-index run's is the converted Markdown an earlier run wrote, listed by that run)."""
+    query = RunQuery(user_id=scope.user_id, dataset_id=scope.dataset_id, doc_id=scope.doc_id)
+    found = await uow.runs.list_page(query, limit=RUNS_READ)
+    return list(
+        dict.fromkeys(
+            run.markdown
+            for run in found.runs
+            if run.markdown is not None
+            and run.identity.file_type.lower() not in MARKDOWN_PASSTHROUGH_TYPES
+        )
+    )
+
+
+_REINDEX_SUFFIX = re.compile(r"-x(\d+)$")
+
+
+def next_reindex_task_id(task_id: str) -> str:
+    """`x` -> `x-x1`, `x-x1` -> `x-x2`: the re-index runs of one document form one chain."""
+    match = _REINDEX_SUFFIX.search(task_id)
+    if match is None:
+        return f"{task_id}-x1"
+    return f"{task_id[: match.start()]}-x{int(match.group(1)) + 1}"
+
+
+class ReindexDocument:
+    """Re-index a document from its stored Markdown: publish a new parse task that reads the
+    Markdown the document's newest run stored, through the ordinary pipeline.
+
+    Why a new task and not a retry: the retry rules (SPEC §4.6) only take over a FAILED,
+    not yet superseded run, and a re-index is asked of a SUCCESS one; bending them would
+    weaken the race arbitration they exist for. So the re-index is a fresh run (new
+    task_id `<newest>-x<N>`) of the *same document* (user, dataset, original_file_id,
+    document_parse_task_id) whose source is the stored Markdown, as `file_type` md: the
+    pipeline's passthrough rule then applies — CLEANING neither converts nor copies (no
+    re-parse, the source file is not read), CHUNKING re-chunks the stored Markdown with the
+    current plan and replaces the chunk set atomically (deleting the document's stale
+    vectors), VECTORIZING/SPARSE redo every new chunk, KEYWORD_INDEXING rebuilds the whole
+    document. Every rule — idempotency on the task_id, results through the outbox,
+    recoverable failures and their retry — is the pipeline's own. Its result goes to the
+    result topic like any other (keyed by the new task_id).
+
+    Refused: no document (DocumentNotFound), a run in flight (DocumentBusy), no stored
+    Markdown or no readable stored task (NotReindexable).
+    """
+
+    def __init__(self, uow_factory: UnitOfWorkFactory, tasks: Publisher, wire: WireFormat) -> None:
+        self._uow_factory = uow_factory
+        self._tasks = tasks
+        self._wire = wire
+
+    async def __call__(self, user_id: str, dataset_id: str, doc_id: str) -> ParseTaskCommand:
+        async with self._uow_factory() as uow:
+            latest = await uow.runs.latest_for_document(user_id, dataset_id, doc_id)
+            stored = None if latest is None else await uow.parsed_logs.get(latest.task_id)
+        if latest is None:
+            raise DocumentNotFound(f"no document {doc_id} in dataset {dataset_id}")
+        if not latest.is_terminal:
+            raise DocumentBusy(f"document {doc_id} has a run in progress ({latest.task_id})")
+        markdown = latest.markdown
+        if markdown is None or stored is None:
+            raise NotReindexable(f"document {doc_id} has no stored Markdown to re-index from")
+        task = self._wire.decode_task(stored.payload_json.encode("utf-8"))
+        if isinstance(task, UnreadableTask):
+            raise NotReindexable(f"the task of {latest.task_id} is unreadable ({task.reason})")
+        stem = task.source_filename.rsplit(".", 1)[0] or "document"
+        reindex = attrs.evolve(
+            task,
+            task_id=next_reindex_task_id(latest.task_id),
+            file_type="md",
+            source_bucket=markdown.bucket,
+            source_object_key=markdown.object_key,
+            source_filename=f"{stem}.md",
+            md_bucket=markdown.bucket,
+            md_object_key=markdown.object_key,
+            trigger_mode=TriggerMode.MANUAL_RETRY,
+            is_retry=False,
+            previous_task_id=None,
+        )
+        await self._tasks.publish(self._wire.encode_task(reindex), reindex.routing_key)
+        return reindex

@@ -151,6 +151,7 @@ class RunQuery:
     user_id: str | None = None
     dataset_id: str | None = None
     status: PipelineStatus | None = None
+    doc_id: str | None = None  # the runs' original_file_id
 
 
 @attrs.frozen

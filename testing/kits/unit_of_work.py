@@ -460,6 +460,7 @@ class UnitOfWorkContract:
             d1 = await uow.runs.list_page(RunQuery(user_id=user, dataset_id="d1"))
             done = await uow.runs.list_page(RunQuery(user_id=user, status=PipelineStatus.SUCCESS))
             nobody = await uow.runs.list_page(RunQuery(user_id=uid("u")))
+            doc_a = await uow.runs.list_page(RunQuery(user_id=user, doc_id="doc-a"))
         assert [r.task_id for r in every.runs] == [r.task_id for r in reversed(mine)]
         assert every.total == first.total == second.total == 4
         assert [r.task_id for r in first.runs + second.runs] == [r.task_id for r in every.runs]
@@ -469,6 +470,7 @@ class UnitOfWorkContract:
         assert d1.total == 3
         assert {r.task_id for r in done.runs} == {mine[0].task_id, mine[2].task_id}
         assert nobody.runs == [] and nobody.total == 0
+        assert [r.task_id for r in doc_a.runs] == [mine[0].task_id] and doc_a.total == 1
 
     async def test_latest_run_per_document(self, uow_factory: UnitOfWorkFactory) -> None:
         user = uid("u")

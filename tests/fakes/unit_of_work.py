@@ -268,6 +268,7 @@ class FakeRuns(_Repo):
             if (query.user_id is None or r.identity.user_id == query.user_id)
             and (query.dataset_id is None or r.identity.dataset_id == query.dataset_id)
             and (query.status is None or r.pipeline_status is query.status)
+            and (query.doc_id is None or r.identity.original_file_id == query.doc_id)
         ]
         return RunPage(self._newest_first(matching)[offset : offset + limit], len(matching))
 

@@ -46,6 +46,10 @@ def _index_a_text_file(client: TestClient, user: int, task_id: str, doc: int) ->
     }
     response = client.post("/api/v1/parser/task/submit", json=task, headers=bearer(SERVICE_TOKEN))
     assert response.status_code == 202, response.text
+    return _wait(client, task_id)
+
+
+def _wait(client: TestClient, task_id: str) -> dict[str, Any]:
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         run = client.get(f"/api/v1/runs/{task_id}", headers=bearer(SERVICE_TOKEN))
@@ -128,12 +132,25 @@ def test_a_document_is_listed_guarded_deleted_everywhere_and_hidden_from_others(
     assert refused.status_code == 409, refused.text
     assert client.delete(f"{url}/embedding", headers=bearer(SERVICE_TOKEN)).status_code == 409
 
+    # re-index from the stored Markdown: a new run of the same document
+    doc = "/api/v1/documents/555"
+    assert (
+        client.post(f"{doc}/reindex?dataset_id=2001", headers=bearer(BOB_TOKEN)).status_code == 404
+    )
+    submitted = client.post(f"{doc}/reindex?dataset_id=2001", headers=bearer(ALICE_TOKEN))
+    assert submitted.status_code == 202, submitted.text
+    assert submitted.json() == {"task_id": "tea-1-x1", "routing_key": "md"}
+    reindexed = _wait(client, "tea-1-x1")
+    assert reindexed["pipeline_status"] == "SUCCESS", reindexed
+    listing = client.get("/api/v1/datasets/2001/documents", headers=bearer(ALICE_TOKEN)).json()
+    assert listing["documents"][0]["latest_run"]["task_id"] == "tea-1-x1"
+    assert listing["documents"][0]["chunks"] == page["documents"][0]["chunks"]
+
     hits = {"query": "green tea water", "user_id": 1001, "dataset_ids": [2001]}
     found = client.post("/api/v1/search", json=hits, headers=bearer(SERVICE_TOKEN)).json()
     assert found["hits"]
 
     # Bob cannot delete Alice's document (404), nor can a wrong dataset
-    doc = "/api/v1/documents/555"
     assert client.delete(f"{doc}?dataset_id=2001", headers=bearer(BOB_TOKEN)).status_code == 404
     assert client.delete(f"{doc}?dataset_id=9", headers=bearer(ALICE_TOKEN)).status_code == 404
     assert client.delete(doc, headers=bearer(ALICE_TOKEN)).status_code == 422  # no dataset_id

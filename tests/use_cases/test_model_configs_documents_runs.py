@@ -13,6 +13,9 @@ from ragline.application.documents import (
     DocumentBusy,
     DocumentNotFound,
     ListDocuments,
+    NotReindexable,
+    ReindexDocument,
+    next_reindex_task_id,
 )
 from ragline.application.ports.unit_of_work import (
     ChatConfig,
@@ -28,6 +31,7 @@ from ragline.application.provisioning import (
 from ragline.application.runs import ListRuns
 from ragline.domain.parse_run import ParseRun, PipelineStatus
 from tests.fakes.harness import DIMENSION, MD_BUCKET, Harness
+from tests.fakes.messaging import FakePublisher
 
 
 @pytest.fixture
@@ -230,3 +234,70 @@ async def test_runs_are_paged_and_scoped(h: Harness) -> None:
     assert len(await list_runs(None, 10)) == 4
     with pytest.raises(ValueError):
         await list_runs.page(RunQuery(), page_size=0)
+
+
+# -- re-index ---------------------------------------------------------------------------
+
+
+def _reindexer(h: Harness, tasks: FakePublisher) -> ReindexDocument:
+    return ReindexDocument(h.db, tasks, h.wire)
+
+
+async def _reindex_and_run(h: Harness, doc: str = "100") -> str:
+    tasks = FakePublisher()
+    published = await _reindexer(h, tasks)("7", "3", doc)
+    [(routing_key, body)] = tasks.published
+    assert routing_key == "md"
+    task = h.wire.decode_task(body)
+    assert task == published
+    await h.pipeline.handle(published)
+    return published.task_id
+
+
+def test_the_reindex_id_rule_counts_up_one_chain() -> None:
+    assert next_reindex_task_id("t") == "t-x1"
+    assert next_reindex_task_id("t-x1") == "t-x2"
+    assert next_reindex_task_id("t-r1") == "t-r1-x1"
+
+
+async def test_reindex_rechunks_the_stored_markdown_without_reparsing(h: Harness) -> None:
+    task = h.task()
+    await h.pipeline.handle(task)
+    stored_md = h.storage.data(MD_BUCKET, task.md_object_key)
+    assert stored_md is not None
+    before = {c.chunk_id for c in h.db.chunks_of(h.scope(task))}
+    h.storage.objects.pop((task.source_bucket, task.source_object_key))  # the source is gone
+    task_id = await _reindex_and_run(h)
+    assert task_id == f"{task.task_id}-x1"
+    run = h.run(task_id)
+    assert run.pipeline_status is PipelineStatus.SUCCESS, run.failure_reason
+    assert run.identity.original_file_id == "100" and run.identity.file_type == "md"
+    # read as Markdown (validated, not converted) from the stored object, not the source
+    assert h.parser.calls[-1].file_type == "md"
+    assert h.storage.data(MD_BUCKET, task.md_object_key) == stored_md  # not rewritten
+    after = h.db.chunks_of(h.scope(task))
+    assert {c.chunk_id for c in after} == before  # same Markdown, same plan: same ids
+    assert {c.task_id for c in after} == {task_id}
+    assert len(h.keywords.of_document("7", "3", "100")) == len([c for c in after if c.parent_id])
+    # listed with its newest run; a second re-index chains on
+    listing = await ListDocuments(h.db)("7", "3")
+    assert [d.latest_run.task_id for d in listing.documents] == [task_id]
+    assert await _reindex_and_run(h) == f"{task.task_id}-x2"
+    # deleting afterwards still removes the converted Markdown (the md run's source)
+    deleted = await _deleter(h)("7", "3", "100")
+    assert deleted.markdown_deleted and h.storage.data(MD_BUCKET, task.md_object_key) is None
+    assert h.db.chunks_of(h.scope(task)) == [] and not h.vectors.points
+
+
+async def test_reindex_is_refused_without_markdown_for_others_and_while_running(
+    h: Harness,
+) -> None:
+    failed = h.task(upload=False)  # CLEANING fails: no Markdown stored
+    await h.pipeline.handle(failed)
+    with pytest.raises(NotReindexable):
+        await _reindexer(h, FakePublisher())("7", "3", "100")
+    with pytest.raises(DocumentNotFound):
+        await _reindexer(h, FakePublisher())("8", "3", "100")
+    h.db.runs[failed.task_id] = _as_processing(h.db.runs[failed.task_id])
+    with pytest.raises(DocumentBusy):
+        await _reindexer(h, FakePublisher())("7", "3", "100")

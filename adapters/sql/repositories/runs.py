@@ -317,4 +317,6 @@ def _matching(query: RunQuery) -> ColumnElement[bool]:
         where = where & (parse_run.c.dataset_id == query.dataset_id)
     if query.status is not None:
         where = where & (parse_run.c.pipeline_status == query.status.value)
+    if query.doc_id is not None:
+        where = where & (parse_run.c.original_file_id == query.doc_id)
     return where
