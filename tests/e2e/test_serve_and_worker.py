@@ -9,12 +9,10 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import time
 import uuid
 from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
-from typing import Any
 
 import boto3
 import httpx
@@ -23,6 +21,7 @@ import pytest
 
 from tests.adapters.sql.conftest import create_postgres_database, drop_postgres_database
 from tests.e2e.serve_process import ragline_server
+from tests.http.conftest import finished_run
 
 ROOT = Path(__file__).resolve().parents[2]
 SEED_TASK = json.loads((ROOT / "contracts/examples/parse_task.first_parse.json").read_text())
@@ -84,17 +83,6 @@ def _upload_seed_source(endpoint: str) -> None:
     s3.upload_file(str(PDF), bucket, SEED_TASK["source_object_key"])
 
 
-def _wait_for_run(api: httpx.Client, task_id: str) -> dict[str, Any]:
-    deadline = time.monotonic() + RUN_TIMEOUT
-    while time.monotonic() < deadline:
-        response = api.get(f"/api/v1/runs/{task_id}", headers=_auth(SERVICE))
-        if response.status_code == 200 and response.json()["finished_at"] is not None:
-            run: dict[str, Any] = response.json()
-            return run
-        time.sleep(0.5)
-    raise AssertionError(f"run {task_id} did not finish in {RUN_TIMEOUT} s")
-
-
 def test_the_seed_task_through_serve_and_worker(
     tmp_path: Path, deployment_env: dict[str, str], s3_endpoint: str
 ) -> None:
@@ -114,7 +102,7 @@ def test_the_seed_task_through_serve_and_worker(
         task = {**SEED_TASK, "task_id": f"seed-{uuid.uuid4().hex[:8]}"}
         submitted = api.post("/api/v1/parser/task/submit", json=task, headers=_auth(SERVICE))
         assert submitted.status_code == 202, submitted.text
-        run = _wait_for_run(api, task["task_id"])
+        run = finished_run(api, task["task_id"], SERVICE, RUN_TIMEOUT)
         assert run["pipeline_status"] == "SUCCESS", run
         assert [s["status"] for s in run["stages"]] == ["SUCCESS"] * 6
         question = {"query": "movable type printing press Gutenberg", "dataset_ids": [2001]}

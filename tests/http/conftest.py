@@ -5,8 +5,10 @@ the bundled model), driven in-process with Starlette's TestClient."""
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any, Protocol
 
 import pytest
 from fastapi.testclient import TestClient
@@ -22,6 +24,22 @@ TOKENS = {SERVICE_TOKEN: "*", ALICE_TOKEN: "1001", BOB_TOKEN: "2002"}
 
 def bearer(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
+
+
+class RunsApi(Protocol):
+    def get(self, url: str, *, headers: dict[str, str]) -> Any: ...
+
+
+def finished_run(api: RunsApi, task_id: str, token: str, timeout: float = 120) -> dict[str, Any]:
+    """Poll GET /api/v1/runs/{task_id} (a TestClient or an httpx client) until it is terminal."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        response = api.get(f"/api/v1/runs/{task_id}", headers=bearer(token))
+        if response.status_code == 200 and response.json()["finished_at"] is not None:
+            run: dict[str, Any] = response.json()
+            return run
+        time.sleep(0.2)
+    raise AssertionError(f"run {task_id} did not finish in {timeout} s")
 
 
 @pytest.fixture

@@ -13,22 +13,11 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.http.conftest import ALICE_TOKEN, BOB_TOKEN, SERVICE_TOKEN, bearer
+from tests.http.conftest import ALICE_TOKEN, BOB_TOKEN, SERVICE_TOKEN, bearer, finished_run
 
 ROOT = Path(__file__).resolve().parents[2]
 SEED_TASK = json.loads((ROOT / "contracts/examples/parse_task.first_parse.json").read_text())
 PROBLEM = "application/problem+json"
-
-
-def _wait_for_run(client: TestClient, task_id: str, token: str) -> dict[str, Any]:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        response = client.get(f"/api/v1/runs/{task_id}", headers=bearer(token))
-        if response.status_code == 200 and response.json()["finished_at"] is not None:
-            body: dict[str, Any] = response.json()
-            return body
-        time.sleep(0.2)
-    raise AssertionError(f"run {task_id} did not finish")
 
 
 def _assert_problem(response: Any, status: int) -> dict[str, Any]:
@@ -52,7 +41,7 @@ def test_a_submitted_seed_task_runs_and_only_its_owner_sees_it(client: TestClien
     response = client.post("/api/v1/parser/task/submit", json=task, headers=bearer(SERVICE_TOKEN))
     assert response.status_code == 202, response.text
     assert response.json() == {"task_id": "seed-1", "routing_key": SEED_TASK["file_type"]}
-    run = _wait_for_run(client, "seed-1", ALICE_TOKEN)
+    run = finished_run(client, "seed-1", ALICE_TOKEN)
     # the seed's object does not exist in this store: CLEANING fails, and says why
     assert run["pipeline_status"] == "FAILED"
     assert run["failure_code"] == "SOURCE_FILE_NOT_FOUND"
@@ -85,7 +74,7 @@ def test_a_raw_message_is_published_unchanged_and_the_worker_answers_it(
     response = client.post("/api/v1/mq/send/parse-task", json=raw, headers=bearer(SERVICE_TOKEN))
     assert response.status_code == 202, response.text
     assert response.json()["routing_key"] == "pdf"
-    run = _wait_for_run(client, "raw-1", ALICE_TOKEN)
+    run = finished_run(client, "raw-1", ALICE_TOKEN)
     assert run["failure_code"] == "INVALID_TASK_CONTEXT"
     response = client.post(
         "/api/v1/mq/send/parse-task", json={"task_id": "raw-2"}, headers=bearer(SERVICE_TOKEN)
@@ -244,7 +233,7 @@ def test_the_pipeline_counters_move_when_a_task_runs(client: TestClient) -> None
     before = client.get("/metrics").text
     task = {**SEED_TASK, "task_id": "metrics-1", "user_id": 1001}
     client.post("/api/v1/parser/task/submit", json=task, headers=bearer(SERVICE_TOKEN))
-    _wait_for_run(client, "metrics-1", ALICE_TOKEN)
+    finished_run(client, "metrics-1", ALICE_TOKEN)
     labels = {"failure_code": "SOURCE_FILE_NOT_FOUND", "status": "FAILED"}
     deadline = time.monotonic() + 30
     after = client.get("/metrics").text

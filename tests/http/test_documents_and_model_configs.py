@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from pathlib import Path
 from typing import Any
 
 from fastapi.testclient import TestClient
 
-from tests.http.conftest import ALICE_TOKEN, BOB_TOKEN, SERVICE_TOKEN, bearer
+from tests.http.conftest import ALICE_TOKEN, BOB_TOKEN, SERVICE_TOKEN, bearer, finished_run
 
 ROOT = Path(__file__).resolve().parents[2]
 SEED_TASK = json.loads((ROOT / "contracts/examples/parse_task.first_parse.json").read_text())
@@ -46,18 +45,7 @@ def _index_a_text_file(client: TestClient, user: int, task_id: str, doc: int) ->
     }
     response = client.post("/api/v1/parser/task/submit", json=task, headers=bearer(SERVICE_TOKEN))
     assert response.status_code == 202, response.text
-    return _wait(client, task_id)
-
-
-def _wait(client: TestClient, task_id: str) -> dict[str, Any]:
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        run = client.get(f"/api/v1/runs/{task_id}", headers=bearer(SERVICE_TOKEN))
-        if run.status_code == 200 and run.json()["finished_at"] is not None:
-            body: dict[str, Any] = run.json()
-            return body
-        time.sleep(0.2)
-    raise AssertionError(f"run {task_id} did not finish")
+    return finished_run(client, task_id, SERVICE_TOKEN)
 
 
 def test_model_configs_are_written_by_a_service_and_read_by_their_owner_only(
@@ -140,7 +128,7 @@ def test_a_document_is_listed_guarded_deleted_everywhere_and_hidden_from_others(
     submitted = client.post(f"{doc}/reindex?dataset_id=2001", headers=bearer(ALICE_TOKEN))
     assert submitted.status_code == 202, submitted.text
     assert submitted.json() == {"task_id": "tea-1-x1", "routing_key": "md"}
-    reindexed = _wait(client, "tea-1-x1")
+    reindexed = finished_run(client, "tea-1-x1", SERVICE_TOKEN)
     assert reindexed["pipeline_status"] == "SUCCESS", reindexed
     listing = client.get("/api/v1/datasets/2001/documents", headers=bearer(ALICE_TOKEN)).json()
     assert listing["documents"][0]["latest_run"]["task_id"] == "tea-1-x1"
