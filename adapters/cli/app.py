@@ -16,6 +16,8 @@ from typing import Any, TypeVar
 
 import typer
 
+from ragline.application.health import obtain
+
 app = typer.Typer(
     name="ragline",
     help="Parse, chunk, index and search documents.",
@@ -74,10 +76,7 @@ class LazyContainer:
 
 async def provided(provider: Callable[..., Any], **kwargs: Any) -> Any:
     """What a container provider gives (awaited when it opens a resource on the way)."""
-    value = provider(**kwargs)
-    if inspect.isawaitable(value):
-        value = await value
-    return value
+    return await obtain(lambda: provider(**kwargs))
 
 
 def run_session(container: Any, main: Callable[[], Awaitable[T]]) -> T:

@@ -8,6 +8,7 @@ from typing import Any
 from ragline.application.chunking.chunk_document import ChunkDocument
 from ragline.application.debug.extract import ExtractionFailed, ExtractMarkdown
 from ragline.domain.chunking import ChunkingResult
+from ragline.domain.parse_run import FailureCode
 
 TEXT_TYPES = frozenset({"md", "markdown", "txt", "text"})
 
@@ -52,7 +53,9 @@ class PreviewChunks:
             try:
                 markdown = data.decode("utf-8-sig")
             except UnicodeDecodeError as error:
-                raise ExtractionFailed("PARSE_ENGINE_FAILED", f"not UTF-8 text: {error}") from None
+                raise ExtractionFailed(
+                    FailureCode.PARSE_ENGINE_FAILED, f"not UTF-8 text: {error}"
+                ) from None
         else:
             markdown = (await self._extract.from_bytes(data, kind)).markdown
         return self.chunk_document(markdown, chosen)

@@ -22,13 +22,14 @@ from ragline.application.ports.parser import (
     PdfParserBackend,
     UnsupportedFileType,
 )
+from ragline.domain.parse_run import FailureCode
 
 
 class ExtractionFailed(Exception):
     """The file could not become Markdown; `code` is the failure code a run would record."""
 
-    def __init__(self, code: str, reason: str) -> None:
-        super().__init__(f"{code}: {reason}")
+    def __init__(self, code: FailureCode, reason: str) -> None:
+        super().__init__(f"{code.value}: {reason}")
         self.code = code
         self.reason = reason
 
@@ -70,19 +71,23 @@ class ExtractMarkdown:
             try:
                 await self._storage.get_to_file(bucket, key, path)
             except ObjectNotFound as error:
-                raise ExtractionFailed("SOURCE_FILE_NOT_FOUND", f"{bucket}/{key}") from error
+                raise ExtractionFailed(
+                    FailureCode.SOURCE_FILE_NOT_FOUND, f"{bucket}/{key}"
+                ) from error
             return await self._parse(path, kind, backend)
 
     async def _parse(self, path: Path, kind: str, backend: PdfParserBackend) -> ExtractedMarkdown:
         if backend is PdfParserBackend.MINERU:
-            raise ExtractionFailed("UNSUPPORTED_FILE_TYPE", "mineru is not available here")
+            raise ExtractionFailed(
+                FailureCode.UNSUPPORTED_FILE_TYPE, "mineru is not available here"
+            )
         options = ParseOptions(pdf_parser_backend=backend, limits=self._limits)
         try:
             document = await asyncio.to_thread(self._parser.parse, path, kind, options)
         except UnsupportedFileType as error:
-            raise ExtractionFailed("UNSUPPORTED_FILE_TYPE", error.reason) from error
+            raise ExtractionFailed(FailureCode.UNSUPPORTED_FILE_TYPE, error.reason) from error
         except ParseEngineFailed as error:
-            raise ExtractionFailed("PARSE_ENGINE_FAILED", error.reason) from error
+            raise ExtractionFailed(FailureCode.PARSE_ENGINE_FAILED, error.reason) from error
         return ExtractedMarkdown(
             document.markdown, document.title, document.page_count, tuple(document.warnings)
         )
@@ -92,5 +97,7 @@ def _file_type(file_type: str) -> str:
     kind = file_type.strip().lower().lstrip(".")
     if kind not in SUPPORTED_FILE_TYPES:
         known = ", ".join(sorted(SUPPORTED_FILE_TYPES))
-        raise ExtractionFailed("UNSUPPORTED_FILE_TYPE", f"{file_type!r} (supported: {known})")
+        raise ExtractionFailed(
+            FailureCode.UNSUPPORTED_FILE_TYPE, f"{file_type!r} (supported: {known})"
+        )
     return kind
