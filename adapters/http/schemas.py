@@ -91,8 +91,8 @@ class SearchRequest(BaseModel):
 
     query: str = Field(min_length=1, max_length=4000, examples=["how hot should green tea be?"])
     top_k: int = Field(5, ge=1, le=100)
-    user_id: int | None = Field(None, description="Required with a service token.")
-    dataset_ids: list[int] = Field(min_length=1, max_length=20, examples=[[1]])
+    user_id: int | None = Field(None, description="Required with a service token.", examples=[1001])
+    dataset_ids: list[int] = Field(min_length=1, max_length=20, examples=[[2001]])
     doc_ids: list[str] | None = Field(
         None, max_length=200, description="Only hits of these documents (original_file_id)."
     )
@@ -116,7 +116,7 @@ class SearchAnswer(BaseModel):
 class ChunkPreviewText(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    text: str = Field(min_length=1, max_length=2_000_000)
+    text: str = Field(min_length=1, max_length=2_000_000, examples=["# Title\n\nSome text to cut."])
     plan: str = Field("default", max_length=64)
 
 
