@@ -12,6 +12,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Protocol
 
+from ragline.domain.parse_batch import PageRange, ParseTier
+
 SUPPORTED_FILE_TYPES: frozenset[str] = frozenset(
     {"md", "markdown", "txt", "html", "htm", "docx", "pdf"}
 )
@@ -56,6 +58,10 @@ class ParseOptions:
     docling_force_ocr: bool = False  # no OCR engine ships here: ignored, with a warning
     mineru_url: str | None = None  # URL of the source object for MinerU's direct pull
     limits: ParseLimits = field(default_factory=ParseLimits)
+    tier: ParseTier = ParseTier.BASIC
+    page_range: PageRange | None = None
+    """Parse only these pages of a paged format (PDF); None: the whole file. A non-paged
+    file is page 1."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +72,12 @@ class ParsedDocument:
     title: str | None = None
     page_count: int | None = None
     warnings: list[str] = field(default_factory=list)
+    backend: str = ""
+    """The engine that really produced the Markdown (e.g. ``naive``, ``opendataloader``,
+    ``mineru``, ``naive+ocr``); recorded on the run, never silently substituted."""
+    pages: tuple[str, ...] = ()
+    """Per-page Markdown of a paged format, in page order from the range's first page; empty
+    for a non-paged file (then ``markdown`` is page 1)."""
 
 
 class ParseError(Exception):
