@@ -97,7 +97,13 @@ class Container(containers.DeclarativeContainer):
     )
 
     worker = providers.Factory(
-        Worker, pipeline, wire_format, bus, relay, consumers=settings.provided.ingest_workers
+        Worker,
+        pipeline,
+        wire_format,
+        bus,
+        relay,
+        consumers=settings.provided.ingest_workers,
+        concurrency=settings.provided.worker_concurrency,
     )
 
     # the other use cases

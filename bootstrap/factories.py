@@ -60,12 +60,21 @@ def pipeline_metrics() -> PipelineMetrics:
 
 
 def tracing(settings: Settings) -> Tracing:
-    """OpenTelemetry when RAGLINE_OTEL_EXPORTER names an exporter (the `otel` extra)."""
-    if settings.otel_exporter == "none":
-        return NO_TRACING
-    from ragline.adapters.otel_tracing import configured_tracing
+    """OpenTelemetry when RAGLINE_OTEL_EXPORTER names an exporter (the `otel` extra); with
+    the crash-campaign test hook RAGLINE_TEST_CRASH_AT set, one that can kill this process."""
+    chosen = NO_TRACING
+    if settings.otel_exporter != "none":
+        from ragline.adapters.otel_tracing import configured_tracing
 
-    return configured_tracing(settings.otel_exporter)
+        chosen = configured_tracing(settings.otel_exporter)
+    if settings.test_crash_at is None:
+        return chosen
+    from ragline.adapters.crash_points import CrashingTracing, CrashPoint
+
+    crash = CrashPoint(
+        settings.test_crash_at, settings.test_crash_nth, settings.test_crash_delay_ms
+    )
+    return CrashingTracing(chosen, crash)
 
 
 def wire_format() -> WireFormat:

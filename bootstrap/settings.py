@@ -177,12 +177,31 @@ class Settings(BaseSettings):
         description="Backend `ragline ingest` asks for: naive (fast), auto, opendataloader.",
     )
     ingest_workers: int = Field(2, ge=1, le=16, description="Tasks in flight during ingest.")
+    worker_concurrency: int = Field(
+        1,
+        ge=1,
+        le=64,
+        description="Tasks one `ragline worker` consumer runs at once from its partition "
+        "(Kafka: offsets committed below the lowest unfinished; RabbitMQ: the prefetch).",
+    )
 
     log_format: str = Field(
         "text",
         pattern="^(text|json)$",
         description="worker/serve log lines: text, or json (one object per line with task_id, "
         "user_id, stage, duration_ms).",
+    )
+
+    test_crash_at: str | None = Field(
+        None,
+        description="Test hook of the crash campaign, off when empty: the worker SIGKILLs "
+        "itself at this point (a stage name, or after-commit); see docs/reliability.md.",
+    )
+    test_crash_nth: int = Field(
+        1, ge=1, description="Test hook: crash the n-th time the point is reached."
+    )
+    test_crash_delay_ms: int = Field(
+        0, ge=0, description="Test hook: crash this long after the stage begins."
     )
 
     otel_exporter: str = Field(

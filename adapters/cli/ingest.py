@@ -160,7 +160,7 @@ async def _ingest(
     provision_embedding = await provided(container.provision_embedding)
     await provision_embedding(user)
     ingest_files = await provided(container.ingest_files)
-    worker = await provided(container.worker)
+    worker = await provided(container.worker, concurrency=1)  # poll_window counts on it
     async with worker.running():
         summary: IngestSummary = await ingest_files(sources, user, dataset, observer, force=force)
         return summary

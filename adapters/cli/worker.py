@@ -16,7 +16,17 @@ from ragline.adapters.log_format import configure_logging
 @app.command()
 def worker(
     ctx: typer.Context,
-    consumers: int = typer.Option(1, "--consumers", min=1, max=16, help="Concurrent tasks."),
+    consumers: int = typer.Option(
+        1, "--consumers", min=1, max=16, help="Consumer-group members (one partition each)."
+    ),
+    concurrency: int | None = typer.Option(
+        None,
+        "--concurrency",
+        min=1,
+        max=64,
+        help="Tasks each member runs at once from its partition "
+        "(default RAGLINE_WORKER_CONCURRENCY).",
+    ),
     http_port: int | None = typer.Option(
         None, "--http-port", min=1, max=65535, help="Also serve /healthz, /readyz, /metrics."
     ),
@@ -38,7 +48,11 @@ def worker(
                 loop.add_signal_handler(sig, stop.set)
 
         stop_on_signals()
-        worker = await provided(container.worker, consumers=consumers)
+        worker = await provided(
+            container.worker,
+            consumers=consumers,
+            concurrency=concurrency or settings.worker_concurrency,
+        )
         if http_port is None:
             await worker.run_until(stop)
             return

@@ -19,7 +19,8 @@ class InProcessEndpoints:
     def in_process(self) -> bool:
         return True
 
-    def task_source(self) -> TaskSource:
+    def task_source(self, *, in_flight: int = 1) -> TaskSource:
+        """Any number of deliveries may be unsettled at once: `in_flight` needs no setting."""
         return InProcessTaskSource(self._bus, self._task_topic, "workers")
 
     def task_publisher(self) -> Publisher:

@@ -32,7 +32,8 @@ class KafkaEndpoints:
     def in_process(self) -> bool:
         return False
 
-    def task_source(self) -> TaskSource:
+    def task_source(self, *, in_flight: int = 1) -> TaskSource:
+        """Kafka has no prefetch to set: the source commits below its unsettled offsets."""
         return KafkaTaskSource(
             self._connection,
             self._task_topic,

@@ -1,8 +1,9 @@
 """KafkaTaskSource: a consumer-group member that commits only what was settled.
 
 Auto-commit is off. A settled delivery (ack or dead letter) advances the committed offset of
-its partition to the lowest offset still unsettled there, so a message is never committed
-past before it is settled, even if deliveries are settled out of order. After a rebalance,
+its partition to the lowest offset still unsettled there (`offsets.CommitWindow`), so a
+message is never committed past before it is settled, even when a worker runs several tasks
+of one partition at once and they finish out of order. After a rebalance,
 deliveries from a partition this member lost are settled locally only; the new owner gets
 them again (at-least-once; the pipeline is idempotent on task_id).
 """
@@ -25,6 +26,7 @@ from aiokafka.errors import (
 )
 
 from ragline.adapters.kafka.connection import KafkaConnection
+from ragline.adapters.kafka.offsets import PartitionOffsets
 from ragline.adapters.kafka.publisher import KafkaPublisher
 from ragline.application.ports.messaging import MessageBusError
 from ragline.contracts.wire.topics import (
@@ -39,40 +41,8 @@ DEFAULT_MAX_POLL_INTERVAL_MS = 900_000
 """One task must finish within this window (seed: KAFKA_MAX_POLL_INTERVAL_MS, 15 minutes)."""
 
 
-class PartitionOffsets:
-    """Per partition: offsets handed out and not yet settled, and the next offset to read."""
-
-    def __init__(self) -> None:
-        self.epoch: dict[TopicPartition, int] = {}
-        self._pending: dict[TopicPartition, set[int]] = {}
-        self._next: dict[TopicPartition, int] = {}
-        self._committed: dict[TopicPartition, int] = {}
-
-    def delivered(self, tp: TopicPartition, offset: int) -> int:
-        self._pending.setdefault(tp, set()).add(offset)
-        self._next[tp] = max(self._next.get(tp, 0), offset + 1)
-        return self.epoch.setdefault(tp, 0)
-
-    def settled(self, tp: TopicPartition, offset: int) -> int | None:
-        """The offset to commit now, or None when nothing new can be committed."""
-        pending = self._pending.get(tp, set())
-        pending.discard(offset)
-        position = min(pending) if pending else self._next[tp]
-        if position <= self._committed.get(tp, -1):
-            return None
-        self._committed[tp] = position
-        return position
-
-    def revoked(self, tps: set[TopicPartition]) -> None:
-        for tp in tps:
-            self.epoch[tp] = self.epoch.get(tp, 0) + 1
-            self._pending.pop(tp, None)
-            self._next.pop(tp, None)
-            self._committed.pop(tp, None)
-
-
 class _Revocations(ConsumerRebalanceListener):  # type: ignore[misc]
-    def __init__(self, offsets: PartitionOffsets) -> None:
+    def __init__(self, offsets: PartitionOffsets[TopicPartition]) -> None:
         self._offsets = offsets
 
     async def on_partitions_revoked(self, revoked: set[TopicPartition]) -> None:
@@ -156,9 +126,10 @@ class KafkaTaskSource:
         }
         self._consumer: AIOKafkaConsumer | None = None  # aiokafka needs a running loop
         self._dead_letter_publisher: KafkaPublisher | None = None
-        self._offsets = PartitionOffsets()
+        self._offsets: PartitionOffsets[TopicPartition] = PartitionOffsets()
         self._closing = asyncio.Event()
         self._lock = asyncio.Lock()
+        self._commits = asyncio.Lock()
 
     async def start(self) -> None:
         async with self._lock:
@@ -259,15 +230,16 @@ class KafkaTaskSource:
                 "partition %s was reassigned; offset %s goes to its new owner", tp, delivery.offset
             )
             return
-        position = self._offsets.settled(tp, delivery.offset)
-        if position is None or self.group_id is None:
-            return
-        try:
-            await consumer.commit({tp: position})
-        except (CommitFailedError, IllegalStateError) as error:
-            log.warning("commit of %s@%s lost to a rebalance: %s", tp, position, error)
-        except KafkaError as error:
-            raise MessageBusError(f"commit of {tp}@{position} failed: {error}") from error
+        async with self._commits:  # one at a time, so positions reach the broker in order
+            position = self._offsets.settled(tp, delivery.offset)
+            if position is None or self.group_id is None:
+                return
+            try:
+                await consumer.commit({tp: position})
+            except (CommitFailedError, IllegalStateError) as error:
+                log.warning("commit of %s@%s lost to a rebalance: %s", tp, position, error)
+            except KafkaError as error:
+                raise MessageBusError(f"commit of {tp}@{position} failed: {error}") from error
 
 
 def _text_headers(headers: Any) -> Mapping[str, str]:
@@ -275,4 +247,9 @@ def _text_headers(headers: Any) -> Mapping[str, str]:
     return MappingProxyType(text)
 
 
-__all__ = ["DEFAULT_MAX_POLL_INTERVAL_MS", "KafkaDelivery", "KafkaTaskSource"]
+__all__ = [
+    "DEFAULT_MAX_POLL_INTERVAL_MS",
+    "KafkaDelivery",
+    "KafkaTaskSource",
+    "PartitionOffsets",
+]

@@ -29,9 +29,15 @@ class RabbitEndpoints:
     def in_process(self) -> bool:
         return False
 
-    def task_source(self) -> TaskSource:
+    def task_source(self, *, in_flight: int = 1) -> TaskSource:
         topic = self._task_topic
-        return RabbitTaskSource(self._connection, topic, task_queue(topic), binding_keys=("#",))
+        return RabbitTaskSource(
+            self._connection,
+            topic,
+            task_queue(topic),
+            binding_keys=("#",),
+            prefetch_count=in_flight,
+        )
 
     def task_publisher(self) -> Publisher:
         return RabbitPublisher(self._connection, self._task_topic)

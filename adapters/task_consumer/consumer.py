@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 from ragline.application.pipeline.errors import describe
 from ragline.application.pipeline.log_context import log_fields
@@ -108,6 +108,11 @@ class SupervisedConsumer:
     is closed and a new one opened after a backoff (1 s doubling to `max_backoff`, back to
     1 s once a delivery arrives). Nothing is lost meanwhile: unsettled deliveries return to
     the broker.
+
+    Up to `concurrency` deliveries of one source are processed at once (the producer keys
+    tasks by file_type, so one partition may hold all the work): the next is fetched as soon
+    as a slot is free, and the source settles them in any order (Kafka commits below the
+    lowest unsettled offset; RabbitMQ acks each). Leaving a source waits for its tasks first.
     """
 
     def __init__(
@@ -116,12 +121,16 @@ class SupervisedConsumer:
         wire: WireFormat,
         open_source: Callable[[], TaskSource],
         *,
+        concurrency: int = 1,
         first_backoff: float = 1.0,
         max_backoff: float = 30.0,
     ) -> None:
+        if concurrency < 1:
+            raise ValueError(f"concurrency must be at least 1, not {concurrency}")
         self.pipeline = pipeline
         self.consumer = TaskConsumer(pipeline, wire)
         self.open_source = open_source
+        self.concurrency = concurrency
         self.first_backoff = first_backoff
         self.max_backoff = max_backoff
         self.reconnects = 0
@@ -133,16 +142,21 @@ class SupervisedConsumer:
         while not stop.is_set():
             source = self._source = self.open_source()
             received = False
+            in_flight: set[asyncio.Task[None]] = set()
             try:
-                async for delivery in source:
+                async for delivery in _slotted(source, in_flight, self.concurrency):
                     received = True
-                    await self.consumer.process(delivery)
+                    task = asyncio.create_task(self._process(delivery))
+                    in_flight.add(task)
+                    task.add_done_callback(in_flight.discard)
                     if stop.is_set():
                         break
                 reason = "the task source ended"
             except MessageBusError as error:
                 reason = describe(error)
             finally:
+                if in_flight:  # let them settle while the source is still open
+                    await asyncio.wait(set(in_flight))
                 with contextlib.suppress(Exception):
                     await source.close()
                 self._source = None
@@ -155,11 +169,31 @@ class SupervisedConsumer:
             backoff = min(backoff * 2, self.max_backoff)
             self.reconnects += 1
 
+    async def _process(self, delivery: TaskDelivery) -> None:
+        try:
+            await self.consumer.process(delivery)
+        except Exception:  # process() already answers pipeline errors; this is a last guard
+            log.exception("a task ended with an unexpected error (it will come again)")
+
     async def close(self) -> None:
         """End the current iteration (call after setting `stop`)."""
         if self._source is not None:
             with contextlib.suppress(Exception):
                 await self._source.close()
+
+
+async def _slotted(
+    source: TaskSource, in_flight: set[asyncio.Task[None]], limit: int
+) -> AsyncIterator[TaskDelivery]:
+    """The source's deliveries, the next one fetched only once fewer than `limit` run."""
+    deliveries = aiter(source)
+    while True:
+        while len(in_flight) >= limit:
+            await asyncio.wait(set(in_flight), return_when=asyncio.FIRST_COMPLETED)
+        try:
+            yield await anext(deliveries)
+        except StopAsyncIteration:
+            return
 
 
 async def _settle(settlement: Awaitable[None]) -> None:

@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator
+from functools import partial
 
 from ragline.adapters.task_consumer.consumer import SupervisedConsumer
 from ragline.application.pipeline.orchestrator import ParseTaskPipeline
@@ -30,20 +31,24 @@ class Worker:
         relay: OutboxRelay,
         *,
         consumers: int = 1,
+        concurrency: int = 1,
         relay_poll_seconds: float = 0.1,
     ) -> None:
+        """`consumers` group members (sources), each running up to `concurrency` tasks."""
         self.pipeline = pipeline
         self.wire = wire
         self.bus = bus
         self.relay = relay
         self.consumers = consumers
+        self.concurrency = concurrency
         self.relay_poll_seconds = relay_poll_seconds
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
         """Consume and relay while inside; on leaving, stop and wait (10 s at most)."""
+        open_source = partial(self.bus.task_source, in_flight=self.concurrency)
         supervised = [
-            SupervisedConsumer(self.pipeline, self.wire, self.bus.task_source)
+            SupervisedConsumer(self.pipeline, self.wire, open_source, concurrency=self.concurrency)
             for _ in range(self.consumers)
         ]
         stop = asyncio.Event()

@@ -72,7 +72,10 @@ class MessageBus(Protocol):
     ingest`/`retry` read it with a reader of their own to learn how their tasks ended.
     """
 
-    def task_source(self) -> TaskSource: ...
+    def task_source(self, *, in_flight: int = 1) -> TaskSource:
+        """A member of the workers' group that will hold up to `in_flight` deliveries
+        unsettled at once (the broker's prefetch where it has one)."""
+        ...
 
     def task_publisher(self) -> Publisher: ...
 
