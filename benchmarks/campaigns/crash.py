@@ -66,6 +66,7 @@ USER, NO_CONFIG_USER, DATASET = 41, 42, 5
 BUCKET = "biz"
 POINTS = ("after-commit", *(stage.value for stage in Stage))  # a short schedule hits it first
 HOOK_PATIENCE_S = 30.0  # a hook not reached by then (no task got there): killed from outside
+RESERVE_PER_KILL = 3  # first tasks held back per kill still to come, so hooks find work
 
 
 # --- the plan -------------------------------------------------------------------------
@@ -600,7 +601,11 @@ async def campaign(
                 answers.latest(c.tasks[-1].task_id) is None
                 for c in chains[: len(chains) - len(backlog)]
             )
-            while backlog and (workers.kills_left == 0 or open_tasks < window):
+            while backlog and (
+                workers.kills_left == 0
+                or open_tasks < 2  # a trickle always
+                or (open_tasks < window and len(backlog) > RESERVE_PER_KILL * workers.kills_left)
+            ):
                 chain = backlog.pop(0)
                 await publisher.publish(encode_parse_task(chain.tasks[0]), chain.tasks[0].file_type)
                 open_tasks += 1
