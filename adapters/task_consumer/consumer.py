@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
 
 from ragline.application.pipeline.errors import describe
 from ragline.application.pipeline.log_context import log_fields
@@ -135,6 +136,7 @@ class SupervisedConsumer:
         self.max_backoff = max_backoff
         self.reconnects = 0
         self._source: TaskSource | None = None
+        self._in_flight: set[asyncio.Task[None]] = set()
 
     async def run(self, stop: asyncio.Event) -> None:
         self.pipeline.start_up()
@@ -142,15 +144,13 @@ class SupervisedConsumer:
         while not stop.is_set():
             source = self._source = self.open_source()
             received = False
-            in_flight: set[asyncio.Task[None]] = set()
+            in_flight = self._in_flight = set()
             try:
-                async for delivery in _slotted(source, in_flight, self.concurrency):
+                async for delivery in _slotted(source, in_flight, self.concurrency, stop):
                     received = True
                     task = asyncio.create_task(self._process(delivery))
                     in_flight.add(task)
                     task.add_done_callback(in_flight.discard)
-                    if stop.is_set():
-                        break
                 reason = "the task source ended"
             except MessageBusError as error:
                 reason = describe(error)
@@ -176,24 +176,45 @@ class SupervisedConsumer:
             log.exception("a task ended with an unexpected error (it will come again)")
 
     async def close(self) -> None:
-        """End the current iteration (call after setting `stop`)."""
-        if self._source is not None:
+        """End the current iteration (call after setting `stop`). With tasks in flight the
+        source stays open until they have settled (`stop` already ends the fetching), so a
+        SIGTERM does not turn finished tasks into redeliveries."""
+        if self._source is not None and not self._in_flight:
             with contextlib.suppress(Exception):
                 await self._source.close()
 
 
 async def _slotted(
-    source: TaskSource, in_flight: set[asyncio.Task[None]], limit: int
+    source: TaskSource, in_flight: set[asyncio.Task[None]], limit: int, stop: asyncio.Event
 ) -> AsyncIterator[TaskDelivery]:
-    """The source's deliveries, the next one fetched only once fewer than `limit` run."""
+    """The source's deliveries, the next one fetched only once fewer than `limit` run;
+    ends when `stop` is set (a fetch under way is abandoned: the broker still owns it)."""
     deliveries = aiter(source)
-    while True:
-        while len(in_flight) >= limit:
-            await asyncio.wait(set(in_flight), return_when=asyncio.FIRST_COMPLETED)
+    while not stop.is_set():
+        while len(in_flight) >= limit and not stop.is_set():
+            await _first_of({*in_flight}, stop)
+        if stop.is_set():
+            return
+        fetch = asyncio.ensure_future(anext(deliveries))
+        await _first_of({fetch}, stop)
+        if not fetch.done():
+            fetch.cancel()
+            with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration, MessageBusError):
+                await fetch
+            return
         try:
-            yield await anext(deliveries)
+            yield fetch.result()
         except StopAsyncIteration:
             return
+
+
+async def _first_of(waiting: set[asyncio.Future[Any]], stop: asyncio.Event) -> None:
+    """Until one of `waiting` is done or `stop` is set."""
+    stopping = asyncio.ensure_future(stop.wait())
+    try:
+        await asyncio.wait({*waiting, stopping}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stopping.cancel()
 
 
 async def _settle(settlement: Awaitable[None]) -> None:

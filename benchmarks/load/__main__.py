@@ -11,7 +11,8 @@ constant OpenAI-compatible embedder, three deployments of real `ragline worker` 
 Each gets a fresh database, topics and index; the workers are started and warmed up (two
 tasks answered, then 5 s for the consumer group to settle) before N tasks are published at
 once. Throughput = N / (last result - first publish); latency = publish -> result on the
-result topic; run time = the run's started_at -> finished_at in the database. Writes
+result topic; run time = the run's started_at -> finished_at in the database; the tasks
+each worker settled, from its log. Writes
 benchmarks/results/load.json and prints a table. The machine is shared: load averages are
 recorded around each deployment.
 """
@@ -74,6 +75,17 @@ def _task(n: int, tag: str, file_type: str) -> ParseTask:
 def _p(samples: list[float], q: float) -> float:
     ordered = sorted(samples)
     return round(ordered[max(0, round(len(ordered) * q) - 1)] * 1000, 1)
+
+
+def _settled_in(log: Path, task_ids: set[str]) -> int:
+    """How many of the measured tasks this worker settled (its JSON log lines)."""
+    settled = set()
+    for line in log.read_text(errors="replace").splitlines():
+        if line.startswith("{") and '"task settled' in line:
+            task_id = json.loads(line).get("task_id")
+            if task_id in task_ids:
+                settled.add(task_id)
+    return len(settled)
 
 
 def _run_times(database_url: str, task_ids: set[str]) -> list[float]:
@@ -162,6 +174,7 @@ async def _deployment(
             await reader.close()
             await publisher.close()
         latencies = [received[t] - published[t] for t in published]
+        split = [_settled_in(work / f"worker-{i}.log", set(published)) for i in range(count)]
         runs = _run_times(database_url, set(published))
     elapsed = end - start
     return {
@@ -175,6 +188,7 @@ async def _deployment(
         "run_p50_ms": _p(runs, 0.5) if runs else None,
         "run_p95_ms": _p(runs, 0.95) if runs else None,
         "runs_success": len(runs),
+        "tasks_per_worker": split,
         "load_before": load_before,
         "load_after": load_after,
         "mean_run_ms": round(statistics.fmean(runs) * 1000, 1) if runs else None,

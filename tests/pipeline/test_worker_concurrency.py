@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ import pika
 import pytest
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
-from ragline.adapters.task_consumer import Worker
+from ragline.adapters.task_consumer import SupervisedConsumer, Worker
 from ragline.application.pipeline.orchestrator import ParseTaskPipeline
 from ragline.application.pipeline.outcome import OutcomeKind, PipelineOutcome
 from ragline.application.ports.messaging import MessageBus
@@ -145,3 +146,51 @@ def test_one_worker_runs_n_tasks_of_one_partition_at_once(
     else:
         depth, consumers = _rabbit_queue_depth(f"{settings.parse_task_topic}.workers")
         assert (depth, consumers) == (0, 0)  # all acked, the consumer gone
+
+
+async def _stop_mid_batch(h: Harness, bus: MessageBus) -> InFlightProbe:
+    """Stop (as SIGTERM does) while CONCURRENCY tasks are held inside the pipeline; they
+    are let go only after the stop, and must still be settled on the open source."""
+    probe = InFlightProbe(h.pipeline, gate_at=TASKS + 1)  # the gate opens only by hand
+    tasks = [
+        h.task("pdf", original_file_id=100 + i, source_object_key=f"files/doc-{i}.pdf")
+        for i in range(TASKS)
+    ]
+    source: Any = bus.task_source()
+    if hasattr(source, "declare"):
+        await source.declare()
+    await source.close()
+    publisher: Any = bus.task_publisher()
+    for task in tasks:
+        await publisher.publish(h.wire.encode_task(task), task.file_type)
+    await publisher.close()
+    consumer = SupervisedConsumer(
+        probe, h.wire, partial(bus.task_source, in_flight=CONCURRENCY), concurrency=CONCURRENCY
+    )
+    stop = asyncio.Event()
+    running = asyncio.create_task(consumer.run(stop))
+    async with asyncio.timeout(WAIT_SECONDS):
+        while probe.inside < CONCURRENCY:
+            await asyncio.sleep(0.05)
+    stop.set()
+    await consumer.close()  # what Worker does on leaving
+    probe.gate.set()
+    await asyncio.wait_for(running, WAIT_SECONDS)
+    return probe
+
+
+@pytest.mark.parametrize("vendor", ["kafka", "rabbitmq"])
+def test_a_stop_lets_the_tasks_in_flight_settle_and_fetches_no_more(
+    vendor: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    bootstrap = request.getfixturevalue("kafka_bootstrap") if vendor == "kafka" else ""
+    settings = _settings(vendor, tmp_path, bootstrap or "127.0.0.1:9092")
+    h = Harness(tmp_path)
+    h.configure_embedding()
+    probe = asyncio.run(_stop_mid_batch(h, message_bus(settings)))
+    assert probe.outcomes == [OutcomeKind.RAN] * CONCURRENCY  # no task taken after the stop
+    if vendor == "kafka":
+        assert list(_kafka_committed(settings).values()) == [CONCURRENCY]
+    else:
+        depth, consumers = _rabbit_queue_depth(f"{settings.parse_task_topic}.workers")
+        assert (depth, consumers) == (TASKS - CONCURRENCY, 0)  # the held ones were acked
