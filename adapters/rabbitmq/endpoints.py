@@ -37,12 +37,15 @@ class RabbitEndpoints:
         return RabbitPublisher(self._connection, self._task_topic)
 
     def result_publisher(self) -> Publisher:
-        return RabbitPublisher(self._connection, self._result_topic, mandatory=False)
+        """Mandatory: a result no queue is bound for fails the publish, so the outbox keeps
+        it owed (retried, then DEAD) instead of marking it SENT while the broker drops it."""
+        return RabbitPublisher(self._connection, self._result_topic)
 
     def result_dead_letters(self) -> Publisher:
-        return RabbitPublisher(
-            self._connection, dead_letter_topic(self._result_topic), mandatory=False
-        )  # the last resort: nothing may stop it
+        """The last resort keeps its copies in a durable `<result topic>.DLQ` queue (as a
+        Kafka DLQ topic retains them), and is mandatory too: a drop is logged, not hidden."""
+        exchange = dead_letter_topic(self._result_topic)
+        return RabbitPublisher(self._connection, exchange, holding_queue=exchange)
 
     def result_reader(self) -> TaskSource:
         return RabbitTaskSource(
