@@ -9,6 +9,7 @@ connections, files or threads are async generators: the container runs them as
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from datetime import timedelta
 from functools import partial
 
 from ragline.application.chunking import ChunkDocument
@@ -298,6 +299,8 @@ def pipeline_settings(settings: Settings) -> PipelineSettings:
             max_seconds=settings.parse_timeout_seconds,
             max_memory_bytes=settings.parse_max_memory_mb * 1024 * 1024,
         ),
+        heartbeat_interval=timedelta(seconds=settings.run_heartbeat_seconds),
+        stale_after=timedelta(seconds=settings.stale_run_seconds),
     )
 
 

@@ -118,6 +118,10 @@ parse_run = Table(
     # (its chunks and index entries are gone; the runs stay as history and as the
     # idempotency barrier). Migration 0002.
     Column("document_deleted_at", UtcDateTime(), nullable=True),
+    # outside the aggregate: the worker running the run touches it every heartbeat interval;
+    # an unfinished run whose heartbeat (or, before the first, created_at) is old has lost
+    # its worker, and the stale-run sweep converges it (migration 0003_outbox_claims).
+    Column("heartbeat_at", UtcDateTime(), nullable=True),
     UniqueConstraint("task_id"),
     Index(None, "pipeline_status", "created_at"),
     Index(None, "created_at"),

@@ -109,6 +109,24 @@ class ParseRunRepository(Protocol):
         """Runs still PENDING or PROCESSING (interrupted runs waiting for a redelivery)."""
         ...
 
+    async def heartbeat(self, task_id: str, at: datetime) -> bool:
+        """`UPDATE ... SET heartbeat_at=:at WHERE task_id=:id AND <unfinished>`: the worker
+        running the run says it still is. True iff rowcount == 1 (False: the run ended, or
+        a sweep converged it). Outside the aggregate: `save` never writes it, no version."""
+        ...
+
+    async def list_stale(self, before: datetime, limit: int = 100) -> list[str]:
+        """task_ids of unfinished runs whose heartbeat (or, without one, created_at) is
+        older than `before`, oldest first."""
+        ...
+
+    async def claim_stale(self, task_id: str, before: datetime, at: datetime) -> bool:
+        """The sweep's compare-and-set: `SET heartbeat_at=:at WHERE task_id=:id AND
+        <unfinished> AND coalesce(heartbeat_at, created_at) < :before`; True iff rowcount
+        == 1. A worker's heartbeat since the listing makes it False; the row stays locked
+        by this unit of work until it commits, so the sweep converges it alone."""
+        ...
+
     async def list_recent(self, limit: int = 50) -> list[ParseRun]:
         """Newest runs first, for `ragline status`."""
         ...

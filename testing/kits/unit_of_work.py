@@ -433,6 +433,49 @@ class UnitOfWorkContract:
         assert runs[2].task_id not in unfinished_ids and runs[3].task_id not in unfinished_ids
         assert all(not r.is_terminal for r in unfinished)
 
+    async def test_heartbeats_and_stale_runs(self, uow_factory: UnitOfWorkFactory) -> None:
+        """Heartbeats live outside the aggregate (no version bump); a run is stale when its
+        heartbeat, or its created_at before the first, is older than the cut-off; the
+        sweep's claim is a compare-and-set on that."""
+        base = datetime(1975, 1, 1, tzinfo=UTC) + timedelta(days=uuid.uuid4().int % 10_000)
+        working, waiting, done = _processing(), _pending(), _succeeded()
+        for offset, run in enumerate((working, waiting, done)):
+            run.created_at = base + timedelta(seconds=offset)
+            await self.add_run(uow_factory, run)
+        cutoff = base + timedelta(seconds=10)
+        async with uow_factory() as uow:
+            stale = await uow.runs.list_stale(cutoff, limit=100_000)
+        assert working.task_id in stale and waiting.task_id in stale
+        assert stale.index(working.task_id) < stale.index(waiting.task_id)
+        assert done.task_id not in stale
+        async with uow_factory() as uow:
+            assert await uow.runs.heartbeat(working.task_id, cutoff + timedelta(seconds=10))
+            assert await uow.runs.heartbeat(done.task_id, cutoff) is False  # terminal
+            assert await uow.runs.heartbeat(uid("missing"), cutoff) is False
+            await uow.commit()
+        async with uow_factory() as uow:
+            stale = await uow.runs.list_stale(cutoff, limit=100_000)
+            assert working.task_id not in stale and waiting.task_id in stale
+            assert await uow.runs.claim_stale(working.task_id, cutoff, cutoff) is False
+            claimed_at = cutoff + timedelta(seconds=20)
+            assert await uow.runs.claim_stale(waiting.task_id, cutoff, claimed_at) is True
+            await uow.commit()
+        async with uow_factory() as uow:
+            assert await uow.runs.claim_stale(waiting.task_id, cutoff, claimed_at) is False
+            assert waiting.task_id not in await uow.runs.list_stale(cutoff, limit=100_000)
+            stored = await uow.runs.get(working.task_id)
+            assert stored == working  # the heartbeat is not part of the aggregate
+            assert stored is not None
+            expected = stored.version
+            stored.converge_interrupted(cutoff, "no heartbeat")
+            await uow.runs.save(stored, expected)  # the heartbeat bumped no version
+            await uow.commit()
+        async with uow_factory() as uow:
+            assert await uow.runs.heartbeat(working.task_id, cutoff) is False  # now FAILED
+            assert working.task_id not in await uow.runs.list_stale(
+                cutoff + timedelta(days=1), limit=100_000
+            )
+
     @staticmethod
     def _run_of(
         build: Callable[[], ParseRun], user: str, dataset: str, doc: str, seconds: float

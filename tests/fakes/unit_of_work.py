@@ -93,6 +93,7 @@ class FakeDatabase:
         self.runs: dict[str, ParseRun] = {}
         self.run_order: dict[str, int] = {}  # task_id -> insertion order (the SQL id)
         self.document_deleted_at: dict[str, datetime] = {}  # task_id -> the tombstone
+        self.heartbeats: dict[str, datetime] = {}  # task_id -> heartbeat_at
         self.chunks: dict[DocumentScope, dict[str, ChunkRecord]] = {}
         self.configs: dict[str, EmbeddingConfig] = {}
         self.chat_configs: dict[str, ChatConfig] = {}
@@ -202,6 +203,9 @@ class FakeParsedLogs(_Repo):
         )
 
 
+_UNFINISHED = (PipelineStatus.PENDING, PipelineStatus.PROCESSING)
+
+
 class FakeRuns(_Repo):
     def _current(self, task_id: str) -> ParseRun | None:
         return self.uow.pending_runs.get(task_id) or self.db.runs.get(task_id)
@@ -251,6 +255,40 @@ class FakeRuns(_Repo):
         marked.version += 1
         self.uow.pending_runs[task_id] = marked
         return True
+
+    def _sign_of_life(self, run: ParseRun) -> datetime:
+        beat = self.uow.pending_heartbeats.get(run.task_id) or self.db.heartbeats.get(run.task_id)
+        return beat if beat is not None else run.created_at
+
+    async def _touch(self, task_id: str, at: datetime, before: datetime | None) -> bool:
+        at = utc(at)
+        await self.uow.lock(("run", task_id))
+        current = self._current(task_id)
+        if current is None or current.pipeline_status not in _UNFINISHED:
+            return False
+        if before is not None and not self._sign_of_life(current) < utc(before):
+            return False
+        self.uow.pending_heartbeats[task_id] = at
+        return True
+
+    async def heartbeat(self, task_id: str, at: datetime) -> bool:
+        await self.check("runs.heartbeat")
+        return await self._touch(task_id, at, None)
+
+    async def list_stale(self, before: datetime, limit: int = 100) -> list[str]:
+        await self.check("runs.list_stale")
+        before = utc(before)
+        stale = [
+            r
+            for r in self._all()
+            if r.pipeline_status in _UNFINISHED and self._sign_of_life(r) < before
+        ]
+        stale.sort(key=lambda r: (self._sign_of_life(r), self.db.run_order.get(r.task_id, 0)))
+        return [r.task_id for r in stale[:limit]]
+
+    async def claim_stale(self, task_id: str, before: datetime, at: datetime) -> bool:
+        await self.check("runs.claim_stale")
+        return await self._touch(task_id, at, before)
 
     def _all(self) -> list[ParseRun]:
         merged = dict(self.db.runs) | self.uow.pending_runs
@@ -658,6 +696,7 @@ class FakeUnitOfWork:
         self.pending_configs: dict[tuple[ModelKind, str], EmbeddingConfig | ChatConfig | None] = {}
         self.pending_outbox: dict[str, OutboxMessage] = {}
         self.pending_tombstones: dict[str, datetime] = {}
+        self.pending_heartbeats: dict[str, datetime] = {}
         self.parsed_logs = FakeParsedLogs(self)
         self.runs = FakeRuns(self)
         self.chunks = FakeChunks(self)
@@ -707,6 +746,7 @@ class FakeUnitOfWork:
                 committed[user_id] = config
         db.outbox.update(self.pending_outbox)
         db.document_deleted_at.update(self.pending_tombstones)
+        db.heartbeats.update(self.pending_heartbeats)
         if any((self.pending_logs, self.pending_runs, self.pending_chunks, self.pending_outbox)):
             db.commits += 1
         self._clear()
@@ -719,3 +759,4 @@ class FakeUnitOfWork:
     def _clear(self) -> None:
         self.pending_logs, self.pending_runs, self.pending_chunks = {}, {}, {}
         self.pending_configs, self.pending_outbox, self.pending_tombstones = {}, {}, {}
+        self.pending_heartbeats = {}

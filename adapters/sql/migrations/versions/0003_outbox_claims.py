@@ -1,5 +1,7 @@
 """outbox: `claimed_by` and `claimed_until`, the lease a relay pass holds on the rows it is
 publishing, so concurrent relays publish disjoint rows and a dead relay's claim expires.
+parse_run: `heartbeat_at`, touched by the worker running the run, so a start-up sweep can
+tell a run whose worker is gone (stale heartbeat) from one still being worked on.
 
 Revision ID: 0003_outbox_claims
 Revises: 0002
@@ -28,8 +30,17 @@ def upgrade() -> None:
             nullable=True,
         ),
     )
+    op.add_column(
+        "parse_run",
+        sa.Column(
+            "heartbeat_at",
+            sa.DateTime().with_variant(mysql.DATETIME(fsp=6), "mysql", "mariadb"),
+            nullable=True,
+        ),
+    )
 
 
 def downgrade() -> None:
+    op.drop_column("parse_run", "heartbeat_at")
     op.drop_column("outbox", "claimed_until")
     op.drop_column("outbox", "claimed_by")
