@@ -49,7 +49,7 @@ class Container(containers.DeclarativeContainer):
     keywords = providers.Resource(factories.keyword_index, settings=settings)
     default_embedding = providers.Singleton(factories.default_embedding, settings=settings)
     embedders = providers.Singleton(factories.embedder_resolver, settings=settings)
-    bus = providers.Singleton(factories.message_bus, settings=settings)
+    bus = providers.Resource(factories.open_message_bus, settings=settings)
     task_publisher = bus.provided.task_publisher.call()
     result_reader = bus.provided.result_reader
 

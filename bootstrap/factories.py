@@ -246,6 +246,16 @@ def message_bus(settings: Settings) -> MessageBus:
     return InProcessEndpoints(settings.parse_task_topic, settings.parse_result_topic)
 
 
+async def open_message_bus(settings: Settings) -> AsyncIterator[MessageBus]:
+    """The bus as a container resource: `shutdown_resources()` closes every publisher it
+    handed out (a worker's Kafka producer is stopped, not garbage-collected, on SIGTERM)."""
+    bus = message_bus(settings)
+    try:
+        yield bus
+    finally:
+        await bus.close()
+
+
 def structure_builder() -> StructureBuilder:
     from ragline.adapters.markdown_structure import LineScanStructureBuilder
 
