@@ -107,8 +107,8 @@ class OutboxRelay:
             except Exception as error:  # the store hiccuped: rows stay due, try again later
                 log.error("outbox relay pass failed: %s", describe(error))
                 report = RelayReport()
-            if report.sent or report.retried or report.dead:
-                continue
+            if report.sent or report.retried or report.dead or report.expired:
+                continue  # more may be due right away
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), timeout=poll_seconds)
 
