@@ -115,7 +115,7 @@ class _Render:
         blocks = [f"{'#' * level} {subject}"]
         if front:
             blocks.append("  \n".join(escape_block_markers(line) for line in front))
-        body = self._body(message)
+        body = shift_headings(self._body(message), level)
         if body:
             blocks.append(body)
         for part, name in zip(attachments, names, strict=True):

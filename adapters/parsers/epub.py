@@ -12,7 +12,6 @@ from __future__ import annotations
 import posixpath
 import warnings as python_warnings
 import zipfile
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +50,10 @@ def parse_epub(source: Path, file_type: str, options: ParseOptions) -> ParsedDoc
             continue
         if isinstance(item, epub.EpubNav) or item.get_type() != ITEM_DOCUMENT:
             continue
-        data = item.get_content()
+        # The raw bytes from the archive: EpubHtml.get_content() re-renders the chapter
+        # through lxml, which silently truncates deep trees and rewrites the markup.
+        raw = getattr(item, "content", None)
+        data = raw if isinstance(raw, bytes) else item.get_content()
         if nesting_depth(data, MAX_NESTING) > MAX_NESTING:
             raise ParseEngineFailed(
                 f"chapter {item.get_name()!r}: HTML nesting deeper than {MAX_NESTING} elements"
@@ -74,17 +76,22 @@ def parse_epub(source: Path, file_type: str, options: ParseOptions) -> ParsedDoc
     return ParsedDocument(markdown=markdown, title=title or None, warnings=warnings)
 
 
-def _toc_titles(toc: Iterable[Any]) -> dict[str, str]:
+def _entries(value: Any) -> list[Any]:
+    """ebooklib gives a list of entries, or (for a one-entry NCX) the bare entry."""
+    return list(value) if isinstance(value, list) else [value]
+
+
+def _toc_titles(toc: Any) -> dict[str, str]:
     """href (without fragment) -> the first table-of-contents title pointing at it."""
     titles: dict[str, str] = {}
-    stack: list[Any] = list(reversed(list(toc)))
+    stack: list[Any] = list(reversed(_entries(toc)))
     seen = 0
     while stack and seen < MAX_TOC_ENTRIES:
         entry = stack.pop()
         seen += 1
         if isinstance(entry, tuple) and len(entry) == 2:
             section, children = entry
-            stack.extend(reversed(list(children)))
+            stack.extend(reversed(_entries(children)))
             entry = section
         href = getattr(entry, "href", None)
         title = " ".join(str(getattr(entry, "title", "") or "").split())

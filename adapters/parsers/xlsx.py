@@ -46,10 +46,13 @@ def parse_xlsx(source: Path, file_type: str, options: ParseOptions) -> ParsedDoc
             table = TableBlocks(out, budget, file_type)
             if hasattr(sheet, "reset_dimensions"):
                 sheet.reset_dimensions()
+            dropped = False
             for row in sheet.iter_rows(values_only=True):
-                table.add([cell_text(v) for v in row[: MAX_COLUMNS + 1]])
+                if len(row) > MAX_COLUMNS and not dropped:
+                    dropped = any(v is not None for v in row[MAX_COLUMNS:])
+                table.add([cell_text(v) for v in row[:MAX_COLUMNS]])
             table.close()
-            if table.truncated_columns:
+            if dropped or table.truncated_columns:
                 warnings.append(f"sheet {name!r}: columns beyond {MAX_COLUMNS} dropped")
         title = book.properties.title if book.properties is not None else None
     finally:
