@@ -216,7 +216,10 @@ def test_a_200k_row_csv_streams_in_header_repeating_blocks(tmp_path: Path) -> No
     writer.writerow(["id", "sku", "qty"])
     writer.writerows([n, f"SKU-{n:06d}", n % 97] for n in range(200_000))
     path.write_text(buffer.getvalue(), encoding="utf-8")
-    md = parse(path).markdown
+    # Through a worker capped at 384 MiB of address space (the parse peaks near 120 MiB RSS).
+    limits = ParseLimits(max_memory_bytes=384 * 1024**2, max_seconds=300)
+    with SandboxedParser(max_workers=1) as sandbox:
+        md = sandbox.parse(path, "csv", ParseOptions(limits=limits)).markdown
     assert md.count("| id | sku | qty |") == md.count("\n\n") + 1
     assert "| 199999 | SKU-199999 | 82 |" in md
 
@@ -371,6 +374,19 @@ def test_eml_that_is_not_mail_and_malformed_mail(tmp_path: Path) -> None:
     )
     parsed = parse(broken)
     assert "body survives" in parsed.markdown
+
+
+def test_html_paragraph_text_never_becomes_a_heading(tmp_path: Path) -> None:
+    page = tmp_path / "page.html"
+    page.write_text(
+        "<h1>Real</h1><p># 3 items left</p><ul><li>first<br>## not a heading</li></ul>"
+        "<h2>Sub</h2><p>- dash text</p>",
+        encoding="utf-8",
+    )
+    md = parse(page).markdown
+    assert headings(md) == [(1, "Real"), (2, "Sub")]
+    assert section_of(md, "3 items left") == ("Real",)
+    assert section_of(md, "dash text") == ("Real", "Sub")
 
 
 def test_shift_headings_leaves_fenced_code_alone() -> None:
