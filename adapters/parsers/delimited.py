@@ -11,7 +11,8 @@ import csv
 import io
 from pathlib import Path
 
-from ragline.adapters.parsers.table_blocks import OutputBudget, render_rows
+from ragline.adapters.parsers.output_budget import OutputBudget
+from ragline.adapters.parsers.table_blocks import render_rows
 from ragline.adapters.parsers.text_decoding import (
     decode_text,
     read_bounded,
@@ -30,14 +31,16 @@ def parse_delimited(source: Path, file_type: str, options: ParseOptions) -> Pars
     text, codec = decode_text(data, file_type)
     del data
     delimiter = "\t" if file_type == "tsv" else _sniff_delimiter(text)
-    csv.field_size_limit(min(MAX_FIELD_CHARS, limits.max_line_chars))
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    previous = csv.field_size_limit(min(MAX_FIELD_CHARS, limits.max_line_chars))  # global
     try:
         markdown = render_rows(reader, OutputBudget(limits.max_output_chars), file_type)
     except csv.Error as exc:
         raise ParseEngineFailed(
             f"malformed .{file_type} at line {reader.line_num}: {exc}"[:300]
         ) from None
+    finally:
+        csv.field_size_limit(previous)
     warnings = [] if codec == "utf-8" else [f"decoded as {codec}"]
     if not markdown:
         warnings.append("empty document")

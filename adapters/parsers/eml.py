@@ -27,7 +27,7 @@ from selectolax.lexbor import LexborHTMLParser
 
 from ragline.adapters.parsers.html import MAX_NESTING, html_to_markdown, nesting_depth
 from ragline.adapters.parsers.markdown_escape import escape_block_markers
-from ragline.adapters.parsers.table_blocks import OutputBudget
+from ragline.adapters.parsers.output_budget import OutputBudget
 from ragline.adapters.parsers.text_decoding import normalise_newlines, read_bounded
 from ragline.application.ports.parser import (
     ParsedDocument,

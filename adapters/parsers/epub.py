@@ -19,7 +19,7 @@ from ebooklib import ITEM_DOCUMENT, epub
 from selectolax.lexbor import LexborHTMLParser
 
 from ragline.adapters.parsers.html import MAX_NESTING, html_to_markdown, nesting_depth
-from ragline.adapters.parsers.table_blocks import OutputBudget
+from ragline.adapters.parsers.output_budget import OutputBudget
 from ragline.adapters.parsers.zip_guard import ZipBudget, check_zip
 from ragline.application.ports.parser import ParsedDocument, ParseEngineFailed, ParseOptions
 

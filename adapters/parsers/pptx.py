@@ -20,7 +20,7 @@ from pptx.exc import PackageNotFoundError
 
 from ragline.adapters.parsers.gfm import pipe_table
 from ragline.adapters.parsers.markdown_escape import escape_block_markers
-from ragline.adapters.parsers.table_blocks import OutputBudget
+from ragline.adapters.parsers.output_budget import OutputBudget
 from ragline.adapters.parsers.zip_guard import ZipBudget, check_zip
 from ragline.application.ports.parser import ParsedDocument, ParseEngineFailed, ParseOptions
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from ragline.adapters.parsers.gfm import table_cell
-from ragline.application.ports.parser import ParseEngineFailed
+from ragline.adapters.parsers.output_budget import OutputBudget
 
 BLOCK_CHARS = 480
 """Under the default plan's 512-character child, so a child never holds a headerless slice."""
@@ -90,22 +90,6 @@ class TableBlocks:
             self._budget.spend(len(self._header_text) + 1, self._what)
             self._out.append(self._header_text + "\n")
         self.flush()
-
-
-class OutputBudget:
-    """Fails the parse as soon as the Markdown would exceed the output limit, instead of
-    building a huge string first and refusing it afterwards."""
-
-    def __init__(self, max_chars: int) -> None:
-        self.max_chars = max_chars
-        self.used = 0
-
-    def spend(self, chars: int, what: str) -> None:
-        self.used += chars
-        if self.used > self.max_chars:
-            raise ParseEngineFailed(
-                f"{what}: output exceeds the limit of {self.max_chars} characters"
-            )
 
 
 def cell_text(value: object) -> str:

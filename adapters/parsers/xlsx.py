@@ -11,7 +11,8 @@ from __future__ import annotations
 import zipfile
 from pathlib import Path
 
-from ragline.adapters.parsers.table_blocks import MAX_COLUMNS, OutputBudget, TableBlocks, cell_text
+from ragline.adapters.parsers.output_budget import OutputBudget
+from ragline.adapters.parsers.table_blocks import MAX_COLUMNS, TableBlocks, cell_text
 from ragline.adapters.parsers.zip_guard import ZipBudget, check_zip
 from ragline.application.ports.parser import ParsedDocument, ParseEngineFailed, ParseOptions
 
