@@ -98,7 +98,7 @@ def _reading_order(shapes: Iterable[Any], counter: _ShapeCounter) -> Iterator[An
         if shape is None:
             stack.pop()
             continue
-        if shape.shape_type == MSO_SHAPE_TYPE.GROUP:
+        if _shape_type(shape) == MSO_SHAPE_TYPE.GROUP:
             members = sorted(shape.shapes, key=_position)
             counter.add(len(members))
             stack.append(iter(members))
@@ -106,12 +106,22 @@ def _reading_order(shapes: Iterable[Any], counter: _ShapeCounter) -> Iterator[An
         yield shape
 
 
+def _shape_type(shape: Any) -> MSO_SHAPE_TYPE | None:
+    """python-pptx raises for shape kinds it does not know (an unusual autoshape, a
+    graphic frame of a new kind): such a shape is read for its text only."""
+    try:
+        kind: MSO_SHAPE_TYPE | None = shape.shape_type
+    except NotImplementedError:
+        return None
+    return kind
+
+
 def _shape_blocks(shape: Any) -> list[str]:
     if getattr(shape, "has_table", False) and shape.has_table:
         rows = [[cell.text for cell in row.cells] for row in shape.table.rows]
         table = pipe_table(rows)
         return [table] if table else []
-    if shape.shape_type == MSO_SHAPE_TYPE.PICTURE:
+    if _shape_type(shape) == MSO_SHAPE_TYPE.PICTURE:
         return [_picture_note(shape)]
     if not shape.has_text_frame:
         return []

@@ -102,6 +102,28 @@ def test_pptx_reading_order_groups_pictures_and_escaped_text(tmp_path: Path) -> 
     assert [h[1] for h in headings(md)] == ["Slide 1"]  # '# bottom text' stayed text
 
 
+def test_pptx_shape_of_a_kind_python_pptx_does_not_know_is_read_for_its_text(
+    tmp_path: Path,
+) -> None:
+    from pptx.enum.shapes import MSO_SHAPE
+
+    deck = pptx.Presentation()
+    slide = deck.slides.add_slide(deck.slide_layouts[5])
+    slide.shapes.title.text = "Odd shapes"
+    shape = slide.shapes.add_shape(MSO_SHAPE.RECTANGLE, Inches(1), Inches(2), Inches(3), Inches(1))
+    shape.text_frame.text = "text in a geometry-less shape"
+    geometry = shape._element.spPr.find(
+        "{http://schemas.openxmlformats.org/drawingml/2006/main}prstGeom"
+    )
+    shape._element.spPr.remove(geometry)  # now python-pptx's shape_type raises
+    with pytest.raises(NotImplementedError):
+        _ = shape.shape_type
+    path = tmp_path / "odd.pptx"
+    deck.save(str(path))
+    md = parse(path).markdown
+    assert section_of(md, "geometry-less shape") == ("Odd shapes",)
+
+
 def _png(path: Path) -> None:
     from PIL import Image
 
