@@ -8,6 +8,7 @@ cells and append a million empty rows.
 
 from __future__ import annotations
 
+import warnings as warnings_module
 import zipfile
 from pathlib import Path
 
@@ -29,7 +30,9 @@ def parse_xlsx(source: Path, file_type: str, options: ParseOptions) -> ParsedDoc
     limits = options.limits
     check_zip(source, ZipBudget(min(512 * 1024**2, limits.max_memory_bytes // 4)), file_type)
     try:
-        book = openpyxl.load_workbook(source, read_only=True, data_only=True)
+        with warnings_module.catch_warnings():  # "extension not supported" and the like
+            warnings_module.simplefilter("ignore")
+            book = openpyxl.load_workbook(source, read_only=True, data_only=True)
     except (InvalidFileException, zipfile.BadZipFile, KeyError) as exc:
         raise ParseEngineFailed(f"not a valid {file_type} workbook ({exc})"[:300]) from None
     try:

@@ -416,6 +416,14 @@ def test_shift_headings_leaves_fenced_code_alone() -> None:
     assert shift_headings(text, 2) == "### A\n\n```\n# not a heading\n```\n\n###### deep\n"
 
 
+@pytest.mark.parametrize("kind", ["pptx", "xlsx", "docx"])
+def test_password_protected_office_files_say_so(tmp_path: Path, kind: str) -> None:
+    path = tmp_path / f"locked.{kind}"
+    path.write_bytes(bytes.fromhex("d0cf11e0a1b11ae1") + bytes(4096))  # an OLE header
+    with pytest.raises(ParseEngineFailed, match=r"OLE compound file \(password-protected"):
+        parse(path)
+
+
 # -- every hostile file fails alone, through the sandbox, without stalling the next --------
 def test_zip_bombs_are_refused_before_inflating(sandbox: SandboxedParser, tmp_path: Path) -> None:
     from tests.fixtures.hostile.business_formats import zip_bomb_epub, zip_bomb_pptx
