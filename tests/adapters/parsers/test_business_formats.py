@@ -32,6 +32,7 @@ from ragline.application.ports.parser import (
 )
 from tests.adapters.parsers.conftest import headings
 from tests.fixtures.hostile.business_formats import (
+    far_corner_xlsx,
     huge_dimension_xlsx,
     recursive_eml,
     small_epub,
@@ -178,6 +179,11 @@ def test_declared_dimension_of_a_billion_cells_is_ignored(tmp_path: Path) -> Non
     with SandboxedParser(max_workers=1) as sandbox:
         parsed = sandbox.parse(path, "xlsx", ParseOptions(limits=ParseLimits(max_seconds=20)))
     assert parsed.markdown == "# Sheet\n\n| a | b |\n| --- | --- |\n"
+    corner = tmp_path / "far-corner.xlsx"
+    corner.write_bytes(far_corner_xlsx())
+    parsed = ParserRegistry().parse(corner, "xlsx", OPTIONS)
+    assert parsed.markdown == "# Sheet\n\n| a | b |\n| --- | --- |\n"
+    assert parsed.warnings == ["sheet 'Sheet': columns beyond 512 dropped"]
 
 
 def test_sparse_wide_sheet_is_trimmed_and_bounded(tmp_path: Path) -> None:
