@@ -57,7 +57,9 @@ class ParseTask(BaseModel):
     )
     user_id: StrictInt = Field(description="Owner of the file.")
     dataset_id: StrictInt = Field(description="Dataset the file belongs to.")
-    file_type: NonEmptyStr = Field(description="pdf, docx, html, md, ...; the routing key.")
+    file_type: NonEmptyStr = Field(
+        description="pdf, docx, html, md, txt, png, jpg, jpeg, tif, tiff, ...; the routing key."
+    )
     source_bucket: NonEmptyStr = Field(description="Object-storage bucket of the source file.")
     source_object_key: NonEmptyStr = Field(description="Object-storage key of the source file.")
     source_filename: StrictStr = Field(description="File name as uploaded by the user.")
