@@ -49,6 +49,12 @@ class MineruConfig:
     backoff: float = 1.0  # first retry delay; doubles, capped at 30 s
     max_archive_bytes: int = 512 * 1024**2
 
+    def __post_init__(self) -> None:
+        if not self.token or not self.token.isascii() or not self.token.isprintable():
+            raise ValueError("the MinerU token must be non-empty printable ASCII")
+        if not self.base_url.startswith(("http://", "https://")):
+            raise ValueError(f"MinerU base URL {self.base_url!r} is not http(s)")
+
 
 class MineruClient:
     """The Parser port for ``pdf`` with a ``mineru_url``; anything else is refused."""
