@@ -213,8 +213,11 @@ class MineruClient:
             raise ParseEngineFailed(f"mineru task {task_id} returned empty Markdown")
         first = next((ln for ln in markdown.split("\n") if ln.startswith("#")), "")
         warnings = [f"mineru task {task_id}"]
-        if result.images:
+        images = result.images if options.extract_images else {}
+        if result.images and not images:
             warnings.append(f"mineru images kept as relative links: {len(result.images)}")
+        elif images:
+            warnings.append(f"images: {len(images)}")
         if options.page_range is not None:
             warnings.append(f"mineru pages {options.page_range}")
         return ParsedDocument(
@@ -222,6 +225,7 @@ class MineruClient:
             title=first.lstrip("#").strip() or None,
             warnings=warnings,
             backend="mineru",
+            images=images,
         )
 
 

@@ -3,6 +3,7 @@ for trusted input or inside the sandbox worker; the pipeline gets the SandboxedP
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from functools import partial
 from pathlib import Path
@@ -87,4 +88,6 @@ class ParserRegistry:
                 f"output of {len(parsed.markdown)} characters exceeds the limit "
                 f"of {options.limits.max_output_chars}"
             )
+        if not parsed.backend:  # a format parser without engines of its own: its format
+            parsed = dataclasses.replace(parsed, backend=kind)
         return parsed

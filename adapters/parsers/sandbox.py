@@ -209,8 +209,10 @@ class SandboxedParser:
             self._release(keep)
         kind = reply[0]
         if kind == "ok":
-            _, markdown, title, page_count, warnings, backend, pages = reply
-            return ParsedDocument(markdown, title, page_count, list(warnings), backend, pages)
+            _, markdown, title, page_count, warnings, backend, pages, images = reply
+            return ParsedDocument(
+                markdown, title, page_count, list(warnings), backend, pages, dict(images)
+            )
         raise _ERRORS[kind](reply[1])
 
     def _exchange(self, worker: _Worker, request: object, max_seconds: float) -> tuple[Any, ...]:

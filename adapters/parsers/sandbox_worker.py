@@ -40,7 +40,7 @@ def worker_main(conn: multiprocessing.connection.Connection, memory_limit: int) 
             parsed = registry.parse(Path(source), file_type, options)
             reply: tuple[Any, ...] = (
                 "ok", parsed.markdown, parsed.title, parsed.page_count, parsed.warnings,
-                parsed.backend, parsed.pages,
+                parsed.backend, parsed.pages, parsed.images,
             )  # fmt: skip
         except UnsupportedFileType as exc:
             reply = ("unsupported", exc.reason)

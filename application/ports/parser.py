@@ -71,6 +71,9 @@ class ParseOptions:
     page_range: PageRange | None = None
     """Parse only these pages of a paged format (PDF); None: the whole file. A non-paged
     file is page 1."""
+    extract_images: bool = False
+    """Return the document's images (PDF, DOCX, MinerU) in ParsedDocument.images and link
+    them from the Markdown; the pipeline asks only when the task has image_bucket/prefix."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +90,8 @@ class ParsedDocument:
     pages: tuple[str, ...] = ()
     """Per-page Markdown of a paged format, in page order from the range's first page; empty
     for a non-paged file (then ``markdown`` is page 1)."""
+    images: dict[str, bytes] = field(default_factory=dict)
+    """With ``extract_images``: link target in the Markdown (``images/<name>``) -> bytes."""
 
 
 class ParseError(Exception):

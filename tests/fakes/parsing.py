@@ -28,6 +28,7 @@ class FakeParser:
         )
         self.calls: list[ParseCall] = []
         self.warnings: list[str] = []
+        self.images: dict[str, bytes] = {}  # returned (with links) when options ask for them
 
     def parse(self, source: Path, file_type: str, options: ParseOptions) -> ParsedDocument:
         self.calls.append(ParseCall(source, file_type, options, source.exists()))
@@ -38,6 +39,11 @@ class FakeParser:
         text = source.read_text(encoding="utf-8", errors="replace")
         if file_type in ("md", "markdown"):  # like the real Markdown parser: validate only
             return ParsedDocument(text, backend="fake-markdown")
+        images = dict(self.images) if options.extract_images else {}
+        links = "".join(f"\n![]({target})\n" for target in images)
         return ParsedDocument(
-            f"# Document\n\n{text}\n", warnings=list(self.warnings), backend="fake"
+            f"# Document\n\n{text}\n{links}",
+            warnings=list(self.warnings),
+            backend="fake",
+            images=images,
         )

@@ -94,3 +94,37 @@ async def test_no_text_layer_is_its_own_failure_code(h: Harness) -> None:
     assert run.failure_reason.code is FailureCode.NO_TEXT_LAYER
     assert not run.failure_reason.code.recoverable
     assert "scanned" in run.failure_reason.text
+
+
+async def test_images_are_uploaded_under_the_task_prefix_and_linked(h: Harness) -> None:
+    h.parser.images = {"images/page-1-1.png": b"\x89PNG fake", "images/docx-2.jpg": b"jpeg"}
+    h.storage.buckets.add("img")
+    task = h.task("pdf", pdf_parser_backend="naive", image_bucket="img", image_prefix="doc-9/")
+    await h.pipeline.handle(task)
+    assert h.run(task.task_id).pipeline_status is PipelineStatus.SUCCESS
+    (call,) = h.parser.calls
+    assert call.options.extract_images
+    assert h.storage.data("img", "doc-9/page-1-1.png") == b"\x89PNG fake"
+    assert h.storage.data("img", "doc-9/docx-2.jpg") == b"jpeg"
+    markdown = (h.storage.data(task.md_bucket, task.md_object_key) or b"").decode()
+    assert "![](doc-9/page-1-1.png)" in markdown and "](images/" not in markdown
+
+
+async def test_without_image_fields_no_images_are_asked_for(h: Harness) -> None:
+    h.parser.images = {"images/page-1-1.png": b"\x89PNG fake"}
+    task = h.task("pdf", pdf_parser_backend="naive", image_bucket=None, image_prefix=None)
+    await h.pipeline.handle(task)
+    (call,) = h.parser.calls
+    assert not call.options.extract_images
+    markdown = (h.storage.data(task.md_bucket, task.md_object_key) or b"").decode()
+    assert "![](" not in markdown
+
+
+async def test_an_image_upload_failure_fails_cleaning_clearly(h: Harness) -> None:
+    h.parser.images = {"images/page-1-1.png": b"\x89PNG fake"}
+    task = h.task("pdf", pdf_parser_backend="naive", image_bucket="missing", image_prefix="p/")
+    await h.pipeline.handle(task)
+    run = h.run(task.task_id)
+    assert run.failure_reason is not None
+    assert run.failure_reason.code is FailureCode.PARSED_FILE_UPLOAD_FAILED
+    assert "image missing/p/page-1-1.png" in run.failure_reason.text

@@ -12,9 +12,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import tempfile
 from pathlib import Path
 
+from ragline.adapters.parsers.pdf.images import with_images
 from ragline.adapters.parsers.pdf.naive import pages_of, parse_pdf_naive
 from ragline.adapters.parsers.pdf.opendataloader import parse_pdf_opendataloader
 from ragline.adapters.parsers.pdf.quality import parse_pdf_quality
@@ -49,7 +51,32 @@ def parse_pdf(
     else:
         parsed = parse_pdf_quality(source, options, ocr)
     parsed.warnings.insert(0, f"pdf backend: {parsed.backend}")
+    if options.extract_images and parsed.pages:
+        parsed = _images(source, parsed, options)
     return parsed
+
+
+def _images(source: Path, parsed: ParsedDocument, options: ParseOptions) -> ParsedDocument:
+    """Link each page's images at the end of that page; `markdown` stays the joined pages."""
+    first = options.page_range.first if options.page_range else 1
+    indices = range(first - 1, first - 1 + len(parsed.pages))
+    document = open_pdf(source)
+    try:
+        linked, images = with_images(
+            document, dict(zip(indices, parsed.pages, strict=True)), indices
+        )
+    finally:
+        document.close()
+    if not images:
+        return parsed
+    pages = tuple(linked.get(index, "") for index in indices)
+    return dataclasses.replace(
+        parsed,
+        markdown="\n".join(page for page in pages if page),
+        pages=pages,
+        images=images,
+        warnings=[*parsed.warnings, f"images: {len(images)}"],
+    )
 
 
 def _opendataloader(source: Path, options: ParseOptions) -> ParsedDocument:

@@ -20,6 +20,7 @@ from ragline.application.pipeline.context import (
 from ragline.application.pipeline.errors import StageFailure, describe
 from ragline.application.pipeline.settings import MineruPolicy
 from ragline.application.pipeline.stages.base import PipelineStage
+from ragline.application.pipeline.stages.images import publish_images, wants_images
 from ragline.application.pipeline.stages.markdown_io import (
     disk_full,
     download,
@@ -85,6 +86,7 @@ class CleaningStage(PipelineStage):
             docling_force_ocr=bool(task.docling_force_ocr),
             limits=self.services.settings.parse_limits,
             tier=tier_of(backend),
+            extract_images=wants_images(task),
         )
 
     def _backend(self, task: ParseTaskCommand, notes: list[str]) -> PdfParserBackend:
@@ -140,7 +142,7 @@ class CleaningStage(PipelineStage):
                 raise StageFailure(FailureCode.PARSE_ENGINE_FAILED, error.reason) from error
             discard(path)  # the Markdown exists: the source copy goes now, not at the end
         self._record(ctx, document, notes)
-        return document.markdown
+        return await publish_images(services.storage, task, document)
 
     async def _direct_pull(self, task: ParseTaskCommand, options: ParseOptions) -> ParseOptions:
         """MinerU fetches the object itself: check it exists, hand over a presigned URL."""

@@ -225,3 +225,12 @@ def test_only_pdf_with_a_url_is_accepted(server: MineruState, tmp_path: Path) ->
 def test_a_token_that_cannot_be_a_header_is_refused_at_configuration(token: str) -> None:
     with pytest.raises(ValueError, match="printable ASCII"):
         MineruConfig(token=token)
+
+
+def test_archive_images_are_returned_when_asked(server: MineruState, tmp_path: Path) -> None:
+    options = ParseOptions(
+        pdf_parser_backend=PdfParserBackend.MINERU, mineru_url=SOURCE_URL, extract_images=True
+    )
+    parsed = _client(server, FakeClock()).parse(tmp_path / "x.pdf", "pdf", options)
+    assert parsed.images == {"images/fig1.jpg": b"\xff\xd8\xff fake jpeg"}
+    assert "![](images/fig1.jpg)" in parsed.markdown and "images: 1" in parsed.warnings
