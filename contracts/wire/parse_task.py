@@ -77,10 +77,14 @@ class ParseTask(BaseModel):
         description="PDF parser: mineru (default), opendataloader, naive or auto.",
     )
     docling_force_ocr: StrictBool | None = Field(
-        default=None, description="Force OCR; only the Docling backend reads it."
+        default=None, description="Quality tier: OCR every page, text layer or not."
     )
-    image_bucket: StrictStr | None = Field(default=None, description="Bucket for PDF images.")
-    image_prefix: StrictStr | None = Field(default=None, description="Key prefix for PDF images.")
+    image_bucket: StrictStr | None = Field(
+        default=None, description="Bucket for PDF/DOCX/MinerU images (with image_prefix)."
+    )
+    image_prefix: StrictStr | None = Field(
+        default=None, description="Key prefix for those images; links use the object keys."
+    )
     is_retry: StrictBool = Field(
         default=False, description="True for a user-triggered retry of a failed task."
     )
