@@ -663,6 +663,11 @@ class UnitOfWorkContract:
             await uow.parsed_logs.set_parsed_location(first_id, "md", "解析/文档.md")
             with pytest.raises(PersistenceError):
                 await uow.parsed_logs.set_parsed_location(uid("missing"), "md", "k")
+            await uow.parsed_logs.set_parse_outcome(
+                first_id, "naive+tesseract", ("OCR: 2 of 2 pages", "页面范围 1-9 cut to 1-2")
+            )
+            with pytest.raises(PersistenceError):
+                await uow.parsed_logs.set_parse_outcome(uid("missing"), "naive", ())
             await uow.commit()
         async with uow_factory() as uow:
             stored = await uow.parsed_logs.get(first_id)
@@ -672,6 +677,8 @@ class UnitOfWorkContract:
         assert (stored.id, stored.task_id, stored.payload_json) == (first.id, first_id, payload)
         assert stored.created_at == at(0) and stored.created_at.utcoffset() == timedelta(0)
         assert (stored.parsed_bucket, stored.parsed_object_key) == ("md", "解析/文档.md")
+        assert stored.parse_backend == "naive+tesseract"
+        assert stored.parse_warnings == ("OCR: 2 of 2 pages", "页面范围 1-9 cut to 1-2")
         assert stored.retry_of_task_id is None
         assert stored_retry == retry
 

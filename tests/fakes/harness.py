@@ -58,7 +58,9 @@ DOCUMENT_TEXT = "\n\n".join(
 
 
 class Harness:
-    def __init__(self, tmp: Path, settings: PipelineSettings | None = None) -> None:
+    def __init__(
+        self, tmp: Path, settings: PipelineSettings | None = None, mineru: bool = True
+    ) -> None:
         self.faults = Faults()
         self.db = FakeDatabase(self.faults)
         self.clock = FakeClock()
@@ -80,6 +82,8 @@ class Harness:
             "clock": self.clock,
             "storage": self.storage,
             "parser": self.parser,
+            # the fake answers mineru (direct pull) too; mineru=False: no MinerU client
+            "mineru_parser": self.parser if mineru else None,
             "chunker": PlanChunker(SMALL_PLAN),
             "embedders": self.embedders,
             "vectors": self.vectors,

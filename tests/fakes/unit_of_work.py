@@ -202,6 +202,18 @@ class FakeParsedLogs(_Repo):
             row, parsed_bucket=bucket, parsed_object_key=object_key
         )
 
+    async def set_parse_outcome(
+        self, task_id: str, backend: str, warnings: tuple[str, ...]
+    ) -> None:
+        await self.check("parsed_logs.set_parse_outcome")
+        await self.uow.lock(("log", task_id))
+        row = self.uow.pending_logs.get(task_id) or self.db.parsed_logs.get(task_id)
+        if row is None:
+            raise PersistenceError(f"no parsed log for {task_id}")
+        self.uow.pending_logs[task_id] = attrs.evolve(
+            row, parse_backend=backend[:64], parse_warnings=tuple(warnings)
+        )
+
 
 _UNFINISHED = (PipelineStatus.PENDING, PipelineStatus.PROCESSING)
 
