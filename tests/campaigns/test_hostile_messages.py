@@ -30,7 +30,8 @@ import json
 import os
 import sys
 import time
-from collections import Counter
+from collections import Counter, deque
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -39,11 +40,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ragline.adapters.local_storage import LocalObjectStorage
+from ragline.adapters.task_consumer import SupervisedConsumer
 from ragline.adapters.wire_json import JsonWireFormat
 from ragline.application.tasks import ParseTaskCommand
 from ragline.domain.parse_run import FailureCode, PipelineStatus
 from tests.fakes.harness import DOCUMENT_TEXT, Harness
-from tests.fakes.messaging import FakeDelivery
+from tests.fakes.messaging import FakeDelivery, FakeTaskSource
 
 FULL = os.environ.get("RAGLINE_CAMPAIGN") == "full"
 EXAMPLES = 10_000 if FULL else 300
@@ -189,6 +191,21 @@ def hostile_bodies(draw: st.DrawFn) -> tuple[dict[str, Any] | None, str, bytes |
     return fields, encoding, raw, draw(st.integers(0, 10_000))  # type: ignore[return-value]
 
 
+class _IdleSource(FakeTaskSource):
+    """Yields its deliveries, then says so (`idle`) and waits until closed."""
+
+    def __init__(self, deliveries: list[FakeDelivery]) -> None:
+        super().__init__(deliveries)
+        self.idle = asyncio.Event()
+
+    async def _iterate(self) -> AsyncIterator[FakeDelivery]:
+        async for delivery in super()._iterate():
+            yield delivery
+        self.idle.set()
+        while not self.closed:
+            await asyncio.sleep(0.01)
+
+
 class Campaign:
     def __init__(self, tmp: Path) -> None:
         self.tmp = tmp
@@ -202,6 +219,7 @@ class Campaign:
         self.codes: Counter[str] = Counter()
         self.crashes: list[str] = []
         self.opened_outside: list[str] = []
+        self.recent: deque[bytes] = deque(maxlen=200)
         self.canaries = [tmp / "canary.txt", tmp / "outside" / "canary.txt"]
         for canary in self.canaries:
             canary.parent.mkdir(parents=True, exist_ok=True)
@@ -268,6 +286,7 @@ class Campaign:
 
     def feed(self, body: bytes) -> None:
         self.count += 1
+        self.recent.append(body)
         decoded = self.wire.decode_task(body)
         delivery = FakeDelivery(body)
         try:
@@ -311,6 +330,26 @@ class Campaign:
                 s: st for s, st in run.stages.items() if not st.inherited
             }, "a refused retry inherited the other tenant's stages"
 
+    def replay_supervised(self) -> None:
+        """The last bodies once more through the worker's supervised loop (as redeliveries):
+        it settles every one and is still consuming afterwards, not ended by any of them."""
+        deliveries = [FakeDelivery(body) for body in self.recent]
+        source = _IdleSource(deliveries)
+        supervised = SupervisedConsumer(self.h.pipeline, self.wire, lambda: source)
+
+        async def run() -> None:
+            stop = asyncio.Event()
+            running = asyncio.create_task(supervised.run(stop))
+            await asyncio.wait_for(source.idle.wait(), 300)
+            assert not running.done(), "the supervised consumer ended"
+            stop.set()
+            await supervised.close()
+            await asyncio.wait_for(running, 30)
+
+        self.loop.run_until_complete(run())
+        assert all(d.settled for d in deliveries)
+        assert supervised.reconnects == 0
+
     def check_contained(self) -> None:
         self.opened_outside = list(_opened)
         _watched.clear()  # the check below reads the canaries itself
@@ -338,6 +377,7 @@ def test_hostile_messages_never_kill_the_consumer(tmp_path: Path) -> None:
 
     try:
         one_message()
+        campaign.replay_supervised()
         campaign.check_contained()
     finally:
         _watched.clear()
