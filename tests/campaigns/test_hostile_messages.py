@@ -72,7 +72,14 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
             _opened.append(resolved)
 
 
-sys.addaudithook(_audit)  # audit hooks cannot be removed; it is idle while _watched is empty
+_hooked: list[bool] = []
+
+
+def watch_opens() -> None:
+    """Install the audit hook once (hooks cannot be removed; idle while _watched is empty)."""
+    if not _hooked:
+        sys.addaudithook(_audit)
+        _hooked.append(True)
 
 
 class WatchedStorage(LocalObjectStorage):
@@ -360,8 +367,12 @@ class Campaign:
 
 
 def test_hostile_messages_never_kill_the_consumer(tmp_path: Path) -> None:
+    watch_opens()
     campaign = Campaign(tmp_path)
     _watched.update(str(c.resolve()) for c in campaign.canaries)
+    campaign.loop.run_until_complete(asyncio.to_thread(campaign.canaries[1].read_bytes))
+    assert _opened == [str(campaign.canaries[1].resolve())], "the hook must see every open"
+    _opened.clear()
     started = time.perf_counter()  # a figure for the report, never asserted
 
     @settings(
