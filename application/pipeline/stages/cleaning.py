@@ -25,9 +25,10 @@ from ragline.application.pipeline.stages.markdown_io import (
     disk_full,
     download,
     is_disk_full,
+    refused_coordinates,
 )
 from ragline.application.pipeline.workspace import discard
-from ragline.application.ports.object_storage import StorageError
+from ragline.application.ports.object_storage import InvalidObjectKey, StorageError
 from ragline.application.ports.parser import (
     SUPPORTED_FILE_TYPES,
     NoTextLayer,
@@ -154,6 +155,8 @@ class CleaningStage(PipelineStage):
             url = await storage.presigned_get_url(
                 bucket, key, self.services.settings.presigned_url_ttl
             )
+        except InvalidObjectKey as error:
+            raise refused_coordinates(bucket, key, error) from error
         except StorageError as error:
             raise StageFailure(FailureCode.SOURCE_FILE_NOT_FOUND, describe(error)) from error
         return dataclasses.replace(options, mineru_url=url)
@@ -166,6 +169,8 @@ class CleaningStage(PipelineStage):
                 markdown.encode("utf-8"),
                 MARKDOWN_CONTENT_TYPE,
             )
+        except InvalidObjectKey as error:
+            raise refused_coordinates(location.bucket, location.object_key, error) from error
         except (StorageError, OSError) as error:
             if is_disk_full(error):
                 raise disk_full(error) from error
