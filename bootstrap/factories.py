@@ -23,6 +23,7 @@ from ragline.application.ports.messaging import MessageBus
 from ragline.application.ports.metrics import NO_METRICS, PipelineMetrics
 from ragline.application.ports.object_storage import ObjectStorage
 from ragline.application.ports.parser import ParseLimits, Parser, PdfParserBackend
+from ragline.application.ports.reranker import Reranker
 from ragline.application.ports.sparse_encoder import SparseEncoder
 from ragline.application.ports.structure import StructureBuilder
 from ragline.application.ports.tokenizer import Tokenizer
@@ -31,6 +32,8 @@ from ragline.application.ports.unit_of_work import UnitOfWorkFactory
 from ragline.application.ports.vector_index import VectorIndex
 from ragline.application.ports.wire_format import WireFormat
 from ragline.application.provisioning import DefaultEmbedding
+from ragline.application.search.rerank import ChatReranker
+from ragline.application.search.tuning import SearchTuning
 from ragline.bootstrap.settings import (
     EmbedderVendor,
     KeywordVendor,
@@ -264,6 +267,27 @@ def chat_model(settings: Settings) -> ChatModel | None:
         api_key=key,
         timeout=settings.llm_timeout_seconds,
     )
+
+
+def search_tuning(settings: Settings) -> SearchTuning:
+    return SearchTuning(
+        candidates_per_retriever=settings.search_candidates,
+        weights={
+            "dense": settings.search_dense_weight,
+            "sparse": settings.search_sparse_weight,
+            "bm25": settings.search_bm25_weight,
+        },
+        parent_evidence=settings.search_parent_evidence,
+        sibling_bonus=settings.search_sibling_bonus,
+        dedupe=settings.search_dedupe,
+        rerank_depth=settings.search_rerank_depth,
+    )
+
+
+def reranker(settings: Settings) -> Reranker | None:
+    """The chat model as a re-ranker when search_rerank_depth > 0 and one is configured."""
+    chat = chat_model(settings) if settings.search_rerank_depth > 0 else None
+    return None if chat is None else ChatReranker(chat)
 
 
 def chunk_document(

@@ -34,7 +34,7 @@ from benchmarks.chunking.__main__ import _machine
 from benchmarks.search.build import build
 from benchmarks.search.corpus import passages, queries
 from ragline.adapters.cli.app import provided
-from ragline.application.search.use_case import HybridSearch, SearchHit
+from ragline.application.search.use_case import HybridSearch
 from ragline.bootstrap.container import container_for
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -94,12 +94,10 @@ class _ColdResolver:
 class _TimedSearch(HybridSearch):
     log: Timings
 
-    async def _hydrate(
-        self, fused: list[tuple[str, float]], user_id: str, dataset_id: str
-    ) -> list[SearchHit]:
+    async def _hydrate(self, fused: Any, candidates: Any, user_id: str, dataset_id: str) -> Any:
         t0 = time.perf_counter()
         try:
-            return await super()._hydrate(fused, user_id, dataset_id)
+            return await super()._hydrate(fused, candidates, user_id, dataset_id)
         finally:
             self.log["hydrate"].append(time.perf_counter() - t0)
 

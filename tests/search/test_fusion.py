@@ -35,3 +35,19 @@ def test_fusion_is_a_deterministic_ranking_of_the_union(rankings: dict[str, list
     scores = [score for _, score in fused]
     assert scores == sorted(scores, reverse=True)
     assert fused == reciprocal_rank_fusion(dict(reversed(list(rankings.items()))))
+
+
+def test_weights_let_dense_outvote_two_agreeing_lexical_lists() -> None:
+    rankings = {"dense": ["para"], "sparse": ["lex", "para"], "bm25": ["lex"]}
+    assert reciprocal_rank_fusion(rankings)[0][0] == "lex"  # 2/61 > 1/61 + 1/62
+    weighted = reciprocal_rank_fusion(rankings, weights={"dense": 2.0})
+    assert weighted[0][0] == "para"
+    assert weighted[0][1] == pytest.approx(2 / 61 + 1 / 62)
+    assert weighted[1][1] == pytest.approx(2 / 61)
+
+
+def test_zero_weight_drops_a_retrievers_say_and_negative_is_refused() -> None:
+    fused = reciprocal_rank_fusion({"dense": ["a"], "bm25": ["b"]}, weights={"bm25": 0.0})
+    assert fused[0] == ("a", pytest.approx(1 / 61)) and fused[1] == ("b", 0.0)
+    with pytest.raises(ValueError):
+        reciprocal_rank_fusion({"dense": ["a"]}, weights={"dense": -1.0})
