@@ -318,6 +318,7 @@ def pipeline_settings(settings: Settings) -> PipelineSettings:
         result_topic=settings.parse_result_topic,
         embed_batch_size=settings.embedding_batch_size,
         mineru_enabled=False,
+        contextual_headers=settings.contextual_headers,
         parse_limits=ParseLimits(
             max_seconds=settings.parse_timeout_seconds,
             max_memory_bytes=settings.parse_max_memory_mb * 1024 * 1024,

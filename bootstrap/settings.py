@@ -169,6 +169,10 @@ class Settings(BaseSettings):
     llm_model: str | None = Field(None, description="Chat model for the `llm` chunk plan.")
     llm_api_key: SecretStr | None = Field(None, description="API key of the chat endpoint.")
     llm_timeout_seconds: float = Field(30.0, description="Per-call limit; then RECURSIVE.")
+    contextual_headers: bool = Field(
+        False,
+        description="Index each chunk with its section path in front (hits show the text).",
+    )
     # search (defaults tuned on the development sets: docs/retrieval.md)
     search_dense_weight: float = Field(1.0, ge=0, description="Fusion weight of dense hits.")
     search_sparse_weight: float = Field(1.0, ge=0, description="Fusion weight of sparse hits.")

@@ -26,6 +26,8 @@ class PipelineSettings:
     mineru_enabled: bool = True
     default_pdf_backend: PdfParserBackend = PdfParserBackend.AUTO
     parse_limits: ParseLimits = attrs.field(factory=ParseLimits)
+    contextual_headers: bool = False
+    """Index each child with its section path in front (chunk_header); hits show the text."""
 
     def __attrs_post_init__(self) -> None:
         if self.embed_batch_size < 1 or self.sparse_batch_size < 1:
