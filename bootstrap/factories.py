@@ -272,6 +272,8 @@ def chat_model(settings: Settings) -> ChatModel | None:
 def search_tuning(settings: Settings) -> SearchTuning:
     return SearchTuning(
         candidates_per_retriever=settings.search_candidates,
+        fusion=settings.search_fusion,
+        rrf_k=settings.search_rrf_k,
         weights={
             "dense": settings.search_dense_weight,
             "sparse": settings.search_sparse_weight,

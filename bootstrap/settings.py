@@ -174,6 +174,10 @@ class Settings(BaseSettings):
         description="Index each chunk with its section path in front (hits show the text).",
     )
     # search (defaults tuned on the development sets: docs/retrieval.md)
+    search_fusion: str = Field(
+        "rrf", description="rrf (reciprocal rank) or score (min-max normalised scores)."
+    )
+    search_rrf_k: int = Field(60, ge=1, description="The k of reciprocal-rank fusion.")
     search_dense_weight: float = Field(1.0, ge=0, description="Fusion weight of dense hits.")
     search_sparse_weight: float = Field(1.0, ge=0, description="Fusion weight of sparse hits.")
     search_bm25_weight: float = Field(1.0, ge=0, description="Fusion weight of BM25 hits.")

@@ -46,3 +46,38 @@ def reciprocal_rank_fusion(
     scores = {item: math.fsum(parts) for item, parts in contributions.items()}
     fused = sorted(scores.items(), key=lambda pair: (-pair[1], best_rank[pair[0]], pair[0]))
     return fused if limit is None else fused[:limit]
+
+
+def score_fusion(
+    scored: Mapping[str, Sequence[tuple[str, float]]],
+    weights: Mapping[str, float] | None = None,
+    limit: int | None = None,
+) -> list[tuple[str, float]]:
+    """Fuse scored lists (best first) by their min-max normalised scores, weighted.
+
+    Each list's scores are mapped onto [0, 1] over its own candidates (all 1 when they are
+    equal), so a retriever that is sure (one score far above the rest: a known-item BM25
+    hit) says so, where RRF would see only "rank 1". An item absent from a list gets 0 from
+    it. Ties are broken by the best single rank, then by id.
+    """
+    if weights is not None and any(w < 0 for w in weights.values()):
+        raise ValueError("weights must not be negative")
+    parts: dict[str, list[float]] = {}
+    best_rank: dict[str, int] = {}
+    for name, ranked in scored.items():
+        weight = 1.0 if weights is None else weights.get(name, 1.0)
+        if not ranked:
+            continue
+        values = [score for _, score in ranked]
+        low, high = min(values), max(values)
+        seen: set[str] = set()
+        for rank, (item, score) in enumerate(ranked, start=1):
+            if item in seen:
+                continue
+            seen.add(item)
+            normalised = 1.0 if high == low else (score - low) / (high - low)
+            parts.setdefault(item, []).append(weight * normalised)
+            best_rank[item] = min(best_rank.get(item, rank), rank)
+    scores = {item: math.fsum(p) for item, p in parts.items()}
+    fused = sorted(scores.items(), key=lambda pair: (-pair[1], best_rank[pair[0]], pair[0]))
+    return fused if limit is None else fused[:limit]

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 import attrs
 
 RETRIEVERS = ("dense", "sparse", "bm25")
+FUSIONS = ("rrf", "score")
 
 
 def _default_weights() -> dict[str, float]:
@@ -25,6 +26,8 @@ class SearchTuning:
     weights: Mapping[str, float] = attrs.field(factory=_default_weights)
     """Weight of each retriever's reciprocal-rank contributions."""
     rrf_k: int = 60
+    fusion: str = "rrf"
+    """"rrf" (ranks only) or "score" (min-max normalised scores, weighted)."""
     parent_evidence: bool = False
     """Score each parent from all its children found, return its best child (one per parent)."""
     sibling_bonus: float = 0.0
@@ -37,5 +40,7 @@ class SearchTuning:
     def __attrs_post_init__(self) -> None:
         if self.candidates_per_retriever < 1 or self.rrf_k < 1 or self.rerank_depth < 0:
             raise ValueError("candidates_per_retriever and rrf_k must be >= 1, rerank_depth >= 0")
+        if self.fusion not in FUSIONS:
+            raise ValueError(f"fusion is one of {FUSIONS}")
         if set(self.weights) - set(RETRIEVERS) or any(w < 0 for w in self.weights.values()):
             raise ValueError(f"weights are non-negative numbers for {RETRIEVERS}")

@@ -28,7 +28,7 @@ from ragline.application.ports.tokenizer import Tokenizer
 from ragline.application.ports.unit_of_work import ChunkRecord, UnitOfWork, UnitOfWorkFactory
 from ragline.application.ports.vector_index import VectorIndex
 from ragline.application.search.evidence import by_parent, dedupe
-from ragline.application.search.fusion import reciprocal_rank_fusion
+from ragline.application.search.fusion import reciprocal_rank_fusion, score_fusion
 from ragline.application.search.tuning import RETRIEVERS, SearchTuning
 
 log = logging.getLogger(__name__)
@@ -76,11 +76,12 @@ class _Scored:
 
 @attrs.frozen
 class _Candidates:
-    ids: Mapping[str, list[str]]  # retriever -> chunk ids, best first
+    scored: Mapping[str, list[tuple[str, float]]]  # retriever -> (chunk id, score), best first
     fused: list[tuple[str, float]]
 
-    def ranks_of(self, chunk_id: str) -> dict[str, int]:
-        return {name: ids.index(chunk_id) + 1 for name, ids in self.ids.items() if chunk_id in ids}
+    @property
+    def ids(self) -> dict[str, list[str]]:
+        return {name: [i for i, _ in hits] for name, hits in self.scored.items()}
 
 
 class HybridSearch:
@@ -134,8 +135,8 @@ class HybridSearch:
                 )
             }
             rankings = {
-                name: [hydrated[i] for i in ids if i in hydrated]
-                for name, ids in candidates.ids.items()
+                name: [attrs.evolve(hydrated[i], score=s) for i, s in hits if i in hydrated]
+                for name, hits in candidates.scored.items()
             }
             rankings[FUSED] = [
                 attrs.evolve(hydrated[i], score=s) for i, s in candidates.fused if i in hydrated
@@ -168,13 +169,12 @@ class HybridSearch:
         sparse = self._vectors.query_sparse(user_id, dataset_id, sparse_query, pool)
         bm25 = self._keywords.search(user_id, dataset_id, tokens, pool)
         dense_hits, sparse_hits, keyword_hits = await asyncio.gather(dense, sparse, bm25)
-        ids = {
-            "dense": [h.chunk_id for h in dense_hits],
-            "sparse": [h.chunk_id for h in sparse_hits],
-            "bm25": [h.chunk_id for h in keyword_hits],
+        scored = {
+            "dense": [(h.chunk_id, h.score) for h in dense_hits],
+            "sparse": [(h.chunk_id, h.score) for h in sparse_hits],
+            "bm25": [(h.chunk_id, h.score) for h in keyword_hits],
         }
-        fused = reciprocal_rank_fusion(ids, k=tuning.rrf_k, weights=tuning.weights)
-        return _Candidates(ids, fused)
+        return _Candidates(scored, fuse(scored, tuning))
 
     async def _final(
         self, query: str, candidates: _Candidates, user_id: str, dataset_id: str, top_k: int
@@ -238,6 +238,10 @@ class HybridSearch:
         if not fused:
             return []
         fused_scores = dict(candidates.fused)
+        ranks = {
+            name: {i: rank for rank, i in enumerate(ids, start=1)}
+            for name, ids in candidates.ids.items()
+        }
         async with self._uow_factory() as uow:
             children = {
                 c.chunk_id: c
@@ -260,7 +264,7 @@ class HybridSearch:
                     parent,
                     sources.get(child.task_id, ""),
                     score,
-                    candidates.ranks_of(chunk_id),
+                    {name: r[chunk_id] for name, r in ranks.items() if chunk_id in r},
                     fused_scores.get(chunk_id, 0.0),
                 )
             )
@@ -275,6 +279,16 @@ class HybridSearch:
                 payload = json.loads(log_row.payload_json)
                 names[task_id] = str(payload.get("source_filename") or "")
         return names
+
+
+def fuse(
+    scored: Mapping[str, Sequence[tuple[str, float]]], tuning: SearchTuning
+) -> list[tuple[str, float]]:
+    """The retrievers' lists as one ranking, by the tuning's fusion and weights."""
+    if tuning.fusion == "score":
+        return score_fusion(scored, weights=tuning.weights)
+    ids = {name: [i for i, _ in hits] for name, hits in scored.items()}
+    return reciprocal_rank_fusion(ids, k=tuning.rrf_k, weights=tuning.weights)
 
 
 def _hit(

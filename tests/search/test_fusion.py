@@ -51,3 +51,32 @@ def test_zero_weight_drops_a_retrievers_say_and_negative_is_refused() -> None:
     assert fused[0] == ("a", pytest.approx(1 / 61)) and fused[1] == ("b", 0.0)
     with pytest.raises(ValueError):
         reciprocal_rank_fusion({"dense": ["a"]}, weights={"dense": -1.0})
+
+
+def test_score_fusion_hears_a_sure_retriever() -> None:
+    from ragline.application.search.fusion import score_fusion
+
+    scored = {
+        # BM25 is sure of "k" (far above the rest); dense barely prefers "d"
+        "bm25": [("k", 30.0), ("d", 3.0), ("x", 2.0)],
+        "dense": [("d", 0.86), ("x", 0.85), ("k", 0.84)],
+    }
+    fused = score_fusion(scored)
+    # k: bm25 1 + dense 0 = 1; d: (3-2)/28 + 1; x: 0 + 0.5. "d" still leads here, but with
+    # dense at half weight the sure BM25 hit wins
+    assert dict(fused) == pytest.approx({"k": 1.0, "d": 1 / 28 + 1.0, "x": 0.5})
+    halved = score_fusion(scored, {"dense": 0.5})
+    assert [i for i, _ in halved] == ["k", "d", "x"]
+    # ranks alone (RRF) give it to "d": rank 1 and 2 beat rank 1 and 3
+    assert reciprocal_rank_fusion({n: [i for i, _ in v] for n, v in scored.items()})[0][0] == "d"
+
+
+def test_score_fusion_weights_equal_scores_and_absence() -> None:
+    from ragline.application.search.fusion import score_fusion
+
+    fused = score_fusion({"dense": [("a", 0.5), ("b", 0.5)], "bm25": [("c", 2.0)]}, {"dense": 2})
+    assert dict(fused) == {"a": 2.0, "b": 2.0, "c": 1.0}
+    assert [i for i, _ in fused] == ["a", "b", "c"]
+    assert score_fusion({"dense": []}) == []
+    with pytest.raises(ValueError):
+        score_fusion({"dense": [("a", 1.0)]}, {"dense": -1})
