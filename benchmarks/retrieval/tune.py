@@ -16,6 +16,8 @@ import itertools
 from pathlib import Path
 from typing import Any
 
+import attrs
+
 from ragline.adapters.cli.app import provided
 from ragline.adapters.cli.evaluate import read_gold
 from ragline.application.evaluation import GoldQuestion
@@ -52,10 +54,7 @@ def final_hits(trace: SearchTrace, tuning: SearchTuning) -> list[Any]:
         name: [(h.chunk_id, h.score) for h in trace.rankings[name]]
         for name in ("dense", "sparse", "bm25")
     }
-    hits = [
-        hydrated[i].__class__(**{**_fields(hydrated[i]), "score": s})
-        for i, s in fuse(scored, tuning)
-    ]
+    hits = [attrs.evolve(hydrated[i], score=s) for i, s in fuse(scored, tuning)]
     if tuning.parent_evidence:
         hits = by_parent(hits, tuning.sibling_bonus)
     if tuning.dedupe:
