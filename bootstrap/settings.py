@@ -175,17 +175,18 @@ class Settings(BaseSettings):
     )
     # search (defaults tuned on the development sets: docs/retrieval.md)
     search_fusion: str = Field(
-        "rrf", description="rrf (reciprocal rank) or score (min-max normalised scores)."
+        "zscore",
+        description="zscore (standardised scores), score (min-max) or rrf (reciprocal rank).",
     )
     search_rrf_k: int = Field(60, ge=1, description="The k of reciprocal-rank fusion.")
     search_dense_weight: float = Field(1.0, ge=0, description="Fusion weight of dense hits.")
-    search_sparse_weight: float = Field(1.0, ge=0, description="Fusion weight of sparse hits.")
-    search_bm25_weight: float = Field(1.0, ge=0, description="Fusion weight of BM25 hits.")
+    search_sparse_weight: float = Field(0.5, ge=0, description="Fusion weight of sparse hits.")
+    search_bm25_weight: float = Field(0.5, ge=0, description="Fusion weight of BM25 hits.")
     search_candidates: int = Field(
         4, ge=1, le=50, description="Candidates per retriever, as a multiple of top_k."
     )
     search_parent_evidence: bool = Field(
-        False, description="Score parents from their children; one hit per parent."
+        True, description="Score parents from their children; one hit per parent."
     )
     search_sibling_bonus: float = Field(
         0.0, ge=0, description="With parent evidence: weight of a parent's other children."

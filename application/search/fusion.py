@@ -52,6 +52,7 @@ def score_fusion(
     scored: Mapping[str, Sequence[tuple[str, float]]],
     weights: Mapping[str, float] | None = None,
     limit: int | None = None,
+    standard: bool = False,
 ) -> list[tuple[str, float]]:
     """Fuse scored lists (best first) by their min-max normalised scores, weighted.
 
@@ -59,6 +60,10 @@ def score_fusion(
     equal), so a retriever that is sure (one score far above the rest: a known-item BM25
     hit) says so, where RRF would see only "rank 1". An item absent from a list gets 0 from
     it. Ties are broken by the best single rank, then by id.
+
+    `standard` uses z-scores instead ((score - mean) / deviation over the list; an absent
+    item gets the list's lowest): a top hit far above its list counts for more than the top
+    of a flat list, which min-max would both map to 1.
     """
     if weights is not None and any(w < 0 for w in weights.values()):
         raise ValueError("weights must not be negative")
@@ -70,12 +75,17 @@ def score_fusion(
             continue
         values = [score for _, score in ranked]
         low, high = min(values), max(values)
+        mean = math.fsum(values) / len(values)
+        spread = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / len(values))
         seen: set[str] = set()
         for rank, (item, score) in enumerate(ranked, start=1):
             if item in seen:
                 continue
             seen.add(item)
-            normalised = 1.0 if high == low else (score - low) / (high - low)
+            if standard:
+                normalised = 0.0 if spread == 0 else (score - low) / spread
+            else:
+                normalised = 1.0 if high == low else (score - low) / (high - low)
             parts.setdefault(item, []).append(weight * normalised)
             best_rank[item] = min(best_rank.get(item, rank), rank)
     scores = {item: math.fsum(p) for item, p in parts.items()}

@@ -12,11 +12,11 @@ from collections.abc import Mapping
 import attrs
 
 RETRIEVERS = ("dense", "sparse", "bm25")
-FUSIONS = ("rrf", "score")
+FUSIONS = ("rrf", "score", "zscore")
 
 
 def _default_weights() -> dict[str, float]:
-    return {"dense": 1.0, "sparse": 1.0, "bm25": 1.0}
+    return {"dense": 1.0, "sparse": 0.5, "bm25": 0.5}
 
 
 @attrs.frozen
@@ -26,9 +26,9 @@ class SearchTuning:
     weights: Mapping[str, float] = attrs.field(factory=_default_weights)
     """Weight of each retriever's reciprocal-rank contributions."""
     rrf_k: int = 60
-    fusion: str = "rrf"
-    """"rrf" (ranks only) or "score" (min-max normalised scores, weighted)."""
-    parent_evidence: bool = False
+    fusion: str = "zscore"
+    """"rrf" (ranks only), "score" (min-max normalised scores) or "zscore" (standardised)."""
+    parent_evidence: bool = True
     """Score each parent from all its children found, return its best child (one per parent)."""
     sibling_bonus: float = 0.0
     """With parent_evidence: a parent's score is its best child's plus this times the others'."""

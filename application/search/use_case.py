@@ -285,8 +285,8 @@ def fuse(
     scored: Mapping[str, Sequence[tuple[str, float]]], tuning: SearchTuning
 ) -> list[tuple[str, float]]:
     """The retrievers' lists as one ranking, by the tuning's fusion and weights."""
-    if tuning.fusion == "score":
-        return score_fusion(scored, weights=tuning.weights)
+    if tuning.fusion in ("score", "zscore"):
+        return score_fusion(scored, weights=tuning.weights, standard=tuning.fusion == "zscore")
     ids = {name: [i for i, _ in hits] for name, hits in scored.items()}
     return reciprocal_rank_fusion(ids, k=tuning.rrf_k, weights=tuning.weights)
 

@@ -22,7 +22,7 @@ from ragline.adapters.cli.app import provided
 from ragline.adapters.cli.evaluate import read_gold
 from ragline.application.evaluation import GoldQuestion
 from ragline.application.search.evidence import by_parent, dedupe
-from ragline.application.search.tuning import SearchTuning
+from ragline.application.search.tuning import FUSIONS, SearchTuning
 from ragline.application.search.use_case import SearchTrace, fuse
 from ragline.bootstrap.container import container_for
 from ragline.domain.evaluation import mean_scores, score_ranking
@@ -65,9 +65,9 @@ def final_hits(trace: SearchTrace, tuning: SearchTuning) -> list[Any]:
 def grid() -> list[SearchTuning]:
     out = []
     for fusion, dense, sparse, bm25, k in itertools.product(
-        ("rrf", "score"), (1.0, 1.5, 2.0, 3.0, 4.0), (0.0, 0.5, 1.0), (0.5, 1.0), (60, 20)
+        FUSIONS, (1.0, 1.5, 2.0, 3.0, 4.0), (0.0, 0.5, 1.0), (0.5, 1.0), (60, 20)
     ):
-        if fusion == "score" and k != 60:
+        if fusion != "rrf" and k != 60:
             continue
         for parent, bonus in ((False, 0.0), (True, 0.0), (True, 0.2)):
             out.append(
@@ -94,10 +94,12 @@ def main() -> None:
     ap.add_argument("gold", type=Path, nargs="+")
     ap.add_argument("--data-dir", type=Path, required=True)
     ap.add_argument("--top", type=int, default=15)
+    ap.add_argument("--fusion", choices=FUSIONS, help="only this fusion")
     args = ap.parse_args()
     sets = asyncio.run(traces(args.data_dir, args.gold))
     rows = []
-    for tuning in [SearchTuning(), *grid()]:
+    tried = [t for t in grid() if args.fusion in (None, t.fusion)]
+    for tuning in [SearchTuning(), *tried]:
         figures = {}
         for name, pairs in sets.items():
             mean = mean_scores(

@@ -99,6 +99,8 @@ def test_eval_refuses_a_bad_gold_file_naming_the_line(
 
 
 def test_search_explain_gives_each_hits_rank_per_retriever(examples_ingested: Ingested) -> None:
+    rrf = {"RAGLINE_SEARCH_FUSION": "rrf", "RAGLINE_SEARCH_SPARSE_WEIGHT": "1"}
+    rrf["RAGLINE_SEARCH_BM25_WEIGHT"] = "1"
     done = run(
         examples_ingested.data_dir,
         "search",
@@ -107,6 +109,7 @@ def test_search_explain_gives_each_hits_rank_per_retriever(examples_ingested: In
         "3",
         "--json",
         "--explain",
+        env=rrf,
     )
     assert done.returncode == 0, done.explain()
     hits = json.loads(done.stdout)["hits"]
@@ -122,8 +125,17 @@ def test_search_explain_gives_each_hits_rank_per_retriever(examples_ingested: In
         # the fused score is the weighted reciprocal-rank sum of those ranks (weights 1, k 60)
         expected = sum(1 / (60 + r) for r in ranks)
         assert abs(explain["fused_score"] - expected) < 1e-9, hit
-    plain = search_json(examples_ingested.data_dir, "how to brew green tea", "--top-k", "3")
-    assert "explain" not in plain[0]
-    assert [h["chunk_id"] for h in plain] == [h["chunk_id"] for h in hits]
+    plain = run(
+        examples_ingested.data_dir, "search", "how to brew green tea", "--top-k", "3", "--json"
+    )
+    assert "explain" not in json.loads(plain.stdout)["hits"][0]
+    # the defaults (standardised-score fusion) explain themselves too
+    default = run(
+        examples_ingested.data_dir, "search", "green tea", "--top-k", "3", "--json", "--explain"
+    )
+    assert default.returncode == 0, default.explain()
+    for hit in json.loads(default.stdout)["hits"]:
+        assert hit["explain"]["fused_score"] > 0.0
+        assert any(r is not None for r in hit["explain"]["ranks"].values())
     shown = run(examples_ingested.data_dir, "search", "how to brew green tea", "--explain")
     assert shown.returncode == 0 and "fused" in shown.stdout and "dense #" in shown.stdout
