@@ -80,3 +80,28 @@ def test_score_fusion_weights_equal_scores_and_absence() -> None:
     assert score_fusion({"dense": []}) == []
     with pytest.raises(ValueError):
         score_fusion({"dense": [("a", 1.0)]}, {"dense": -1})
+
+
+def test_standardised_fusion_weighs_a_standout_over_an_even_list() -> None:
+    from ragline.application.search.fusion import score_fusion
+
+    others = [f"o{n}" for n in range(9)]
+    # BM25: "k" stands far out of ten candidates; dense: ten evenly spaced, led by "d"
+    bm25 = [("k", 30.0), ("d", 2.0)] + [(o, 1.9 - 0.1 * n) for n, o in enumerate(others[:8])]
+    dense = [("d", 0.90)] + [(o, 0.89 - 0.01 * n) for n, o in enumerate(others)]
+    scored = {"bm25": bm25, "dense": dense}
+    # min-max maps both tops to 1 and "d" gets a little from BM25 too: "d" wins
+    assert score_fusion(scored)[0][0] == "d"
+    fused = dict(score_fusion(scored, standard=True))
+
+    def spread(values: list[float]) -> float:
+        mean = sum(values) / len(values)
+        return (sum((v - mean) ** 2 for v in values) / len(values)) ** 0.5
+
+    b_sd, d_sd = spread([v for _, v in bm25]), spread([v for _, v in dense])
+    low_b, low_d = bm25[-1][1], dense[-1][1]
+    assert fused["k"] == pytest.approx((30 - low_b) / b_sd)  # absent from dense: its lowest
+    assert fused["d"] == pytest.approx((2 - low_b) / b_sd + (0.90 - low_d) / d_sd)
+    assert max(fused, key=fused.__getitem__) == "k"
+    flat = score_fusion({"dense": [("a", 0.5), ("b", 0.5)]}, standard=True)
+    assert dict(flat) == {"a": 0.0, "b": 0.0}
