@@ -78,6 +78,8 @@ class _Scored:
 class _Candidates:
     scored: Mapping[str, list[tuple[str, float]]]  # retriever -> (chunk id, score), best first
     fused: list[tuple[str, float]]
+    parents: Mapping[str, str | None] = attrs.field(factory=dict)
+    """Parent ids the vector points carry (BM25 hits carry none)."""
 
     @property
     def ids(self) -> dict[str, list[str]]:
@@ -174,7 +176,8 @@ class HybridSearch:
             "sparse": [(h.chunk_id, h.score) for h in sparse_hits],
             "bm25": [(h.chunk_id, h.score) for h in keyword_hits],
         }
-        return _Candidates(scored, fuse(scored, tuning))
+        parents = {h.chunk_id: h.payload.parent_id for h in (*dense_hits, *sparse_hits)}
+        return _Candidates(scored, fuse(scored, tuning), parents)
 
     async def _final(
         self, query: str, candidates: _Candidates, user_id: str, dataset_id: str, top_k: int
@@ -187,7 +190,7 @@ class HybridSearch:
             return await self._hydrate(candidates.fused[:top_k], candidates, user_id, dataset_id)
         ordered = candidates.fused
         if steps:
-            ordered = await self._after_fusion(ordered, user_id, dataset_id)
+            ordered = await self._after_fusion(candidates, user_id, dataset_id)
         depth = max(top_k, tuning.rerank_depth) if reranking else top_k
         hits = await self._hydrate(ordered[:depth], candidates, user_id, dataset_id)
         if reranking:
@@ -195,17 +198,27 @@ class HybridSearch:
         return hits[:top_k]
 
     async def _after_fusion(
-        self, fused: list[tuple[str, float]], user_id: str, dataset_id: str
+        self, candidates: _Candidates, user_id: str, dataset_id: str
     ) -> list[tuple[str, float]]:
-        """Parent evidence and dedupe over the child rows of every fused candidate."""
-        async with self._uow_factory() as uow:
-            rows = {
-                c.chunk_id: c
-                for c in await uow.chunks.get_many(user_id, dataset_id, [i for i, _ in fused])
-            }
-        hits = [
-            _Scored(i, rows[i].parent_id, rows[i].text, score) for i, score in fused if i in rows
-        ]
+        """Parent evidence and dedupe over every fused candidate. Parent ids come from the
+        vector points; only BM25-only candidates (or every one, for dedupe's texts) are read
+        from the chunk rows."""
+        fused, known = candidates.fused, candidates.parents
+        dedupe_texts = self.tuning.dedupe
+        wanted = [i for i, _ in fused if dedupe_texts or i not in known]
+        rows: dict[str, ChunkRecord] = {}
+        if wanted:
+            async with self._uow_factory() as uow:
+                rows = {
+                    c.chunk_id: c for c in await uow.chunks.get_many(user_id, dataset_id, wanted)
+                }
+        hits = []
+        for i, score in fused:
+            row = rows.get(i)
+            if row is not None:
+                hits.append(_Scored(i, row.parent_id, row.text, score))
+            elif i in known and not dedupe_texts:
+                hits.append(_Scored(i, known[i], "", score))
         if self.tuning.parent_evidence:
             hits = by_parent(hits, self.tuning.sibling_bonus)
         if self.tuning.dedupe:
