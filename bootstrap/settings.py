@@ -169,6 +169,35 @@ class Settings(BaseSettings):
     llm_model: str | None = Field(None, description="Chat model for the `llm` chunk plan.")
     llm_api_key: SecretStr | None = Field(None, description="API key of the chat endpoint.")
     llm_timeout_seconds: float = Field(30.0, description="Per-call limit; then RECURSIVE.")
+    contextual_headers: bool = Field(
+        False,
+        description="Index each chunk with its section path in front (hits show the text).",
+    )
+    # search (defaults tuned on the development sets: docs/retrieval.md)
+    search_fusion: str = Field(
+        "zscore",
+        description="zscore (standardised scores), score (min-max) or rrf (reciprocal rank).",
+    )
+    search_rrf_k: int = Field(60, ge=1, description="The k of reciprocal-rank fusion.")
+    search_dense_weight: float = Field(1.0, ge=0, description="Fusion weight of dense hits.")
+    search_sparse_weight: float = Field(0.5, ge=0, description="Fusion weight of sparse hits.")
+    search_bm25_weight: float = Field(0.5, ge=0, description="Fusion weight of BM25 hits.")
+    search_candidates: int = Field(
+        4, ge=1, le=50, description="Candidates per retriever, as a multiple of top_k."
+    )
+    search_parent_evidence: bool = Field(
+        True, description="Score parents from their children; one hit per parent."
+    )
+    search_sibling_bonus: float = Field(
+        0.0, ge=0, description="With parent evidence: weight of a parent's other children."
+    )
+    search_dedupe: bool = Field(False, description="Drop hits repeating a better hit's text.")
+    search_rerank_depth: int = Field(
+        0,
+        ge=0,
+        le=100,
+        description="Top candidates the chat model (llm_base_url) re-orders; 0 = off.",
+    )
     chunk_plan: str = Field(
         "default", description="Chunk plan preset (see `ragline chunk --plan`)."
     )
