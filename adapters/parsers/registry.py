@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from ragline.adapters.parsers.content_check import check_content
 from ragline.adapters.parsers.docx import parse_docx
 from ragline.adapters.parsers.html import parse_html
 from ragline.adapters.parsers.markdown import parse_markdown
@@ -53,6 +54,7 @@ class ParserRegistry:
             shown = f".{kind}" if kind else "(no extension)"
             raise UnsupportedFileType(f"no parser for file type {shown}")
         try:
+            check_content(source, kind)
             parsed = parser(source, kind, options)
         except ParseError:
             raise

@@ -8,36 +8,66 @@ becomes ParseEngineFailed with the reason, and the next file gets a fresh worker
 
 The address-space limit is set as the soft limit only, so the opendataloader JVM child can
 lift it (a JVM cannot start under a small RLIMIT_AS; it is bounded by -Xmx instead).
+
+Containment, not only bounds (issue 12): a worker gets a scrubbed environment (an allow-list:
+no RAGLINE_* settings, API keys or passwords), talks JSON (sandbox_wire; a subverted parser
+cannot make the parent unpickle code), leads its own process group, which is killed whole on
+timeout, crash or recycling (a JVM grandchild goes with it), runs in a neutral working
+folder, and cannot read the `hidden` files (the data dir's secret key; Landlock).
 """
 
 from __future__ import annotations
 
 import contextlib
 import multiprocessing.connection
+import os
 import signal
 import socket
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from ragline.adapters.parsers.landlock import readable_entries
+from ragline.adapters.parsers.sandbox_wire import (
+    decode_message,
+    decode_reply,
+    encode_control,
+    encode_request,
+)
 from ragline.application.ports.parser import (
     ParsedDocument,
     ParseEngineFailed,
-    ParseError,
     ParseOptions,
-    UnsupportedFileType,
 )
 
 _WORKER_MODULE = "ragline.adapters.parsers.sandbox_worker"
 
-_ERRORS: dict[str, type[ParseError]] = {
-    "unsupported": UnsupportedFileType,
-    "engine": ParseEngineFailed,
-}
+SAFE_ENV_NAMES = frozenset(
+    {"PATH", "LANG", "LANGUAGE", "TZ", "TMPDIR", "TEMP", "TMP", "JAVA_HOME", "PYTHONPATH"}
+)
+"""What a parser may see of the parent's environment (plus LC_*): locale, temp dir, where
+Java lives. Everything else (RAGLINE_*, *_API_KEY, passwords, tokens, HOME) is dropped."""
+
+
+def scrubbed_environment(
+    environ: Mapping[str, str], extra_names: Iterable[str] = ()
+) -> dict[str, str]:
+    """The environment a worker starts with: the allow-listed names only."""
+    allowed = SAFE_ENV_NAMES | frozenset(extra_names)
+    env = {k: v for k, v in environ.items() if k in allowed or k.startswith("LC_")}
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env["PYTHONNOUSERSITE"] = "1"
+    return env
+
+
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
+    """SIGKILL the worker's whole process group (it leads one: start_new_session)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
 
 
 @dataclass
@@ -46,23 +76,28 @@ class _Worker:
     conn: multiprocessing.connection.Connection
     memory_limit: int
     parses: int = 0
+    unrestricted: str | None = None
+    """Why file reads are not restricted in this worker (None: they are, or nothing to hide)."""
 
     def alive(self) -> bool:
         return self.process.poll() is None
 
     def stop(self, grace: float = 1.0) -> None:
         with contextlib.suppress(OSError, ValueError):
-            self.conn.send(None)
+            self.conn.send_bytes(encode_control("stop"))
         try:
             self.process.wait(grace)
         except subprocess.TimeoutExpired:
             self.kill()
             return
+        _kill_group(self.process)  # whatever the worker started and left behind
         self.conn.close()
 
     def kill(self) -> None:
+        _kill_group(self.process)
         self.process.kill()
         self.process.wait()
+        _kill_group(self.process)  # a child forked while the leader was dying
         self.conn.close()
 
     def exitcode(self) -> int | None:
@@ -96,7 +131,15 @@ class SandboxedParser:
         max_parses_per_worker: int = 500,
         start_timeout: float = 60.0,
         grace_seconds: float = 5.0,
+        hidden: Iterable[Path] = (),
+        readable: Iterable[Path] = (),
+        extra_env_names: Iterable[str] = (),
+        formats: str = "ragline.adapters.parsers.registry:DEFAULT_FORMATS",
     ) -> None:
+        """hidden: files a parser must not read (the secret key, a .env). readable: folders
+        it must read even if created after the worker starts beside a hidden file (the temp
+        dir). extra_env_names: environment variables a parser needs beyond SAFE_ENV_NAMES.
+        formats: `module:attribute` of the file-type -> parser mapping the worker imports."""
         if max_workers < 1:
             raise ValueError("max_workers must be >= 1")
         self._max_workers = max_workers
@@ -107,29 +150,43 @@ class SandboxedParser:
         self._busy = 0
         self._lock = threading.Condition()
         self._closed = False
+        self._hidden = tuple(hidden)
+        self._readable = tuple(readable)
+        self._extra_env = tuple(extra_env_names)
+        self._formats = formats
 
     # -- pool -----------------------------------------------------------------------------
     def _spawn(self, memory_limit: int) -> _Worker:
         # A fresh interpreter via `python -m` (not multiprocessing spawn, which re-imports the
-        # caller's __main__); requests and replies travel pickled over a socket pair.
+        # caller's __main__); requests and replies travel as JSON over a socket pair.
         parent_sock, child_sock = socket.socketpair()
+        for folder in self._readable:
+            folder.mkdir(parents=True, exist_ok=True)
         try:
-            process = subprocess.Popen(
+            process = subprocess.Popen(  # nosec B603: fixed argv (this interpreter), no shell
                 [sys.executable, "-m", _WORKER_MODULE, str(child_sock.fileno()), str(memory_limit)],
                 pass_fds=(child_sock.fileno(),),
                 stdin=subprocess.DEVNULL,
-                start_new_session=True,  # Ctrl-C in the terminal is the parent's to handle
+                env=scrubbed_environment(os.environ, self._extra_env),
+                cwd="/",
+                start_new_session=True,  # its own process group, killed whole; Ctrl-C is ours
             )
         finally:
             child_sock.close()
         parent = multiprocessing.connection.Connection(parent_sock.detach())
         worker = _Worker(process, parent, memory_limit)
+        try:
+            readable = readable_entries(self._hidden, self._readable)
+            parent.send_bytes(encode_control("setup", readable=readable, formats=self._formats))
+        except OSError:
+            pass  # the worker died at once: reported below
         if not parent.poll(self._start_timeout):
             worker.kill()
             raise ParseEngineFailed("parser worker did not start in time")
         try:
-            parent.recv()
-        except (EOFError, OSError):
+            ready = decode_message(parent.recv_bytes())
+            worker.unrestricted = ready.get("unrestricted")
+        except (EOFError, OSError, ValueError):
             worker.kill()
             raise ParseEngineFailed(
                 "parser worker failed to start: " + _death_reason(worker.exitcode(), memory_limit)
@@ -197,7 +254,9 @@ class SandboxedParser:
         worker = self._acquire(limits.max_memory_bytes)
         keep: _Worker | None = None
         try:
-            reply = self._exchange(worker, (str(source), file_type, options), limits.max_seconds)
+            reply = self._exchange(
+                worker, encode_request(source, file_type, options), limits.max_seconds
+            )
             worker.parses += 1
             if worker.alive() and worker.parses < self._max_parses:
                 keep = worker
@@ -205,20 +264,16 @@ class SandboxedParser:
                 worker.stop()
         finally:
             self._release(keep)
-        kind = reply[0]
-        if kind == "ok":
-            _, markdown, title, page_count, warnings = reply
-            return ParsedDocument(markdown, title, page_count, list(warnings))
-        raise _ERRORS[kind](reply[1])
+        return decode_reply(reply)
 
-    def _exchange(self, worker: _Worker, request: object, max_seconds: float) -> tuple[Any, ...]:
+    def _exchange(self, worker: _Worker, request: bytes, max_seconds: float) -> bytes:
         started = time.monotonic()
         try:
-            worker.conn.send(request)
+            worker.conn.send_bytes(request)
             if not worker.conn.poll(max_seconds + self._grace):
                 worker.kill()
                 raise ParseEngineFailed(f"parse timed out after {max_seconds:g}s")
-            reply: tuple[Any, ...] = worker.conn.recv()
+            reply = worker.conn.recv_bytes()
         except (EOFError, OSError):
             reason = _death_reason(worker.exitcode(), worker.memory_limit)
             worker.kill()

@@ -13,7 +13,7 @@ from ragline.adapters.parsers.pdf.layout import (
     outline_key,
 )
 from ragline.adapters.parsers.pdf.text_layer import open_pdf, page_lines
-from ragline.application.ports.parser import ParsedDocument, ParseEngineFailed
+from ragline.application.ports.parser import InvalidFileContent, ParsedDocument, ParseEngineFailed
 
 NO_TEXT_LAYER = "no text layer (scanned PDF; OCR backend not configured)"
 
@@ -45,7 +45,7 @@ def parse_pdf_naive(source: Path, max_output_chars: int) -> ParsedDocument:
             try:
                 lines, width, height = page_lines(document, index)
             except pdfium.PdfiumError as exc:
-                raise ParseEngineFailed(f"corrupt PDF page {index + 1} ({exc})"[:300]) from None
+                raise InvalidFileContent(f"corrupt PDF page {index + 1} ({exc})"[:300]) from None
             chars += sum(len(line.text) for line in lines)
             if chars > max_output_chars:
                 raise ParseEngineFailed(f"PDF text exceeds {max_output_chars} characters")
@@ -56,7 +56,7 @@ def parse_pdf_naive(source: Path, max_output_chars: int) -> ParsedDocument:
     finally:
         document.close()
     if page_count == 0:
-        raise ParseEngineFailed("PDF has no pages")
+        raise InvalidFileContent("PDF has no pages")
     if chars == 0:
         raise ParseEngineFailed(NO_TEXT_LAYER)
     markdown = lines_to_markdown(drop_page_furniture(pages, heights), width, outline)

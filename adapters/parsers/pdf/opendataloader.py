@@ -13,7 +13,12 @@ import subprocess
 from functools import cache
 from pathlib import Path
 
-from ragline.application.ports.parser import ParsedDocument, ParseEngineFailed, ParseLimits
+from ragline.application.ports.parser import (
+    InvalidFileContent,
+    ParsedDocument,
+    ParseEngineFailed,
+    ParseLimits,
+)
 
 _JAR = "opendataloader-pdf-cli.jar"
 
@@ -65,7 +70,7 @@ def parse_pdf_opendataloader(source: Path, limits: ParseLimits, temp_dir: Path) 
         last = next((ln for ln in reversed(stderr.splitlines()) if ln.strip()), "no message")
         lowered = stderr.lower()
         if "password" in lowered or "encrypt" in lowered:
-            raise ParseEngineFailed("encrypted PDF (password required)")
+            raise InvalidFileContent("encrypted PDF (password required)")
         if "outofmemoryerror" in lowered:
             raise ParseEngineFailed(f"opendataloader ran out of memory (heap {heap_mb} MiB)")
         raise ParseEngineFailed(f"opendataloader failed (exit {done.returncode}): {last}"[:300])

@@ -27,6 +27,7 @@ from ragline.application.pipeline.workspace import discard
 from ragline.application.ports.object_storage import StorageError
 from ragline.application.ports.parser import (
     SUPPORTED_FILE_TYPES,
+    InvalidFileContent,
     ParseEngineFailed,
     ParseOptions,
     PdfParserBackend,
@@ -100,6 +101,8 @@ class CleaningStage(PipelineStage):
                 document = await asyncio.to_thread(services.parser.parse, path, file_type, options)
             except UnsupportedFileType as error:
                 raise StageFailure(FailureCode.UNSUPPORTED_FILE_TYPE, error.reason) from error
+            except InvalidFileContent as error:
+                raise StageFailure(FailureCode.FILE_CONTENT_INVALID, error.reason) from error
             except ParseEngineFailed as error:
                 raise StageFailure(FailureCode.PARSE_ENGINE_FAILED, error.reason) from error
             discard(path)  # the Markdown exists: the source copy goes now, not at the end

@@ -8,6 +8,7 @@ import pytest
 
 from ragline.adapters.parsers.sandbox import SandboxedParser
 from ragline.application.ports.parser import (
+    InvalidFileContent,
     ParseEngineFailed,
     ParseError,
     ParseOptions,
@@ -18,6 +19,7 @@ from tests.fixtures.hostile.make_hostile import EXPECTED
 VERDICTS: dict[str, type[ParseError] | None] = {
     "ok": None,
     "unsupported": UnsupportedFileType,
+    "invalid": InvalidFileContent,
     "engine": ParseEngineFailed,
 }
 
