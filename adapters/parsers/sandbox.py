@@ -23,7 +23,7 @@ import multiprocessing.connection
 import os
 import signal
 import socket
-import subprocess
+import subprocess  # starts the worker  # nosec B404
 import sys
 import threading
 import time
@@ -163,7 +163,7 @@ class SandboxedParser:
         for folder in self._readable:
             folder.mkdir(parents=True, exist_ok=True)
         try:
-            process = subprocess.Popen(  # nosec B603: fixed argv (this interpreter), no shell
+            process = subprocess.Popen(  # our interpreter, fixed argv  # nosec B603
                 [sys.executable, "-m", _WORKER_MODULE, str(child_sock.fileno()), str(memory_limit)],
                 pass_fds=(child_sock.fileno(),),
                 stdin=subprocess.DEVNULL,

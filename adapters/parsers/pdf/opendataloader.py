@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib.resources
 import resource
 import shutil
-import subprocess
+import subprocess  # runs the java CLI  # nosec B404
 from functools import cache
 from pathlib import Path
 
@@ -55,7 +55,7 @@ def parse_pdf_opendataloader(source: Path, limits: ParseLimits, temp_dir: Path) 
         "--to-stdout", "--quiet",
     ]  # fmt: skip
     try:
-        done = subprocess.run(
+        done = subprocess.run(  # our argv (java, our jar), no shell  # nosec B603
             command,
             capture_output=True,
             timeout=limits.max_seconds,
