@@ -19,6 +19,7 @@ folder, and cannot read the `hidden` files (the data dir's secret key; Landlock)
 from __future__ import annotations
 
 import contextlib
+import logging
 import multiprocessing.connection
 import os
 import signal
@@ -45,6 +46,7 @@ from ragline.application.ports.parser import (
 )
 
 _WORKER_MODULE = "ragline.adapters.parsers.sandbox_worker"
+_log = logging.getLogger(__name__)
 
 SAFE_ENV_NAMES = frozenset(
     {"PATH", "LANG", "LANGUAGE", "TZ", "TMPDIR", "TEMP", "TMP", "JAVA_HOME", "PYTHONPATH"}
@@ -186,6 +188,8 @@ class SandboxedParser:
         try:
             ready = decode_message(parent.recv_bytes())
             worker.unrestricted = ready.get("unrestricted")
+            if worker.unrestricted and self._hidden:
+                _log.warning("parser worker file reads not restricted: %s", worker.unrestricted)
         except (EOFError, OSError, ValueError):
             worker.kill()
             raise ParseEngineFailed(
