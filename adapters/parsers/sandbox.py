@@ -158,6 +158,14 @@ class SandboxedParser:
         self._formats = formats
 
     # -- pool -----------------------------------------------------------------------------
+    def _worker_environment(self) -> dict[str, str]:
+        env = scrubbed_environment(os.environ, self._extra_env)
+        if self._readable:  # scratch files (opendataloader's) must stay readable to the worker
+            env["TMPDIR"] = str(self._readable[0])
+            env.pop("TEMP", None)
+            env.pop("TMP", None)
+        return env
+
     def _spawn(self, memory_limit: int) -> _Worker:
         # A fresh interpreter via `python -m` (not multiprocessing spawn, which re-imports the
         # caller's __main__); requests and replies travel as JSON over a socket pair.
@@ -169,7 +177,7 @@ class SandboxedParser:
                 [sys.executable, "-m", _WORKER_MODULE, str(child_sock.fileno()), str(memory_limit)],
                 pass_fds=(child_sock.fileno(),),
                 stdin=subprocess.DEVNULL,
-                env=scrubbed_environment(os.environ, self._extra_env),
+                env=self._worker_environment(),
                 cwd="/",
                 start_new_session=True,  # its own process group, killed whole; Ctrl-C is ours
             )

@@ -10,6 +10,7 @@ import json
 import os
 import subprocess  # nosec B404: test probe, starts a grandchild on purpose
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -26,6 +27,15 @@ def probe(source: Path, file_type: str, options: ParseOptions) -> ParsedDocument
             return ParsedDocument("read:" + Path(order["path"]).read_text(encoding="utf-8"))
         except OSError as exc:
             return ParsedDocument(f"refused:{type(exc).__name__}")
+    if order["do"] == "tempfile":  # what opendataloader's temp dir needs: write, read back
+        with tempfile.NamedTemporaryFile("w+", encoding="utf-8") as scratch:
+            scratch.write("scratch")
+            scratch.flush()
+            try:
+                text = Path(scratch.name).read_text(encoding="utf-8")
+                return ParsedDocument("read:" + text, title=scratch.name)
+            except OSError as exc:
+                return ParsedDocument(f"refused:{type(exc).__name__}")
     if order["do"] == "grandchild":
         child = subprocess.Popen(  # nosec B603: fixed argv
             [sys.executable, "-c", "import time; time.sleep(600)"]

@@ -208,6 +208,16 @@ def test_a_parser_cannot_read_the_secret_key(probing: Path) -> None:
     assert allowed.markdown == "read:ordinary"
 
 
+def test_a_parser_reads_back_its_own_temp_files(probing: Path) -> None:
+    """The key under /tmp makes /tmp an ancestor whose new entries are unreadable; the
+    worker's TMPDIR is therefore the readable temp dir (opendataloader writes there)."""
+    tmp = probing / "tmp"
+    with SandboxedParser(formats=PROBE, hidden=[probing / "secret.key"], readable=[tmp]) as parser:
+        scratch = parser.parse(_order(tmp, "scratch", do="tempfile"), "probe", NAIVE)
+    assert scratch.markdown == "read:scratch"
+    assert scratch.title and Path(scratch.title).is_relative_to(tmp), scratch.title
+
+
 def test_the_key_path_is_never_sent_to_the_worker(probing: Path) -> None:
     from ragline.adapters.parsers.landlock import readable_entries
 
