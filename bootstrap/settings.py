@@ -286,9 +286,12 @@ class Settings(BaseSettings):
 
     @property
     def files_parsers_must_not_read(self) -> list[Path]:
-        """The key file in force and a `.env` (it may hold the key): hidden from parsers."""
-        key_file = self.secret_key_file or self.embedded_key_file
-        return [key_file, Path(".env").absolute()]
+        """Hidden from parsers: the data dir (the key, the database, every tenant's objects
+        and indexes; its temp dir stays readable), a key file elsewhere, a `.env`."""
+        hidden = [self.data_dir, Path(".env").absolute()]
+        if self.secret_key_file is not None:
+            hidden.append(self.secret_key_file)
+        return hidden
 
     @property
     def resolved_database_url(self) -> str:

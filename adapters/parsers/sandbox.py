@@ -177,6 +177,7 @@ class SandboxedParser:
                 [sys.executable, "-m", _WORKER_MODULE, str(child_sock.fileno()), str(memory_limit)],
                 pass_fds=(child_sock.fileno(),),
                 stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,  # no forged lines in the parent's (JSON) log stream
                 env=self._worker_environment(),
                 cwd="/",
                 start_new_session=True,  # its own process group, killed whole; Ctrl-C is ours

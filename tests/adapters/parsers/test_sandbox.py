@@ -218,6 +218,31 @@ def test_a_parser_reads_back_its_own_temp_files(probing: Path) -> None:
     assert scratch.title and Path(scratch.title).is_relative_to(tmp), scratch.title
 
 
+def test_a_parser_cannot_read_the_data_dir_but_its_temp_dir(probing: Path) -> None:
+    """What bootstrap hides: the whole data dir (database, every tenant's objects)."""
+    objects = probing / "objects" / "bucket"
+    objects.mkdir(parents=True)
+    (objects / "other-tenant.md").write_text("not yours", encoding="utf-8")
+    (probing / "ragline.db").write_text("rows", encoding="utf-8")
+    tmp = probing / "tmp"
+    with SandboxedParser(formats=PROBE, hidden=[probing], readable=[tmp]) as parser:
+        seen = {
+            name: parser.parse(_order(tmp, name, do="read", path=str(path)), "probe", NAIVE)
+            for name, path in [
+                ("object", objects / "other-tenant.md"),
+                ("db", probing / "ragline.db"),
+                ("key", probing / "secret.key"),
+                ("own", tmp / "own.probe"),
+            ]
+        }
+    assert {n: d.markdown.split(":")[0] for n, d in seen.items()} == {
+        "object": "refused",
+        "db": "refused",
+        "key": "refused",
+        "own": "read",
+    }
+
+
 def test_the_key_path_is_never_sent_to_the_worker(probing: Path) -> None:
     from ragline.adapters.parsers.landlock import readable_entries
 
