@@ -87,20 +87,33 @@ class _Worker:
     def stop(self, grace: float = 1.0) -> None:
         with contextlib.suppress(OSError, ValueError):
             self.conn.send_bytes(encode_control("stop"))
-        try:
-            self.process.wait(grace)
-        except subprocess.TimeoutExpired:
+        if not self._exited_unreaped(grace):
             self.kill()
             return
-        _kill_group(self.process)  # whatever the worker started and left behind
+        _kill_group(self.process)  # what it started and left behind; its pid is still held
+        self.process.wait()
         self.conn.close()
 
     def kill(self) -> None:
-        _kill_group(self.process)
+        _kill_group(self.process)  # before reaping the leader, so the group id is still ours
         self.process.kill()
         self.process.wait()
-        _kill_group(self.process)  # a child forked while the leader was dying
         self.conn.close()
+
+    def _exited_unreaped(self, timeout: float) -> bool:
+        """Wait for the worker to exit but leave it a zombie (WNOWAIT): until it is reaped
+        its pid, and so its process group id, cannot be reused by another process."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                found = os.waitid(os.P_PID, self.process.pid, os.WEXITED | os.WNOWAIT | os.WNOHANG)
+            except ChildProcessError:
+                return True  # already reaped (poll() found it dead)
+            if found is not None:
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.01)
 
     def exitcode(self) -> int | None:
         try:

@@ -41,6 +41,8 @@ def probe(source: Path, file_type: str, options: ParseOptions) -> ParsedDocument
             [sys.executable, "-c", "import time; time.sleep(600)"]
         )
         Path(order["pid_file"]).write_text(str(child.pid), encoding="utf-8")
+        if order.get("then") == "return":
+            return ParsedDocument("left a child behind")
         time.sleep(600)  # until the sandbox's wall clock kills the group
     raise ValueError(f"unknown probe order {order!r}")
 

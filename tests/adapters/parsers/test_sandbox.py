@@ -272,3 +272,18 @@ def test_a_grandchild_dies_with_a_killed_worker(probing: Path) -> None:
     while _alive(grandchild) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not _alive(grandchild), "the parser's grandchild outlived the killed worker"
+
+
+def test_a_grandchild_left_behind_dies_when_the_worker_is_stopped(probing: Path) -> None:
+    pid_file = probing / "tmp" / "orphan.pid"
+    with SandboxedParser(formats=PROBE) as parser:
+        order = _order(
+            probing / "tmp", "orphan", do="grandchild", pid_file=str(pid_file), then="return"
+        )
+        assert parser.parse(order, "probe", NAIVE).markdown == "left a child behind"
+        grandchild = int(pid_file.read_text())
+        assert _alive(grandchild)
+    deadline = time.monotonic() + 30  # reaping by init is asynchronous: wait for it, bounded
+    while _alive(grandchild) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(grandchild), "a grandchild outlived the stopped worker"
