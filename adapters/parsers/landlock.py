@@ -45,8 +45,10 @@ def readable_entries(hidden: Iterable[Path], also_readable: Iterable[Path] = ())
             continue
         for entry in entries:
             real = entry.resolve()
-            if real in chains or any(h.is_relative_to(real) for h in hidden_real):
-                continue  # on the way to a hidden file (or a link leading there)
+            if real in chains or any(
+                h.is_relative_to(real) or real.is_relative_to(h) for h in hidden_real
+            ):
+                continue  # on the way to a hidden file, or a link leading to or into one
             allowed.add(str(real))
     return sorted(a for a in allowed if not any(Path(h).is_relative_to(a) for h in hidden_real))
 

@@ -247,9 +247,17 @@ def test_the_key_path_is_never_sent_to_the_worker(probing: Path) -> None:
     from ragline.adapters.parsers.landlock import readable_entries
 
     key = probing / "secret.key"
+    (probing / "objects").mkdir()
+    os.symlink(probing / "objects", probing.parent / "link-into-data")  # a side door
     entries = readable_entries([key], [probing / "tmp"])
     assert entries and str(key.resolve()) not in entries
     assert not any(key.resolve().is_relative_to(entry) for entry in entries)
+    hiding_dir = readable_entries([probing], [probing / "tmp"])
+    assert str(probing.resolve() / "tmp") in hiding_dir
+    assert not any(
+        Path(entry).is_relative_to(probing.resolve()) and entry != str(probing.resolve() / "tmp")
+        for entry in hiding_dir
+    )
 
 
 def _alive(pid: int) -> bool:
