@@ -49,10 +49,15 @@ _WORKER_MODULE = "ragline.adapters.parsers.sandbox_worker"
 _log = logging.getLogger(__name__)
 
 SAFE_ENV_NAMES = frozenset(
-    {"PATH", "LANG", "LANGUAGE", "TZ", "TMPDIR", "TEMP", "TMP", "JAVA_HOME", "PYTHONPATH"}
+    {
+        *("PATH", "HOME", "LANG", "LANGUAGE", "TZ", "TMPDIR", "TEMP", "TMP"),
+        *("JAVA_HOME", "PYTHONPATH", "OMP_NUM_THREADS"),
+        *("XDG_CACHE_HOME", "HF_HOME", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"),  # local models
+    }
 )
 """What a parser may see of the parent's environment (plus LC_*): locale, temp dir, where
-Java lives. Everything else (RAGLINE_*, *_API_KEY, passwords, tokens, HOME) is dropped."""
+Java and local model caches live. Everything else (RAGLINE_*, *_API_KEY, HF_TOKEN,
+passwords, tokens, URLs with credentials) is dropped."""
 
 
 def scrubbed_environment(
