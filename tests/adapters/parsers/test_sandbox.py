@@ -170,6 +170,8 @@ def probing(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     monkeypatch.setenv("RAGLINE_DATABASE_URL", "postgresql://u:hunter2@db/x")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-parent-only")
     monkeypatch.setenv("PGPASSWORD", "hunter2")
+    monkeypatch.setenv("HF_TOKEN", "hf_parent-only")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "parent-only-aws")
     data_dir = tmp_path / "data"
     (data_dir / "tmp").mkdir(parents=True)
     (data_dir / "secret.key").write_text("the-fernet-key\n", encoding="utf-8")
@@ -189,6 +191,7 @@ def test_a_parser_sees_no_secret_in_its_environment(probing: Path) -> None:
         )
     assert not [name for name in seen if name.startswith("RAGLINE_")]
     assert "OPENAI_API_KEY" not in seen and "PGPASSWORD" not in seen
+    assert "HF_TOKEN" not in seen and "AWS_SECRET_ACCESS_KEY" not in seen
     assert "hunter2" not in json.dumps(seen) and "parent-only" not in json.dumps(seen)
     assert "PATH" in seen  # the allow-list keeps what a parser needs
 
