@@ -9,6 +9,7 @@ connections, files or threads are async generators: the container runs them as
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from datetime import timedelta
 from functools import partial
 
 from ragline.application.chunking import ChunkDocument
@@ -245,6 +246,16 @@ def message_bus(settings: Settings) -> MessageBus:
     return InProcessEndpoints(settings.parse_task_topic, settings.parse_result_topic)
 
 
+async def open_message_bus(settings: Settings) -> AsyncIterator[MessageBus]:
+    """The bus as a container resource: `shutdown_resources()` closes every publisher it
+    handed out (a worker's Kafka producer is stopped, not garbage-collected, on SIGTERM)."""
+    bus = message_bus(settings)
+    try:
+        yield bus
+    finally:
+        await bus.close()
+
+
 def structure_builder() -> StructureBuilder:
     from ragline.adapters.markdown_structure import LineScanStructureBuilder
 
@@ -298,6 +309,8 @@ def pipeline_settings(settings: Settings) -> PipelineSettings:
             max_seconds=settings.parse_timeout_seconds,
             max_memory_bytes=settings.parse_max_memory_mb * 1024 * 1024,
         ),
+        heartbeat_interval=timedelta(seconds=settings.run_heartbeat_seconds),
+        stale_after=timedelta(seconds=settings.stale_run_seconds),
     )
 
 

@@ -189,6 +189,15 @@ class Settings(BaseSettings):
         description="Backend `ragline ingest` asks for: naive (fast), auto, opendataloader.",
     )
     ingest_workers: int = Field(2, ge=1, le=16, description="Tasks in flight during ingest.")
+    run_heartbeat_seconds: float = Field(
+        30.0, gt=0, description="How often a worker touches the heartbeat of a run it works on."
+    )
+    stale_run_seconds: float = Field(
+        900.0,
+        gt=0,
+        description="An unfinished run without a heartbeat this long has lost its worker: "
+        "the stale-run sweep ends it FAILED INTERRUPTED_TASK (at least 3 heartbeats).",
+    )
 
     log_format: str = Field(
         "text",

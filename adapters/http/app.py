@@ -22,6 +22,7 @@ from ragline.adapters.http import (
     document_routes,
     health_routes,
     model_config_routes,
+    outbox_routes,
     problems,
     run_routes,
     search_routes,
@@ -85,6 +86,7 @@ def create_app(
         model_config_routes,
         search_routes,
         chunk_routes,
+        outbox_routes,
         health_routes,
     ):
         app.include_router(module.router)

@@ -7,11 +7,16 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from ragline.adapters.parsers.content_check import check_content
+from ragline.adapters.parsers.delimited import parse_delimited
 from ragline.adapters.parsers.docx import parse_docx
+from ragline.adapters.parsers.eml import EmailParser
+from ragline.adapters.parsers.epub import parse_epub
 from ragline.adapters.parsers.html import parse_html
 from ragline.adapters.parsers.markdown import parse_markdown
 from ragline.adapters.parsers.pdf.dispatch import parse_pdf
 from ragline.adapters.parsers.plaintext import parse_text
+from ragline.adapters.parsers.pptx import parse_pptx
+from ragline.adapters.parsers.xlsx import parse_xlsx
 from ragline.application.ports.parser import (
     ParsedDocument,
     ParseEngineFailed,
@@ -22,6 +27,12 @@ from ragline.application.ports.parser import (
 
 FormatParser = Callable[[Path, str, ParseOptions], ParsedDocument]
 
+
+def _parse_attachment(source: Path, file_type: str, options: ParseOptions) -> ParsedDocument:
+    """An email attachment, by its type, through the same registry (and so the same limits)."""
+    return ParserRegistry().parse(source, file_type, options)
+
+
 DEFAULT_FORMATS: Mapping[str, FormatParser] = {
     "md": parse_markdown,
     "markdown": parse_markdown,
@@ -30,6 +41,12 @@ DEFAULT_FORMATS: Mapping[str, FormatParser] = {
     "htm": parse_html,
     "docx": parse_docx,
     "pdf": parse_pdf,
+    "pptx": parse_pptx,
+    "xlsx": parse_xlsx,
+    "csv": parse_delimited,
+    "tsv": parse_delimited,
+    "epub": parse_epub,
+    "eml": EmailParser(_parse_attachment),
 }
 
 

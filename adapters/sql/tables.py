@@ -26,6 +26,7 @@ from ragline.adapters.sql.types import UtcDateTime, long_binary, long_text
 from ragline.domain.parse_run import STAGE_ORDER, Stage
 
 TASK_ID = 256  # contracts.wire.parse_task.TASK_ID_MAX_CHARS
+CLAIM_OWNER = 64  # an outbox relay pass: "<relay id>/<pass>"
 TENANT_ID = 64  # user_id, dataset_id
 DOC_ID = 128
 CHUNK_ID = 128
@@ -117,6 +118,10 @@ parse_run = Table(
     # (its chunks and index entries are gone; the runs stay as history and as the
     # idempotency barrier). Migration 0002.
     Column("document_deleted_at", UtcDateTime(), nullable=True),
+    # outside the aggregate: the worker running the run touches it every heartbeat interval;
+    # an unfinished run whose heartbeat (or, before the first, created_at) is old has lost
+    # its worker, and the stale-run sweep converges it (migration 0003_outbox_claims).
+    Column("heartbeat_at", UtcDateTime(), nullable=True),
     UniqueConstraint("task_id"),
     Index(None, "pipeline_status", "created_at"),
     Index(None, "created_at"),
@@ -185,6 +190,8 @@ outbox = Table(
     Column("last_error", long_text(), nullable=True),
     Column("created_at", UtcDateTime(), nullable=False),
     Column("updated_at", UtcDateTime(), nullable=False),
+    Column("claimed_by", String(CLAIM_OWNER), nullable=True),
+    Column("claimed_until", UtcDateTime(), nullable=True),
     UniqueConstraint("task_id"),
     Index(None, "status", "next_attempt_at"),
     **MYSQL_TABLE_ARGS,

@@ -26,7 +26,15 @@ class PipelineSettings:
     mineru_enabled: bool = True
     default_pdf_backend: PdfParserBackend = PdfParserBackend.AUTO
     parse_limits: ParseLimits = attrs.field(factory=ParseLimits)
+    # a running run's heartbeat; an unfinished run without one for `stale_after` has lost
+    # its worker (or its failure could not be recorded) and the stale-run sweep ends it
+    heartbeat_interval: timedelta = timedelta(seconds=30)
+    stale_after: timedelta = timedelta(minutes=15)
 
     def __attrs_post_init__(self) -> None:
         if self.embed_batch_size < 1 or self.sparse_batch_size < 1:
             raise ValueError("batch sizes must be at least 1")
+        if self.heartbeat_interval <= timedelta(0):
+            raise ValueError("heartbeat_interval must be positive")
+        if self.stale_after < 3 * self.heartbeat_interval:
+            raise ValueError("stale_after must be at least three heartbeat intervals")

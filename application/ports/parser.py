@@ -16,6 +16,7 @@ from ragline.domain.parse_batch import PageRange, ParseTier
 
 SUPPORTED_FILE_TYPES: frozenset[str] = frozenset(
     {"md", "markdown", "txt", "html", "htm", "docx", "pdf"}
+    | {"pptx", "xlsx", "csv", "tsv", "epub", "eml"}
 )
 
 

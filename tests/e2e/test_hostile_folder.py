@@ -18,6 +18,7 @@ from tests.e2e.ragline_process import (
     search_batch,
     summary_row,
 )
+from tests.fixtures.hostile.business_formats import recursive_eml, zip_bomb_epub, zip_bomb_xlsx
 from tests.fixtures.hostile.make_hostile import text_pdf, zip_bomb_docx
 
 GOOD = """# Lighthouse Keeping
@@ -37,6 +38,10 @@ HOSTILE: dict[str, str] = {
     "random-bytes.pdf": "FILE_CONTENT_INVALID",  # mislabelled: not recoverable by a retry
     "random-bytes.docx": "FILE_CONTENT_INVALID",
     "notes.xyz": "UNSUPPORTED_FILE_TYPE",
+    "zip-bomb.xlsx": "FILE_CONTENT_INVALID",
+    "zip-bomb.epub": "FILE_CONTENT_INVALID",
+    "not-a-zip.pptx": "FILE_CONTENT_INVALID",
+    "recursive.eml": "PARSE_ENGINE_FAILED",  # 50 forwards deep
 }
 EMPTY = "empty.md"
 
@@ -55,6 +60,10 @@ def write_folder(folder: Path) -> None:
     (folder / "random-bytes.pdf").write_bytes(bytes(range(256)) * 16)
     (folder / "random-bytes.docx").write_bytes(bytes(range(255, -1, -1)) * 16)
     (folder / "notes.xyz").write_bytes(b"some data in a format nobody parses\n")
+    (folder / "zip-bomb.xlsx").write_bytes(zip_bomb_xlsx())
+    (folder / "zip-bomb.epub").write_bytes(zip_bomb_epub())
+    (folder / "not-a-zip.pptx").write_bytes(b"Slides? No: plain text.\n")
+    (folder / "recursive.eml").write_bytes(recursive_eml())
     (folder / EMPTY).write_bytes(b"")
 
 
