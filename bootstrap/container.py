@@ -43,6 +43,7 @@ class Container(containers.DeclarativeContainer):
     uow_factory = providers.Resource(factories.unit_of_work_factory, settings=settings, clock=clock)
     storage = providers.Singleton(factories.object_storage, settings=settings)
     parser = providers.Singleton(factories.parser, settings=settings)
+    mineru_parser = providers.Singleton(factories.mineru_parser, settings=settings)
     tokenizer = providers.Singleton(factories.tokenizer)
     sparse = providers.Singleton(factories.sparse_encoder, tokenizer=tokenizer)
     vectors = providers.Resource(factories.vector_index, settings=settings)
@@ -86,6 +87,7 @@ class Container(containers.DeclarativeContainer):
         settings=pipeline_settings,
         metrics=metrics,
         tracing=tracing,
+        mineru=mineru_parser,
     )
     pipeline = providers.Singleton(ParseTaskPipeline, services=stage_services)
     relay = providers.Singleton(

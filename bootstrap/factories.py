@@ -14,7 +14,7 @@ from functools import partial
 
 from ragline.application.chunking import ChunkDocument
 from ragline.application.pipeline.chunker import MarkdownChunker
-from ragline.application.pipeline.settings import PipelineSettings
+from ragline.application.pipeline.settings import MineruPolicy, PipelineSettings
 from ragline.application.pipeline.workspace import Workspace
 from ragline.application.ports.clock import Clock
 from ragline.application.ports.embedder_resolver import EmbedderResolver
@@ -125,6 +125,24 @@ def object_storage(settings: Settings) -> ObjectStorage:
     from ragline.adapters.local_storage import LocalObjectStorage
 
     return LocalObjectStorage(settings.data_dir / "objects")
+
+
+def mineru_parser(settings: Settings) -> Parser | None:
+    """The MinerU client when a token is configured, else None (the policy decides)."""
+    if settings.mineru_token is None:
+        return None
+    from ragline.adapters.mineru import MineruClient, MineruConfig
+
+    return MineruClient(
+        MineruConfig(
+            token=settings.mineru_token.get_secret_value(),
+            base_url=settings.mineru_base_url,
+            model_version=settings.mineru_model_version,
+            request_timeout=settings.mineru_timeout_seconds,
+            poll_interval=settings.mineru_poll_seconds,
+            max_wait=settings.mineru_max_wait_seconds,
+        )
+    )
 
 
 def parser(settings: Settings) -> Parser:
@@ -304,7 +322,7 @@ def pipeline_settings(settings: Settings) -> PipelineSettings:
     return PipelineSettings(
         result_topic=settings.parse_result_topic,
         embed_batch_size=settings.embedding_batch_size,
-        mineru_enabled=False,
+        mineru_unavailable=MineruPolicy(settings.mineru_unavailable),
         parse_limits=ParseLimits(
             max_seconds=settings.parse_timeout_seconds,
             max_memory_bytes=settings.parse_max_memory_mb * 1024 * 1024,

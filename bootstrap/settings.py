@@ -185,8 +185,32 @@ class Settings(BaseSettings):
         "default", description="Chunk plan preset (see `ragline chunk --plan`)."
     )
     pdf_backend: str = Field(
-        "naive",
-        description="Backend `ragline ingest` asks for: naive (fast), auto, opendataloader.",
+        "auto",
+        pattern="^(auto|naive|opendataloader|mineru)$",
+        description="Backend `ragline ingest` asks for: auto (best available + OCR of pages "
+        "without a text layer), naive (basic tier: text layer only), opendataloader, mineru.",
+    )
+    mineru_token: SecretStr | None = Field(
+        None,
+        description="MinerU precision extract API token; unset: no MinerU client (see "
+        "mineru_unavailable).",
+    )
+    mineru_base_url: str = Field("https://mineru.net", description="MinerU API base URL.")
+    mineru_model_version: str = Field(
+        "pipeline", pattern="^(pipeline|vlm)$", description="MinerU model: pipeline or vlm."
+    )
+    mineru_timeout_seconds: float = Field(
+        30.0, gt=0, description="Per-request timeout of the MinerU client."
+    )
+    mineru_max_wait_seconds: float = Field(
+        900.0, gt=0, description="Deadline of one MinerU task, create to result."
+    )
+    mineru_poll_seconds: float = Field(3.0, gt=0, description="MinerU task poll interval.")
+    mineru_unavailable: str = Field(
+        "fallback",
+        pattern="^(fail|fallback)$",
+        description="A task asking for mineru with no token: fallback (parse with auto; the "
+        "run records the backend that really parsed) or fail (MINERU_UNAVAILABLE).",
     )
     ingest_workers: int = Field(2, ge=1, le=16, description="Tasks in flight during ingest.")
     run_heartbeat_seconds: float = Field(

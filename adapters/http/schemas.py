@@ -77,6 +77,12 @@ class RunView(BaseModel):
     finished_at: datetime | None
     retry_of_task_id: str | None
     superseded_by_task_id: str | None
+    parse_backend: str | None = Field(
+        None, description="The engine that really parsed the source (after CLEANING)."
+    )
+    parse_warnings: list[str] = Field(
+        default_factory=list, description="The parser's warnings (fallbacks, OCR'd pages)."
+    )
 
 
 class RetryResult(BaseModel):

@@ -154,12 +154,13 @@ class SandboxedParser:
         hidden: Iterable[Path] = (),
         readable: Iterable[Path] = (),
         extra_env_names: Iterable[str] = (),
-        formats: str = "ragline.adapters.parsers.registry:DEFAULT_FORMATS",
+        formats: str | None = None,
     ) -> None:
         """hidden: files a parser must not read (the secret key, a .env). readable: folders
         it must read even if created after the worker starts beside a hidden file (the temp
         dir). extra_env_names: environment variables a parser needs beyond SAFE_ENV_NAMES.
-        formats: `module:attribute` of the file-type -> parser mapping the worker imports."""
+        formats: `module:attribute` of a file-type -> parser mapping for the worker's registry
+        (tests); None: the registry's own, every format with OCR bound."""
         if max_workers < 1:
             raise ValueError("max_workers must be >= 1")
         self._max_workers = max_workers

@@ -8,6 +8,7 @@ has a codec here; a test fails when one of them gains a field this module does n
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import json
 from collections.abc import Callable
@@ -16,6 +17,7 @@ from typing import Any
 
 from ragline.application.ports.parser import (
     InvalidFileContent,
+    NoTextLayer,
     ParsedDocument,
     ParseEngineFailed,
     ParseError,
@@ -56,6 +58,7 @@ OPTION_CODECS: dict[str, Codec] = {
     "limits": (_limits_out, _limits_in),
     "tier": (lambda v: v.value, ParseTier),
     "page_range": (_range_out, _range_in),
+    "extract_images": (_same, bool),
 }
 DOCUMENT_CODECS: dict[str, Codec] = {
     "markdown": (_same, str),
@@ -64,10 +67,15 @@ DOCUMENT_CODECS: dict[str, Codec] = {
     "warnings": (list, lambda v: [str(w) for w in v]),
     "backend": (_same, str),
     "pages": (list, lambda v: tuple(str(p) for p in v)),
+    "images": (
+        lambda v: {str(k): base64.b64encode(b).decode("ascii") for k, b in v.items()},
+        lambda v: {str(k): base64.b64decode(b, validate=True) for k, b in v.items()},
+    ),
 }
 ERROR_KINDS: dict[str, type[ParseError]] = {
     "unsupported": UnsupportedFileType,
     "invalid": InvalidFileContent,
+    "no_text": NoTextLayer,
     "engine": ParseEngineFailed,
 }
 
@@ -133,7 +141,7 @@ def decode_reply(body: bytes) -> ParsedDocument:
             )
         error = ERROR_KINDS[kind]
         reason = str(data["reason"])[:300]
-    except (ValueError, KeyError, TypeError, IndexError) as exc:
+    except (ValueError, KeyError, TypeError, IndexError, AttributeError) as exc:
         raise ParseEngineFailed(
             f"parser worker sent a malformed reply ({type(exc).__name__})"
         ) from None

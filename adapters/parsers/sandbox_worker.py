@@ -24,11 +24,10 @@ from ragline.adapters.parsers.sandbox_wire import (
 )
 from ragline.application.ports.parser import (
     InvalidFileContent,
+    NoTextLayer,
     ParseEngineFailed,
     UnsupportedFileType,
 )
-
-DEFAULT_FORMATS = "ragline.adapters.parsers.registry:DEFAULT_FORMATS"
 
 
 def worker_main(conn: multiprocessing.connection.Connection, memory_limit: int) -> None:
@@ -43,8 +42,12 @@ def worker_main(conn: multiprocessing.connection.Connection, memory_limit: int) 
     not_restricted = restrict_reads(readable) if readable else None
     from ragline.adapters.parsers.registry import ParserRegistry  # warm imports happen here
 
-    module, _, name = str(setup.get("formats", DEFAULT_FORMATS)).partition(":")
-    registry = ParserRegistry(getattr(importlib.import_module(module), name))
+    formats = setup.get("formats")  # None: the registry's own (every format, OCR bound)
+    if formats is None:
+        registry = ParserRegistry()
+    else:
+        module, _, name = str(formats).partition(":")
+        registry = ParserRegistry(getattr(importlib.import_module(module), name))
     conn.send_bytes(encode_control("ready", unrestricted=not_restricted))
     while True:
         try:
@@ -61,6 +64,8 @@ def worker_main(conn: multiprocessing.connection.Connection, memory_limit: int) 
             reply = encode_error("unsupported", exc.reason)
         except InvalidFileContent as exc:
             reply = encode_error("invalid", exc.reason)
+        except NoTextLayer as exc:
+            reply = encode_error("no_text", exc.reason)
         except ParseEngineFailed as exc:
             reply = encode_error("engine", exc.reason)
             fatal = exc.reason.startswith("out of memory")

@@ -32,6 +32,7 @@ DOC_ID = 128
 CHUNK_ID = 128
 BUCKET = 255
 OBJECT_KEY = 1024
+PARSE_BACKEND = 64
 STATUS = 16
 STAGE_NAME = 32
 FAILURE_REASON = 512  # domain.parse_run.MAX_FAILURE_REASON_LENGTH
@@ -87,6 +88,8 @@ parsed_log = Table(
     Column("retry_of_task_id", String(TASK_ID), nullable=True),
     Column("parsed_bucket", String(BUCKET), nullable=True),
     Column("parsed_object_key", String(OBJECT_KEY), nullable=True),
+    Column("parse_backend", String(PARSE_BACKEND), nullable=True),
+    Column("parse_warnings", long_text(), nullable=True),  # JSON array of strings
     UniqueConstraint("task_id"),
     **MYSQL_TABLE_ARGS,
 )

@@ -43,3 +43,5 @@ class StageServices:
     settings: PipelineSettings = attrs.field(factory=PipelineSettings)
     metrics: PipelineMetrics = NO_METRICS
     tracing: Tracing = NO_TRACING
+    mineru: Parser | None = None
+    """The MinerU client (backend mineru, direct pull); None when no token is configured."""

@@ -55,6 +55,10 @@ class ParsedLog:
     retry_of_task_id: str | None = None
     parsed_bucket: str | None = None
     parsed_object_key: str | None = None
+    parse_backend: str | None = None
+    """The engine that really parsed the source (e.g. ``naive+tesseract``, ``mineru``)."""
+    parse_warnings: tuple[str, ...] = ()
+    """The parser's warnings (fallbacks, OCR'd pages, cut page ranges), in order."""
 
 
 class ParsedLogRepository(Protocol):
@@ -72,6 +76,13 @@ class ParsedLogRepository(Protocol):
 
     async def set_parsed_location(self, task_id: str, bucket: str, object_key: str) -> None:
         """Record where the Markdown was written (after CLEANING uploads it)."""
+        ...
+
+    async def set_parse_outcome(
+        self, task_id: str, backend: str, warnings: tuple[str, ...]
+    ) -> None:
+        """Record the engine that really parsed and its warnings (PersistenceError if the
+        row is missing)."""
         ...
 
 

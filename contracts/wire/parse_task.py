@@ -18,6 +18,7 @@ NonEmptyStr = Annotated[StrictStr, Field(min_length=1)]
 FILE_TYPES: tuple[str, ...] = (
     "pdf", "docx", "html", "htm", "md", "markdown", "txt",
     "pptx", "xlsx", "csv", "tsv", "epub", "eml",
+    "png", "jpg", "jpeg", "tif", "tiff",
 )  # fmt: skip
 """The `file_type` values ragline parses (lower-case extension without the dot). The field
 stays an open string: any other value is a valid message whose run fails at CLEANING with
@@ -90,10 +91,14 @@ class ParseTask(BaseModel):
         description="PDF parser: mineru (default), opendataloader, naive or auto.",
     )
     docling_force_ocr: StrictBool | None = Field(
-        default=None, description="Force OCR; only the Docling backend reads it."
+        default=None, description="Quality tier: OCR every page, text layer or not."
     )
-    image_bucket: StrictStr | None = Field(default=None, description="Bucket for PDF images.")
-    image_prefix: StrictStr | None = Field(default=None, description="Key prefix for PDF images.")
+    image_bucket: StrictStr | None = Field(
+        default=None, description="Bucket for PDF/DOCX/MinerU images (with image_prefix)."
+    )
+    image_prefix: StrictStr | None = Field(
+        default=None, description="Key prefix for those images; links use the object keys."
+    )
     is_retry: StrictBool = Field(
         default=False, description="True for a user-triggered retry of a failed task."
     )

@@ -20,6 +20,7 @@ from ragline.application.pipeline.outbox_relay import OutboxRelay, RelayPolicy
 from ragline.application.pipeline.services import StageServices
 from ragline.application.pipeline.settings import PipelineSettings
 from ragline.application.pipeline.workspace import Workspace
+from ragline.application.ports.object_storage import ObjectStorage
 from ragline.application.ports.unit_of_work import DocumentScope, EmbeddingConfig
 from ragline.application.tasks import ParseTaskCommand, TaskResult
 from ragline.bootstrap.container import Container
@@ -58,7 +59,14 @@ DOCUMENT_TEXT = "\n\n".join(
 
 
 class Harness:
-    def __init__(self, tmp: Path, settings: PipelineSettings | None = None) -> None:
+    def __init__(
+        self,
+        tmp: Path,
+        settings: PipelineSettings | None = None,
+        mineru: bool = True,
+        storage: ObjectStorage | None = None,
+    ) -> None:
+        """`storage` replaces the fake object store in the container (a real adapter)."""
         self.faults = Faults()
         self.db = FakeDatabase(self.faults)
         self.clock = FakeClock()
@@ -78,8 +86,10 @@ class Harness:
         for name, fake in {
             "uow_factory": self.db,
             "clock": self.clock,
-            "storage": self.storage,
+            "storage": self.storage if storage is None else storage,
             "parser": self.parser,
+            # the fake answers mineru (direct pull) too; mineru=False: no MinerU client
+            "mineru_parser": self.parser if mineru else None,
             "chunker": PlanChunker(SMALL_PLAN),
             "embedders": self.embedders,
             "vectors": self.vectors,

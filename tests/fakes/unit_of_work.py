@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from types import TracebackType
@@ -98,6 +99,7 @@ class FakeDatabase:
         self.configs: dict[str, EmbeddingConfig] = {}
         self.chat_configs: dict[str, ChatConfig] = {}
         self.outbox: dict[str, OutboxMessage] = {}
+        self.outbox_puts: Counter[str] = Counter()  # committed outbox.put calls per task_id
         self.commits = 0
         self.units_opened = 0  # units of work asked of the factory
         self._log_ids = itertools.count(1)
@@ -200,6 +202,18 @@ class FakeParsedLogs(_Repo):
             raise PersistenceError(f"no parsed log for {task_id}")
         self.uow.pending_logs[task_id] = attrs.evolve(
             row, parsed_bucket=bucket, parsed_object_key=object_key
+        )
+
+    async def set_parse_outcome(
+        self, task_id: str, backend: str, warnings: tuple[str, ...]
+    ) -> None:
+        await self.check("parsed_logs.set_parse_outcome")
+        await self.uow.lock(("log", task_id))
+        row = self.uow.pending_logs.get(task_id) or self.db.parsed_logs.get(task_id)
+        if row is None:
+            raise PersistenceError(f"no parsed log for {task_id}")
+        self.uow.pending_logs[task_id] = attrs.evolve(
+            row, parse_backend=backend[:64], parse_warnings=tuple(warnings)
         )
 
 
@@ -573,6 +587,7 @@ class FakeOutbox(_Repo):
                 claimed_until=None,
             )
         self.uow.pending_outbox[task_id] = attrs.evolve(row, updated_at=at)
+        self.uow.pending_puts.append(task_id)
 
     async def due(self, now: datetime, limit: int = 100) -> list[OutboxMessage]:
         await self.check("outbox.due")
@@ -695,6 +710,7 @@ class FakeUnitOfWork:
         self.pending_chunks: dict[DocumentScope, dict[str, ChunkRecord]] = {}
         self.pending_configs: dict[tuple[ModelKind, str], EmbeddingConfig | ChatConfig | None] = {}
         self.pending_outbox: dict[str, OutboxMessage] = {}
+        self.pending_puts: list[str] = []
         self.pending_tombstones: dict[str, datetime] = {}
         self.pending_heartbeats: dict[str, datetime] = {}
         self.parsed_logs = FakeParsedLogs(self)
@@ -745,6 +761,7 @@ class FakeUnitOfWork:
             else:
                 committed[user_id] = config
         db.outbox.update(self.pending_outbox)
+        db.outbox_puts.update(self.pending_puts)
         db.document_deleted_at.update(self.pending_tombstones)
         db.heartbeats.update(self.pending_heartbeats)
         if any((self.pending_logs, self.pending_runs, self.pending_chunks, self.pending_outbox)):
@@ -760,3 +777,4 @@ class FakeUnitOfWork:
         self.pending_logs, self.pending_runs, self.pending_chunks = {}, {}, {}
         self.pending_configs, self.pending_outbox, self.pending_tombstones = {}, {}, {}
         self.pending_heartbeats = {}
+        self.pending_puts = []

@@ -17,7 +17,10 @@ END = "<!-- failure-codes:end -->"
 
 C = FailureCode
 WHERE: dict[FailureCode, str] = {
-    C.INVALID_TASK_CONTEXT: "task validation (before any stage); unreadable message with a task_id",
+    C.INVALID_TASK_CONTEXT: (
+        "task validation (before any stage); unreadable message with a task_id; "
+        "CLEANING: a bucket or key the object store refuses (`..`, absolute, too long)"
+    ),
     C.DUPLICATE_TASK: "reserved: a reused task_id is handled as a redelivery (see Idempotency)",
     C.INTERRUPTED_TASK: "redelivery of a run found unfinished (the stage that was in flight)",
     C.SOURCE_FILE_NOT_FOUND: "CLEANING: source object (or its bucket) missing",
@@ -42,6 +45,8 @@ WHERE: dict[FailureCode, str] = {
     C.KEYWORD_INDEX_UNAVAILABLE: "KEYWORD_INDEXING: engine unreachable during the write",
     C.KEYWORD_INDEXING_FAILED: "KEYWORD_INDEXING: write failed (half-written docs deleted)",
     C.SPARSE_VECTORIZING_FAILED: "SPARSE_VECTORIZING: encoding or sparse upsert failed",
+    C.NO_TEXT_LAYER: "CLEANING: basic tier (naive) and a page range with no text layer (a scan)",
+    C.MINERU_UNAVAILABLE: "CLEANING: mineru asked for, not configured, and the policy is fail",
 }
 
 

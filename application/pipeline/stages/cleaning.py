@@ -9,6 +9,7 @@ Markdown exists.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from typing import ClassVar
 
 from ragline.application.pipeline.context import (
@@ -17,21 +18,28 @@ from ragline.application.pipeline.context import (
     markdown_location,
 )
 from ragline.application.pipeline.errors import StageFailure, describe
+from ragline.application.pipeline.settings import MineruPolicy
 from ragline.application.pipeline.stages.base import PipelineStage
+from ragline.application.pipeline.stages.images import publish_images, wants_images
 from ragline.application.pipeline.stages.markdown_io import (
     disk_full,
     download,
     is_disk_full,
+    refused_coordinates,
 )
 from ragline.application.pipeline.workspace import discard
-from ragline.application.ports.object_storage import StorageError
+from ragline.application.ports.object_storage import InvalidObjectKey, StorageError
 from ragline.application.ports.parser import (
     SUPPORTED_FILE_TYPES,
     InvalidFileContent,
+    NoTextLayer,
+    ParsedDocument,
     ParseEngineFailed,
     ParseOptions,
+    Parser,
     PdfParserBackend,
     UnsupportedFileType,
+    tier_of,
 )
 from ragline.application.ports.unit_of_work import UnitOfWork
 from ragline.application.tasks import ParseTaskCommand
@@ -51,7 +59,7 @@ class CleaningStage(PipelineStage):
             raise StageFailure(FailureCode.UNSUPPORTED_FILE_TYPE, f"file_type {file_type!r}")
         location = markdown_location(task)
         try:
-            markdown = await self._parse(task, file_type)
+            markdown = await self._parse(ctx, file_type)
             if is_markdown_source(task):
                 # Passthrough: the Markdown parser only validates (UTF-8, not binary, sane
                 # lines); nothing is converted or copied, the source is the Markdown.
@@ -68,23 +76,51 @@ class CleaningStage(PipelineStage):
     async def on_success(self, uow: UnitOfWork, ctx: RunContext) -> None:
         location = markdown_location(ctx.task)
         await uow.parsed_logs.set_parsed_location(ctx.task_id, location.bucket, location.object_key)
+        if ctx.parse_backend is not None:
+            await uow.parsed_logs.set_parse_outcome(
+                ctx.task_id, ctx.parse_backend, tuple(ctx.parse_warnings)
+            )
 
     def _options(self, task: ParseTaskCommand, backend: PdfParserBackend) -> ParseOptions:
+        """The tier follows the backend (naive: basic; the others: quality), never silently."""
         return ParseOptions(
             pdf_parser_backend=backend,
             docling_force_ocr=bool(task.docling_force_ocr),
             limits=self.services.settings.parse_limits,
+            tier=tier_of(backend),
+            extract_images=wants_images(task),
         )
 
-    def _backend(self, task: ParseTaskCommand) -> PdfParserBackend:
+    def _backend(self, task: ParseTaskCommand, notes: list[str]) -> PdfParserBackend:
+        """The backend asked for; mineru without a client follows the configured policy."""
         backend = task.pdf_parser_backend
-        if backend is PdfParserBackend.MINERU and not self.services.settings.mineru_enabled:
-            return self.services.settings.default_pdf_backend
+        if backend is PdfParserBackend.MINERU and self.services.mineru is None:
+            settings = self.services.settings
+            if settings.mineru_unavailable is MineruPolicy.FAIL:
+                raise StageFailure(
+                    FailureCode.MINERU_UNAVAILABLE,
+                    "pdf_parser_backend=mineru but no MinerU client is configured "
+                    "(RAGLINE_MINERU_TOKEN unset; RAGLINE_MINERU_UNAVAILABLE=fail)",
+                )
+            notes.append(
+                f"mineru asked for but not configured: fell back to {settings.default_pdf_backend}"
+            )
+            return settings.default_pdf_backend
         return backend
 
-    async def _parse(self, task: ParseTaskCommand, file_type: str) -> str:
-        services = self.services
-        backend = self._backend(task) if file_type == "pdf" else PdfParserBackend.AUTO
+    def _parser_for(self, backend: PdfParserBackend) -> Parser:
+        mineru = self.services.mineru
+        return mineru if backend is PdfParserBackend.MINERU and mineru else self.services.parser
+
+    @staticmethod
+    def _record(ctx: RunContext, document: ParsedDocument, notes: list[str]) -> None:
+        """What really parsed, and every warning (kept, stored with the parsed-log row)."""
+        ctx.parse_backend = document.backend or "unknown"
+        ctx.parse_warnings = [*notes, *document.warnings]
+
+    async def _parse(self, ctx: RunContext, file_type: str) -> str:
+        services, task, notes = self.services, ctx.task, list[str]()
+        backend = self._backend(task, notes) if file_type == "pdf" else PdfParserBackend.AUTO
         with services.workspace.temp_file(task.task_id, file_type) as path:
             options = self._options(task, backend)
             if backend is PdfParserBackend.MINERU:
@@ -97,16 +133,20 @@ class CleaningStage(PipelineStage):
                     path,
                     FailureCode.SOURCE_FILE_NOT_FOUND,
                 )
+            parser = self._parser_for(backend)
             try:
-                document = await asyncio.to_thread(services.parser.parse, path, file_type, options)
+                document = await asyncio.to_thread(parser.parse, path, file_type, options)
             except UnsupportedFileType as error:
                 raise StageFailure(FailureCode.UNSUPPORTED_FILE_TYPE, error.reason) from error
             except InvalidFileContent as error:
                 raise StageFailure(FailureCode.FILE_CONTENT_INVALID, error.reason) from error
+            except NoTextLayer as error:
+                raise StageFailure(FailureCode.NO_TEXT_LAYER, error.reason) from error
             except ParseEngineFailed as error:
                 raise StageFailure(FailureCode.PARSE_ENGINE_FAILED, error.reason) from error
             discard(path)  # the Markdown exists: the source copy goes now, not at the end
-        return document.markdown
+        self._record(ctx, document, notes)
+        return await publish_images(services.storage, task, document)
 
     async def _direct_pull(self, task: ParseTaskCommand, options: ParseOptions) -> ParseOptions:
         """MinerU fetches the object itself: check it exists, hand over a presigned URL."""
@@ -118,14 +158,11 @@ class CleaningStage(PipelineStage):
             url = await storage.presigned_get_url(
                 bucket, key, self.services.settings.presigned_url_ttl
             )
+        except InvalidObjectKey as error:
+            raise refused_coordinates(bucket, key, error) from error
         except StorageError as error:
             raise StageFailure(FailureCode.SOURCE_FILE_NOT_FOUND, describe(error)) from error
-        return ParseOptions(
-            pdf_parser_backend=options.pdf_parser_backend,
-            docling_force_ocr=options.docling_force_ocr,
-            mineru_url=url,
-            limits=options.limits,
-        )
+        return dataclasses.replace(options, mineru_url=url)
 
     async def _upload(self, location: MarkdownLocation, markdown: str) -> None:
         try:
@@ -135,6 +172,8 @@ class CleaningStage(PipelineStage):
                 markdown.encode("utf-8"),
                 MARKDOWN_CONTENT_TYPE,
             )
+        except InvalidObjectKey as error:
+            raise refused_coordinates(location.bucket, location.object_key, error) from error
         except (StorageError, OSError) as error:
             if is_disk_full(error):
                 raise disk_full(error) from error

@@ -31,6 +31,7 @@ from typing import Any
 from ragline.adapters.parsers.sandbox import SandboxedParser
 from ragline.application.ports.parser import (
     InvalidFileContent,
+    NoTextLayer,
     ParseEngineFailed,
     ParseError,
     ParseOptions,
@@ -44,11 +45,13 @@ RESULTS = ROOT / "benchmarks" / "results" / "hostile_files.json"
 VERDICT_OF: dict[type[ParseError], str] = {
     UnsupportedFileType: "unsupported",
     InvalidFileContent: "invalid",
+    NoTextLayer: "no_text",
     ParseEngineFailed: "engine",
 }
 CODE_OF = {
     "unsupported": "UNSUPPORTED_FILE_TYPE",
     "invalid": "FILE_CONTENT_INVALID",
+    "no_text": "NO_TEXT_LAYER",
     "engine": "PARSE_ENGINE_FAILED",
     "ok": "-",
 }

@@ -358,7 +358,9 @@ def test_eml_html_body_is_sanitised_and_attachments_parse_by_type(tmp_path: Path
     )
     assert "Attachments: report.docx, chart.png, archive.zip" in md
     assert parsed.warnings == [
-        "attachment 'chart.png' not parsed: UNSUPPORTED_FILE_TYPE: no parser for file type .png",
+        # basic tier (the default options): an image attachment needs OCR, the quality tier
+        "attachment 'chart.png' not parsed: NO_TEXT_LAYER: an image has no text layer: "
+        "parse it at the quality tier (OCR)",
         "attachment 'archive.zip' not parsed: UNSUPPORTED_FILE_TYPE: no parser for file type .zip",
     ]
 

@@ -9,6 +9,7 @@ import pytest
 from ragline.adapters.parsers.sandbox import SandboxedParser
 from ragline.application.ports.parser import (
     InvalidFileContent,
+    NoTextLayer,
     ParseEngineFailed,
     ParseError,
     ParseOptions,
@@ -21,6 +22,7 @@ VERDICTS: dict[str, type[ParseError] | None] = {
     "unsupported": UnsupportedFileType,
     "invalid": InvalidFileContent,
     "engine": ParseEngineFailed,
+    "no_text": NoTextLayer,
 }
 
 
