@@ -19,6 +19,7 @@ from ragline.adapters.parsers.sandbox_wire import (
 )
 from ragline.application.ports.parser import (
     InvalidFileContent,
+    NoTextLayer,
     ParsedDocument,
     ParseEngineFailed,
     ParseLimits,
@@ -45,6 +46,7 @@ def test_options_round_trip_with_every_field_set() -> None:
         ),
         tier=ParseTier.QUALITY,
         page_range=PageRange(3, 5),
+        extract_images=True,
     )
     assert decode_request(encode_request(Path("/x/a.pdf"), "pdf", options)) == (
         Path("/x/a.pdf"),
@@ -61,6 +63,7 @@ def test_document_round_trips_with_every_field_set() -> None:
         warnings=["w"],
         backend="naive",
         pages=("p1", "p2"),
+        images={"images/p1-1.png": b"\x89PNG\r\n\x1a\n\x00\xff"},
     )
     assert decode_reply(encode_document(document)) == document
 
@@ -68,6 +71,7 @@ def test_document_round_trips_with_every_field_set() -> None:
 @pytest.mark.parametrize(
     ("kind", "error"),
     [
+        ("no_text", NoTextLayer),
         ("unsupported", UnsupportedFileType),
         ("invalid", InvalidFileContent),
         ("engine", ParseEngineFailed),
