@@ -298,3 +298,22 @@ def test_a_grandchild_left_behind_dies_when_the_worker_is_stopped(probing: Path)
     while _alive(grandchild) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not _alive(grandchild), "a grandchild outlived the stopped worker"
+
+
+def test_ocr_still_reads_an_image_with_the_data_dir_hidden(tmp_path: Path) -> None:
+    """Containment as bootstrap wires it (data dir hidden, temp dir readable and TMPDIR)
+    leaves tesseract what it needs: its binary, its language data, its scratch files."""
+    from ragline.domain.parse_batch import ParseTier
+    from tests.adapters.parsers.test_ocr import EN_WORDS
+    from tests.fixtures.scanned.make_scanned import make_scanned_image
+
+    data_dir = tmp_path / "data"
+    (data_dir / "tmp").mkdir(parents=True)
+    (data_dir / "secret.key").write_text("k\n", encoding="utf-8")
+    source = make_scanned_image(data_dir / "tmp" / "notice.png")
+    quality = ParseOptions(tier=ParseTier.QUALITY)
+    with SandboxedParser(hidden=[data_dir], readable=[data_dir / "tmp"]) as parser:
+        parsed = parser.parse(source, "png", quality)
+        assert [w.unrestricted for w in parser._idle] == [None]  # Landlock was in force
+    assert parsed.backend == "tesseract"
+    assert all(word in parsed.markdown for word in EN_WORDS)
