@@ -81,22 +81,18 @@ def wire_format() -> WireFormat:
 async def unit_of_work_factory(
     settings: Settings, clock: Clock
 ) -> AsyncIterator[UnitOfWorkFactory]:
-    from ragline.adapters.sql import (
-        ApiKeyCipher,
-        create_unit_of_work_factory,
-        load_or_create_key_file,
-        upgrade_to_head,
-    )
+    from ragline.adapters.sql import create_unit_of_work_factory, upgrade_to_head
+    from ragline.adapters.sql.api_keys import resolve_keys
 
     url = settings.resolved_database_url
-    if url.startswith("sqlite"):
+    env_keys = settings.secret_key.get_secret_value() if settings.secret_key else None
+    embedded = settings.embedded_key_file if settings.embedded_database else None
+    # before touching the database: a shared one without a configured key is a start-up error
+    keys = resolve_keys(env_keys, settings.secret_key_file, embedded)
+    if settings.embedded_database:
         settings.data_dir.mkdir(parents=True, exist_ok=True)
     upgrade_to_head(url)
-    if settings.secret_key is not None:
-        key: bytes | str = settings.secret_key.get_secret_value()
-    else:
-        key = load_or_create_key_file(settings.data_dir / "secret.key")
-    factory = create_unit_of_work_factory(url, cipher=ApiKeyCipher(key), clock=clock)
+    factory = create_unit_of_work_factory(url, cipher=keys.cipher(), clock=clock)
     try:
         yield factory
     finally:
@@ -152,10 +148,14 @@ def mineru_parser(settings: Settings) -> Parser | None:
     )
 
 
-def parser() -> Parser:
+def parser(settings: Settings) -> Parser:
     from ragline.adapters.parsers.factory import build_parser
 
-    return build_parser(sandbox=True)
+    return build_parser(
+        sandbox=True,
+        hidden=settings.files_parsers_must_not_read,
+        readable=[settings.resolved_temp_dir],
+    )
 
 
 def tokenizer() -> Tokenizer:

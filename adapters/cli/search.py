@@ -131,7 +131,7 @@ def search(
             line = {"id": query_id, "hits": [hit_json(h, explain) for h in hits]}
             sys.stdout.write(json.dumps(line, ensure_ascii=False) + "\n")
         return
-    assert query is not None
+    assert query is not None  # narrows for mypy  # nosec B101
     hits = search_many([query])[0]
     if as_json:
         shown = {"hits": [hit_json(h, explain) for h in hits]}
