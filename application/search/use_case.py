@@ -185,7 +185,8 @@ class HybridSearch:
         """The fused candidates through the configured steps, cut to top_k."""
         tuning = self.tuning
         steps = tuning.parent_evidence or tuning.dedupe
-        reranking = self._reranker is not None and tuning.rerank_depth > 0
+        reranker = self._reranker if tuning.rerank_depth > 0 else None
+        reranking = reranker is not None
         if not steps and not reranking:
             return await self._hydrate(candidates.fused[:top_k], candidates, user_id, dataset_id)
         ordered = candidates.fused
@@ -193,8 +194,8 @@ class HybridSearch:
             ordered = await self._after_fusion(candidates, user_id, dataset_id)
         depth = max(top_k, tuning.rerank_depth) if reranking else top_k
         hits = await self._hydrate(ordered[:depth], candidates, user_id, dataset_id)
-        if reranking:
-            hits = await self._rerank(query, hits, depth)
+        if reranker is not None:
+            hits = await self._rerank(reranker, query, hits, depth)
         return hits[:top_k]
 
     async def _after_fusion(
@@ -225,12 +226,13 @@ class HybridSearch:
             hits = dedupe(hits)
         return [(h.chunk_id, h.score) for h in hits]
 
-    async def _rerank(self, query: str, hits: list[SearchHit], depth: int) -> list[SearchHit]:
-        assert self._reranker is not None
+    async def _rerank(
+        self, reranker: Reranker, query: str, hits: list[SearchHit], depth: int
+    ) -> list[SearchHit]:
         head, tail = hits[:depth], hits[depth:]
         passages = [h.parent_text or h.text for h in head]
         try:
-            order = await asyncio.to_thread(self._reranker.rerank, query, passages)
+            order = await asyncio.to_thread(reranker.rerank, query, passages)
         except RerankFailed as error:  # a failing model never costs the user their hits
             log.warning("re-ranking failed, keeping the fused order: %s", error)
             return hits
