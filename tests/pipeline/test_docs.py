@@ -26,7 +26,10 @@ WHERE: dict[FailureCode, str] = {
     C.SOURCE_FILE_NOT_FOUND: "CLEANING: source object (or its bucket) missing",
     C.UNSUPPORTED_FILE_TYPE: "CLEANING: no parser for file_type, or the bytes are not that type",
     C.TEMP_DISK_FULL: "CLEANING / CHUNKING: ENOSPC while writing the temp file",
-    C.PARSE_ENGINE_FAILED: "CLEANING: parser failed (corrupt, encrypted, timeout, crash)",
+    C.PARSE_ENGINE_FAILED: "CLEANING: parser failed (timeout, out of memory, crash, limit)",
+    C.FILE_CONTENT_INVALID: (
+        "CLEANING: bytes not a valid file of their type (magic, corrupt, encrypted, zip bomb)"
+    ),
     C.PARSED_FILE_UPLOAD_FAILED: "CLEANING: Markdown upload to md_bucket/md_object_key failed",
     C.RESULT_NOTIFY_FAILED: "outbox relay: result not published after N attempts (row DEAD)",
     C.INTERNAL_UNKNOWN_ERROR: "consumer: an exception escaped the pipeline (e.g. the store)",

@@ -31,6 +31,7 @@ from ragline.application.pipeline.workspace import discard
 from ragline.application.ports.object_storage import InvalidObjectKey, StorageError
 from ragline.application.ports.parser import (
     SUPPORTED_FILE_TYPES,
+    InvalidFileContent,
     NoTextLayer,
     ParsedDocument,
     ParseEngineFailed,
@@ -137,6 +138,8 @@ class CleaningStage(PipelineStage):
                 document = await asyncio.to_thread(parser.parse, path, file_type, options)
             except UnsupportedFileType as error:
                 raise StageFailure(FailureCode.UNSUPPORTED_FILE_TYPE, error.reason) from error
+            except InvalidFileContent as error:
+                raise StageFailure(FailureCode.FILE_CONTENT_INVALID, error.reason) from error
             except NoTextLayer as error:
                 raise StageFailure(FailureCode.NO_TEXT_LAYER, error.reason) from error
             except ParseEngineFailed as error:
