@@ -114,7 +114,7 @@ def succeed_starts_a_pending_stage(monkeypatch: pytest.MonkeyPatch) -> Iterator[
 
 @pytest.mark.usefixtures("succeed_starts_a_pending_stage")
 def test_the_invariants_alone_find_pending_to_success() -> None:
-    finds(InvariantsOnly, r"SPEC §4\.2: PENDING -> SUCCESS without passing PROCESSING", 1200)
+    finds(InvariantsOnly, r"SPEC §4\.2: PENDING -> SUCCESS without passing PROCESSING", 4000)
 
 
 @pytest.mark.usefixtures("succeed_starts_a_pending_stage")
