@@ -15,6 +15,7 @@ from ragline.adapters.sql import (
     upgrade_to_head,
 )
 from ragline.adapters.sql.tables import model_config
+from ragline.testing.kits.parse_batches import ParseBatchContract
 from ragline.testing.kits.unit_of_work import (
     EncryptedApiKeysContract,
     StoredApiKey,
@@ -22,7 +23,7 @@ from ragline.testing.kits.unit_of_work import (
 )
 
 
-class SqlUnitOfWorkKit(UnitOfWorkContract, EncryptedApiKeysContract):
+class SqlUnitOfWorkKit(UnitOfWorkContract, EncryptedApiKeysContract, ParseBatchContract):
     """The whole kit (every capability) with its fixtures for the SQL adapter; subclasses
     name the database."""
 
