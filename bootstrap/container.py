@@ -21,6 +21,7 @@ from ragline.application.debug import ExtractMarkdown, PublishTaskMessage, Submi
 from ragline.application.documents import DeleteDocument, ListDocuments, ReindexDocument
 from ragline.application.health import CheckHealth, adapter_probes
 from ragline.application.ingest.use_case import IngestFiles
+from ragline.application.parsing import ParseBatchRunner, ReadParse, RequestParse, SubmitParse
 from ragline.application.pipeline.orchestrator import ParseTaskPipeline
 from ragline.application.pipeline.outbox_relay import OutboxRelay
 from ragline.application.pipeline.services import StageServices
@@ -68,6 +69,47 @@ class Container(containers.DeclarativeContainer):
     )
     workspace = providers.Singleton(factories.workspace, settings=settings)
     pipeline_settings = providers.Singleton(factories.pipeline_settings, settings=settings)
+
+    # the parse cache (ADR-0003): planning, batch workers, reading
+    page_counter = providers.Singleton(factories.page_counter)
+    parse_cache_settings = providers.Singleton(factories.parse_cache_settings, settings=settings)
+    page_store = providers.Singleton(
+        factories.page_store, storage=storage, workspace=workspace, cache=parse_cache_settings
+    )
+    request_parse = providers.Factory(
+        RequestParse,
+        uow_factory,
+        clock,
+        pages_per_batch=parse_cache_settings.provided.pages_per_batch,
+    )
+    submit_parse = providers.Factory(
+        SubmitParse,
+        uow_factory=uow_factory,
+        storage=storage,
+        workspace=workspace,
+        counter=page_counter,
+        pages=page_store,
+        request_parse=request_parse,
+    )
+    read_parse = providers.Factory(ReadParse, uow_factory=uow_factory, pages=page_store)
+    parse_batch_runner = providers.Singleton(
+        ParseBatchRunner,
+        uow_factory=uow_factory,
+        storage=storage,
+        parser=parser,
+        workspace=workspace,
+        clock=clock,
+        pages=page_store,
+        settings=parse_cache_settings,
+        owner=providers.Callable(factories.batch_owner),
+    )
+    cleaning_parse_cache = providers.Singleton(
+        factories.cleaning_parse_cache,
+        settings=settings,
+        submit=submit_parse,
+        runner=parse_batch_runner,
+        reader=read_parse,
+    )
     stage_services = providers.Singleton(
         StageServices,
         uow=uow_factory,
@@ -85,6 +127,7 @@ class Container(containers.DeclarativeContainer):
         settings=pipeline_settings,
         metrics=metrics,
         tracing=tracing,
+        parse_cache=cleaning_parse_cache,
     )
     pipeline = providers.Singleton(ParseTaskPipeline, services=stage_services)
     relay = providers.Singleton(

@@ -444,6 +444,11 @@ class ParseBatchRepository(Protocol):
         """CAS parsing (owner, claims) -> failed with the code and message."""
         ...
 
+    async def release(self, batch_id: int, owner: str, claims: int) -> bool:
+        """CAS parsing (owner, claims) -> pending, no owner, no lease: a worker that stops
+        mid-parse (Ctrl-C, shutdown) gives the batch back instead of letting its lease lapse."""
+        ...
+
     async def latest_source(self, sha256: str) -> SourceRef | None:
         """Where the newest batch of these bytes found them (any tier), or None."""
         ...

@@ -169,6 +169,20 @@ class ParseBatchContract:
             )
             assert not await uow.parse_batches.fail(batch.id, "w2", 2, later, "X", "y")
 
+    async def test_a_released_claim_is_pending_again_and_claimed_anew(
+        self, uow_factory: UnitOfWorkFactory
+    ) -> None:
+        (batch,) = await self.add(uow_factory, new_batch(sha()))
+        assert await self.claim(uow_factory, "w1", T0, [batch.id]) is not None
+        async with uow_factory() as uow:
+            assert not await uow.parse_batches.release(batch.id, "w2", 1)
+            assert await uow.parse_batches.release(batch.id, "w1", 1)
+            await uow.commit()
+        released = await self.get(uow_factory, batch.id)
+        assert released.status is BatchStatus.PENDING and released.owner is None
+        again = await self.claim(uow_factory, "w2", T0, [batch.id])
+        assert again is not None and again.claims == 2 and again.owner == "w2"
+
     async def test_failing_keeps_the_code_and_a_long_cjk_message(
         self, uow_factory: UnitOfWorkFactory
     ) -> None:

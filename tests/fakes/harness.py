@@ -35,7 +35,7 @@ from tests.fakes.models import (
     FakeSparseEncoder,
     FakeTokenizer,
 )
-from tests.fakes.parsing import FakeParser
+from tests.fakes.parsing import FakePageCounter, FakeParser
 from tests.fakes.storage import FakeObjectStorage
 from tests.fakes.unit_of_work import FakeDatabase
 
@@ -65,6 +65,7 @@ class Harness:
         self.storage = FakeObjectStorage(self.faults)
         self.storage.buckets.add(MD_BUCKET)
         self.parser = FakeParser(self.faults)
+        self.page_counter = FakePageCounter()
         self.embedders = FakeEmbedderResolver(self.faults)
         self.vectors = FakeVectorIndex(self.faults)
         self.keywords = FakeKeywordIndex(self.faults)
@@ -80,6 +81,7 @@ class Harness:
             "clock": self.clock,
             "storage": self.storage,
             "parser": self.parser,
+            "page_counter": self.page_counter,
             "chunker": PlanChunker(SMALL_PLAN),
             "embedders": self.embedders,
             "vectors": self.vectors,

@@ -37,4 +37,30 @@ class FakeParser:
         text = source.read_text(encoding="utf-8", errors="replace")
         if file_type in ("md", "markdown"):  # like the real Markdown parser: validate only
             return ParsedDocument(text)
-        return ParsedDocument(f"# Document\n\n{text}\n")
+        if file_type == "pdf" and PAGE_BREAK in text:  # a paged file: per-page Markdown
+            every = [
+                f"## Page {n}\n\n{body.strip()}\n"
+                for n, body in enumerate(text.split(PAGE_BREAK), 1)
+            ]
+            wanted = options.page_range
+            pages = every if wanted is None else every[wanted.first - 1 : wanted.last]
+            return ParsedDocument(
+                "\n".join(pages), page_count=len(every), pages=tuple(pages), backend="fake"
+            )
+        return ParsedDocument(f"# Document\n\n{text}\n", backend="fake")
+
+
+PAGE_BREAK = "\f"
+
+
+class FakePageCounter:
+    """A "pdf" of the fakes is text whose pages are separated by form feeds."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def count(self, source: Path, file_type: str) -> int:
+        self.calls += 1
+        if file_type != "pdf":
+            return 1
+        return source.read_text(encoding="utf-8", errors="replace").count(PAGE_BREAK) + 1

@@ -690,6 +690,16 @@ class FakeParseBatches(_Repo):
             return False
         return True
 
+    async def release(self, batch_id: int, owner: str, claims: int) -> bool:
+        await self.check("parse_batches.release")
+        row = await self._held(batch_id, owner, claims)
+        if row is None:
+            return False
+        self.uow.pending_batches[batch_id] = attrs.evolve(
+            row, status=BatchStatus.PENDING, owner=None, lease_until=None
+        )
+        return True
+
     async def latest_source(self, sha256: str) -> SourceRef | None:
         await self.check("parse_batches.latest_source")
         mine = [b for b in self._merged().values() if b.sha256 == sha256]

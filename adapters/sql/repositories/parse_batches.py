@@ -133,6 +133,7 @@ _FAIL = _held().values(
     error_msg=bindparam("b_message"),
     lease_until=None,
 )
+_RELEASE = _held().values(status=PENDING, owner=None, lease_until=None)
 _LATEST_SOURCE = (
     select(c.source_bucket, c.source_key, c.file_type)
     .where(c.sha256 == bindparam("b_sha256"))
@@ -295,6 +296,13 @@ class SqlParseBatchRepository:
                     "b_code": code[:64],
                     "b_message": message[:MAX_ERROR_CHARS],
                 },
+            )
+        return result.rowcount == 1
+
+    async def release(self, batch_id: int, owner: str, claims: int) -> bool:
+        with store_errors("parse_batch release"):
+            result = await self._slot.conn.execute(
+                _RELEASE, {"b_id": batch_id, "b_owner": owner, "b_claims": claims}
             )
         return result.rowcount == 1
 

@@ -9,6 +9,7 @@ Markdown exists.
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import ClassVar
 
 from ragline.application.pipeline.context import (
@@ -27,6 +28,7 @@ from ragline.application.pipeline.workspace import discard
 from ragline.application.ports.object_storage import StorageError
 from ragline.application.ports.parser import (
     SUPPORTED_FILE_TYPES,
+    ParsedDocument,
     ParseEngineFailed,
     ParseOptions,
     PdfParserBackend,
@@ -34,6 +36,7 @@ from ragline.application.ports.parser import (
 )
 from ragline.application.ports.unit_of_work import UnitOfWork
 from ragline.application.tasks import ParseTaskCommand
+from ragline.domain.parse_batch import SourceRef
 from ragline.domain.parse_run import FailureCode, MarkdownLocation, Stage
 
 MARKDOWN_CONTENT_TYPE = "text/markdown; charset=utf-8"
@@ -97,13 +100,25 @@ class CleaningStage(PipelineStage):
                     FailureCode.SOURCE_FILE_NOT_FOUND,
                 )
             try:
-                document = await asyncio.to_thread(services.parser.parse, path, file_type, options)
+                document = await self._parse_file(task, path, file_type, options)
             except UnsupportedFileType as error:
                 raise StageFailure(FailureCode.UNSUPPORTED_FILE_TYPE, error.reason) from error
             except ParseEngineFailed as error:
                 raise StageFailure(FailureCode.PARSE_ENGINE_FAILED, error.reason) from error
             discard(path)  # the Markdown exists: the source copy goes now, not at the end
         return document.markdown
+
+    async def _parse_file(
+        self, task: ParseTaskCommand, path: Path, file_type: str, options: ParseOptions
+    ) -> ParsedDocument:
+        """The parse cache first (identical bytes at the same tier are parsed once), except
+        for Markdown passthrough and MinerU's direct pull; without a cache, the parser."""
+        cache = self.services.parse_cache
+        direct_pull = options.pdf_parser_backend is PdfParserBackend.MINERU
+        if cache is None or direct_pull or is_markdown_source(task):
+            return await asyncio.to_thread(self.services.parser.parse, path, file_type, options)
+        source = SourceRef(task.source_bucket, task.source_object_key, file_type)
+        return await cache.parse(path, file_type, source, options.pdf_parser_backend)
 
     async def _direct_pull(self, task: ParseTaskCommand, options: ParseOptions) -> ParseOptions:
         """MinerU fetches the object itself: check it exists, hand over a presigned URL."""

@@ -1,0 +1,76 @@
+"""RequestParse: plan a parse request (the domain's planning rule) and persist the plan.
+
+One unit of work: lock the (sha256, tier) for planning, read its batches, raise the reused
+ones, insert the new ones, commit. The lock makes concurrent requests of the same file and
+tier plan one after the other, so their new batches never overlap.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from ragline.application.ports.clock import Clock
+from ragline.application.ports.unit_of_work import NewParseBatch, UnitOfWorkFactory
+from ragline.domain.parse_batch import (
+    PageRange,
+    ParseRequest,
+    ParseTier,
+    RequestStatus,
+    SourceRef,
+    plan,
+)
+
+
+@attrs.frozen
+class ParseResponse:
+    """The answer of `POST /parses` (ADR-0003): wait = reused + created."""
+
+    sha256: str
+    tier: ParseTier
+    page_range: PageRange
+    status: RequestStatus
+    wait_parse_ids: tuple[int, ...]
+    created_parse_ids: tuple[int, ...]
+    reused_parse_ids: tuple[int, ...]
+
+
+class RequestParse:
+    def __init__(self, uow_factory: UnitOfWorkFactory, clock: Clock, pages_per_batch: int):
+        self._uow_factory = uow_factory
+        self._clock = clock
+        self._pages_per_batch = pages_per_batch
+
+    async def __call__(self, request: ParseRequest, source: SourceRef) -> ParseResponse:
+        async with self._uow_factory() as uow:
+            batches = uow.parse_batches
+            await batches.lock_document(request.sha256, request.tier)
+            known = await batches.list_for(request.sha256, request.tier)
+            decided = plan(request, known, self._pages_per_batch)
+            for reused in decided.reused:
+                await batches.raise_priority(reused.id, reused.priority)
+            now = self._clock.now()
+            created = [
+                await batches.add(
+                    NewParseBatch(
+                        sha256=request.sha256,
+                        tier=request.tier,
+                        page_range=pages,
+                        priority=request.priority,
+                        source=source,
+                        created_at=now,
+                    )
+                )
+                for pages in decided.to_create
+            ]
+            await uow.commit()
+        reused_ids = tuple(b.id for b in decided.reused)
+        created_ids = tuple(b.id for b in created)
+        return ParseResponse(
+            sha256=request.sha256,
+            tier=request.tier,
+            page_range=request.page_range,
+            status=decided.status,
+            wait_parse_ids=reused_ids + created_ids,
+            created_parse_ids=created_ids,
+            reused_parse_ids=reused_ids,
+        )
