@@ -92,6 +92,7 @@ class Container(containers.DeclarativeContainer):
         request_parse=request_parse,
     )
     read_parse = providers.Factory(ReadParse, uow_factory=uow_factory, pages=page_store)
+    batch_owner = providers.Singleton(factories.batch_owner)
     parse_batch_runner = providers.Singleton(
         ParseBatchRunner,
         uow_factory=uow_factory,
@@ -101,7 +102,7 @@ class Container(containers.DeclarativeContainer):
         clock=clock,
         pages=page_store,
         settings=parse_cache_settings,
-        owner=providers.Callable(factories.batch_owner),
+        owner=batch_owner,
     )
     cleaning_parse_cache = providers.Singleton(
         factories.cleaning_parse_cache,

@@ -6,6 +6,7 @@ same providers the CLI and the worker use; only the ports are overridden with fa
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ from dependency_injector import providers
 
 from ragline.adapters.task_consumer import TaskConsumer
 from ragline.adapters.wire_json import JsonWireFormat, command_of
+from ragline.application.parsing import ParseCacheSettings
 from ragline.application.pipeline.chunker import PlanChunker
 from ragline.application.pipeline.context import document_scope
 from ragline.application.pipeline.orchestrator import ParseTaskPipeline
@@ -58,7 +60,12 @@ DOCUMENT_TEXT = "\n\n".join(
 
 
 class Harness:
-    def __init__(self, tmp: Path, settings: PipelineSettings | None = None) -> None:
+    def __init__(
+        self,
+        tmp: Path,
+        settings: PipelineSettings | None = None,
+        parse_cache: ParseCacheSettings | None = None,
+    ) -> None:
         self.faults = Faults()
         self.db = FakeDatabase(self.faults)
         self.clock = FakeClock()
@@ -91,6 +98,8 @@ class Harness:
             "workspace": self.workspace,
             "wire_format": self.wire,
             "pipeline_settings": self.settings,
+            "parse_cache_settings": parse_cache or ParseCacheSettings(poll=timedelta(0)),
+            "batch_owner": "harness",
         }.items():
             getattr(container, name).override(providers.Object(fake))
         container.relay.override(
