@@ -16,7 +16,7 @@ import asyncio
 import contextlib
 import errno
 import logging
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
 import attrs
@@ -178,6 +178,24 @@ class ParseBatchRunner:
 
     async def loops(self, count: int, stop: asyncio.Event) -> None:
         await asyncio.gather(*(self.run(stop) for _ in range(count)))
+
+    @contextlib.asynccontextmanager
+    async def running(self, count: int) -> AsyncIterator[None]:
+        """`count` background loops while inside (none for 0); on leaving, stop them (a
+        batch being parsed is given back) and wait 10 s at most."""
+        if count < 1:
+            yield
+            return
+        stop = asyncio.Event()
+        loops = asyncio.create_task(self.loops(count, stop))
+        try:
+            yield
+        finally:
+            stop.set()
+            try:
+                await asyncio.wait_for(loops, timeout=10)
+            except TimeoutError:
+                log.warning("parse batch loops did not stop in 10 s")
 
     # -- running one claimed batch --------------------------------------------------------
 

@@ -166,3 +166,16 @@ class SubmitParse:
             return await self.local(
                 LocalSource(digest, path), source, count, tier, pages, force=force
             )
+
+    async def sha256_for(self, doc_ref: str, file_type: str | None = None) -> str:
+        """The sha256 a reference names: itself, or the hash of the stored object's bytes."""
+        if is_sha256(doc_ref):
+            return doc_ref
+        bucket, key = split_object_ref(doc_ref)
+        kind = file_type or PurePosixPath(key).suffix.lstrip(".").lower() or "bin"
+        with self._workspace.temp_file(f"identify-{next(self._temps)}", kind) as path:
+            try:
+                await self._storage.get_to_file(bucket, key, path)
+            except ObjectNotFound as error:
+                raise UnknownDocument(str(error)) from None
+            return await asyncio.to_thread(sha256_of, path)
