@@ -42,6 +42,7 @@ from ragline.domain.parse_run import FailureCode
 log = logging.getLogger("ragline.parse_batches")
 
 MAX_CLAIMS = 3
+IDLE_POLL_MAX = 2.0
 
 
 @attrs.frozen
@@ -164,17 +165,23 @@ class ParseBatchRunner:
                 await asyncio.sleep(self.settings.poll.total_seconds())
 
     async def run(self, stop: asyncio.Event) -> None:
-        """One background loop: claim and run batches until `stop` is set."""
-        poll = self.settings.poll.total_seconds()
+        """One background loop: claim and run batches until `stop` is set. Idle, it looks
+        again after `poll`, doubling up to `IDLE_POLL_MAX` seconds (a claim is a write
+        transaction; an idle worker should not queue the pipeline's writers behind it)."""
+        base = self.settings.poll.total_seconds()
+        idle = base
         while not stop.is_set():
             try:
                 ran = await self.run_one()
             except Exception:  # the store failed: say so, keep the loop alive
                 log.exception("parse batch loop: claiming failed")
                 ran = None
-            if ran is None:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(stop.wait(), timeout=poll)
+            if ran is not None:
+                idle = base
+                continue
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), timeout=idle)
+            idle = min(max(idle * 2, 0.05), IDLE_POLL_MAX)
 
     async def loops(self, count: int, stop: asyncio.Event) -> None:
         await asyncio.gather(*(self.run(stop) for _ in range(count)))

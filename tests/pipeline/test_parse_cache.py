@@ -241,3 +241,19 @@ def test_batch_pages_from_what_the_parser_returned() -> None:
     assert batch_pages(ParsedDocument("whole", page_count=7), PageRange(1, 3)) == ["whole", "", ""]
     assert batch_pages(ParsedDocument("one"), PageRange(1, 1)) == ["one"]
     assert LocalSource("a", Path("x")).sha256 == "a"
+
+
+async def test_background_loops_parse_what_is_submitted_and_stop_cleanly(tmp_path: Path) -> None:
+    h = harness(tmp_path, pages_per_batch=2)
+    runner = runner_of(h, "loop")
+    async with runner.running(2):
+        ids, _ = await submit_paged(h, tmp_path)
+        for _ in range(500):
+            if all(h.db.parse_batches[i].status is BatchStatus.DONE for i in ids):
+                break
+            await asyncio.sleep(0.01)
+    assert all(h.db.parse_batches[i].status is BatchStatus.DONE for i in ids)
+    assert {h.db.parse_batches[i].owner for i in ids} == {"loop"}
+    async with runner.running(0):  # no loops: nothing claims
+        more, _ = await submit_paged(h, tmp_path, PAGED + "\fa sixth page")
+    assert all(h.db.parse_batches[i].status is BatchStatus.PENDING for i in more)
