@@ -7,6 +7,7 @@ batches only (`outcome`): an older done page is readable even when this request 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 
 import attrs
@@ -22,6 +23,8 @@ from ragline.domain.parse_batch import (
     coverage,
     outcome,
 )
+
+PARALLEL_READS = 8  # batch objects fetched at once
 
 
 class NotCached(LookupError):
@@ -77,13 +80,28 @@ class ReadParse:
             page_range = PageRange(1, max(b.page_range.last for b in known))
         return coverage(page_range, known)
 
-    async def markdown(self, sha256: str, tier: ParseTier, page_range: PageRange) -> CachedMarkdown:
-        found = coverage(page_range, await self.known(sha256, tier))
+    async def markdown(
+        self,
+        sha256: str,
+        tier: ParseTier,
+        page_range: PageRange,
+        known: Sequence[ParseBatch] | None = None,
+    ) -> CachedMarkdown:
+        """`known`: the batches of (sha256, tier) when the caller has just read them."""
+        batches = await self.known(sha256, tier) if known is None else known
+        found = coverage(page_range, batches)
         if found.missing:
             raise NotCached(found.missing)
-        texts: list[str] = []
-        for page, batch in sorted(found.done.items()):
-            texts.append(await self._pages.read(batch, page))
+        gate = asyncio.Semaphore(PARALLEL_READS)
+
+        used = list({b.id: b for b in found.done.values()}.values())
+
+        async def read(batch: ParseBatch) -> dict[int, str]:
+            async with gate:
+                return await self._pages.read(batch)
+
+        held = dict(zip([b.id for b in used], await asyncio.gather(*map(read, used)), strict=True))
+        texts = [held[batch.id].get(page, "") for page, batch in sorted(found.done.items())]
         chosen = [found.done[p] for p in sorted(found.done)]
         backends = tuple(dict.fromkeys(b.backend or "" for b in chosen if b.backend))
         return CachedMarkdown(assemble(texts), tuple(texts), backends, tuple(b.id for b in chosen))

@@ -13,6 +13,7 @@ from ragline.application.ports.clock import Clock
 from ragline.application.ports.unit_of_work import NewParseBatch, UnitOfWorkFactory
 from ragline.domain.parse_batch import (
     PageRange,
+    ParseBatch,
     ParseRequest,
     ParseTier,
     RequestStatus,
@@ -41,6 +42,13 @@ class RequestParse:
         self._pages_per_batch = pages_per_batch
 
     async def __call__(self, request: ParseRequest, source: SourceRef) -> ParseResponse:
+        response, _ = await self.planned(request, source)
+        return response
+
+    async def planned(
+        self, request: ParseRequest, source: SourceRef
+    ) -> tuple[ParseResponse, list[ParseBatch]]:
+        """The response, and every batch of (sha256, tier) as the plan left them."""
         async with self._uow_factory() as uow:
             batches = uow.parse_batches
             await batches.lock_document(request.sha256, request.tier)
@@ -63,9 +71,11 @@ class RequestParse:
                 for pages in decided.to_create
             ]
             await uow.commit()
+        raised = {b.id: b for b in decided.reused}
+        after = [raised.get(b.id, b) for b in known] + created
         reused_ids = tuple(b.id for b in decided.reused)
         created_ids = tuple(b.id for b in created)
-        return ParseResponse(
+        response = ParseResponse(
             sha256=request.sha256,
             tier=request.tier,
             page_range=request.page_range,
@@ -74,3 +84,4 @@ class RequestParse:
             created_parse_ids=created_ids,
             reused_parse_ids=reused_ids,
         )
+        return response, after

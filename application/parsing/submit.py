@@ -24,7 +24,7 @@ from ragline.application.ports.object_storage import ObjectNotFound, ObjectStora
 from ragline.application.ports.page_count import PageCounter
 from ragline.application.ports.parser import SUPPORTED_FILE_TYPES, UnsupportedFileType
 from ragline.application.ports.unit_of_work import UnitOfWorkFactory
-from ragline.domain.parse_batch import PageRange, ParseRequest, ParseTier, SourceRef
+from ragline.domain.parse_batch import PageRange, ParseBatch, ParseRequest, ParseTier, SourceRef
 
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
 CHUNK = 1024 * 1024
@@ -72,6 +72,9 @@ class Submitted:
     response: ParseResponse
     source: SourceRef
     page_count: int
+    known: tuple[ParseBatch, ...] = ()
+    """Every batch of (sha256, tier) as planning left them (a done request reads these
+    instead of asking the store again)."""
 
 
 class SubmitParse:
@@ -93,10 +96,12 @@ class SubmitParse:
         self._temps = itertools.count()
 
     async def measure(self, path: Path, file_type: str) -> tuple[str, int]:
-        """(sha256, page count) of a local file."""
-        digest = await asyncio.to_thread(sha256_of, path)
-        count = await asyncio.to_thread(self._counter.count, path, file_type)
-        return digest, count
+        """(sha256, page count) of a local file (one trip off the event loop)."""
+
+        def both() -> tuple[str, int]:
+            return sha256_of(path), self._counter.count(path, file_type)
+
+        return await asyncio.to_thread(both)
 
     async def local(
         self,
@@ -114,7 +119,8 @@ class SubmitParse:
         if wanted.last > page_count:
             raise PageRangeOutOfBounds(wanted, page_count)
         request = ParseRequest(local.sha256, tier, wanted, force=force, priority=priority)
-        return Submitted(await self._request(request, source), source, page_count)
+        response, known = await self._request.planned(request, source)
+        return Submitted(response, source, page_count, tuple(known))
 
     async def file(
         self,

@@ -66,7 +66,8 @@ class CleaningParseCache:
             if ended.status is RequestStatus.FAILED:
                 first = ended.failed[0]
                 raise StageFailure(failure_code(first.error_code), first.error_msg or ended.message)
-        cached = await self._reader.markdown(sha256, tier, PageRange(1, page_count))
+        known = None if waiting else submitted.known  # nothing ran: planning saw it all
+        cached = await self._reader.markdown(sha256, tier, PageRange(1, page_count), known)
         return ParsedDocument(
             markdown=cached.markdown,
             page_count=page_count if file_type in PAGED_TYPES else None,
