@@ -110,6 +110,7 @@ class Container(containers.DeclarativeContainer):
         submit=submit_parse,
         runner=parse_batch_runner,
         reader=read_parse,
+        storage=storage,
     )
     stage_services = providers.Singleton(
         StageServices,

@@ -351,6 +351,12 @@ def batch_owner() -> str:
 
 
 def cleaning_parse_cache(
-    settings: Settings, submit: SubmitParse, runner: ParseBatchRunner, reader: ReadParse
+    settings: Settings,
+    submit: SubmitParse,
+    runner: ParseBatchRunner,
+    reader: ReadParse,
+    storage: ObjectStorage,
 ) -> CleaningParseCache | None:
-    return CleaningParseCache(submit, runner, reader) if settings.parse_cache else None
+    if not settings.parse_cache:
+        return None
+    return CleaningParseCache(submit, runner, reader, storage)

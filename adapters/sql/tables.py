@@ -217,7 +217,10 @@ parse_batch = Table(
     Column("lease_until", UtcDateTime(), nullable=True),
     Column("claims", Integer(), nullable=False),
     Column("backend", String(64), nullable=True),
+    Column("page_count", Integer(), nullable=True),
+    Column("source_tag", String(SHA256), nullable=True),
     Index(None, "sha256", "tier"),
+    Index(None, "source_tag"),
     Index(None, "status", "priority"),
     **MYSQL_TABLE_ARGS,
 )

@@ -46,7 +46,12 @@ class RequestParse:
         return response
 
     async def planned(
-        self, request: ParseRequest, source: SourceRef
+        self,
+        request: ParseRequest,
+        source: SourceRef,
+        *,
+        page_count: int | None = None,
+        source_tag: str | None = None,
     ) -> tuple[ParseResponse, list[ParseBatch]]:
         """The response, and every batch of (sha256, tier) as the plan left them."""
         async with self._uow_factory() as uow:
@@ -66,6 +71,8 @@ class RequestParse:
                         priority=request.priority,
                         source=source,
                         created_at=now,
+                        page_count=page_count,
+                        source_tag=source_tag,
                     )
                 )
                 for pages in decided.to_create

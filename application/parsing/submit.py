@@ -95,6 +95,10 @@ class SubmitParse:
         self._request = request_parse
         self._temps = itertools.count()
 
+    @property
+    def uow(self) -> UnitOfWorkFactory:
+        return self._uow_factory
+
     async def measure(self, path: Path, file_type: str) -> tuple[str, int]:
         """(sha256, page count) of a local file (one trip off the event loop)."""
 
@@ -113,13 +117,16 @@ class SubmitParse:
         *,
         force: bool = False,
         priority: int = 0,
+        source_tag: str | None = None,
     ) -> Submitted:
         """Plan a request for bytes already measured (CLEANING, or after `file`)."""
         wanted = pages or PageRange(1, page_count)
         if wanted.last > page_count:
             raise PageRangeOutOfBounds(wanted, page_count)
         request = ParseRequest(local.sha256, tier, wanted, force=force, priority=priority)
-        response, known = await self._request.planned(request, source)
+        response, known = await self._request.planned(
+            request, source, page_count=page_count, source_tag=source_tag
+        )
         return Submitted(response, source, page_count, tuple(known))
 
     async def file(

@@ -1,17 +1,26 @@
 """CLEANING asks the parse cache first (ADR-0003): identical bytes at the same tier are
 never parsed again.
 
-The source CLEANING downloaded is hashed and its pages counted; a request for every page is
-planned without force (so a `ragline ingest --force` re-run, a retry from CLEANING and a
-re-upload of the same bytes all reuse done and in-flight batches); the batches it waits on
-run here, on the file already downloaded (or elsewhere, by whichever worker claimed them);
-then the Markdown is read back page by page. A failed batch fails the stage with the
-batch's own failure code. Markdown sources (passthrough) and MinerU's direct pull (no bytes
-here to hash) do not go through the cache.
+Every page of the source is requested without force (so a `ragline ingest --force` re-run, a
+retry from CLEANING and a re-upload of the same bytes reuse done and in-flight batches).
+Two ways in:
+
+- `cached`, before anything is downloaded: the source object's stored version (bucket, key,
+  etag) names a batch planned earlier, which knows its sha256 and page count; if the done
+  cache covers every page the Markdown is read back and nothing is downloaded or parsed;
+- `parse`, on the downloaded file: hashed and counted; the batches the request waits on run
+  here on that file (or elsewhere, by whichever worker claimed them), then the Markdown is
+  read back. A failed batch fails the stage with the batch's own failure code.
+
+`unchanged` tells CLEANING the Markdown object already holds exactly these bytes (a forced
+re-run of an unchanged file), so it is not written again. Markdown sources (passthrough) and
+MinerU's direct pull (no bytes here to hash) do not go through the cache.
 """
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Sequence
 from pathlib import Path
 
 from ragline.application.parsing import (
@@ -21,8 +30,16 @@ from ragline.application.parsing import (
     SubmitParse,
 )
 from ragline.application.pipeline.errors import StageFailure
+from ragline.application.ports.object_storage import ObjectStorage, StorageError
 from ragline.application.ports.parser import ParsedDocument, PdfParserBackend
-from ragline.domain.parse_batch import PageRange, ParseTier, RequestStatus, SourceRef
+from ragline.domain.parse_batch import (
+    PageRange,
+    ParseBatch,
+    ParseTier,
+    RequestStatus,
+    SourceRef,
+    source_tag,
+)
 from ragline.domain.parse_run import FailureCode
 
 PAGED_TYPES = frozenset({"pdf"})
@@ -44,11 +61,54 @@ def failure_code(code: str | None) -> FailureCode:
         return FailureCode.PARSE_ENGINE_FAILED
 
 
+def holds(etag: str, size: int, data: bytes) -> bool:
+    """Does an object of this etag and size hold exactly `data`? Stores tag an object by a
+    digest of its bytes (sha256 for the local store, MD5 for a single-part S3/MinIO put); any
+    other tag (multipart S3) answers no, and the caller writes."""
+    if size != len(data):
+        return False
+    tag = etag.strip('"').lower()
+    return tag in (hashlib.sha256(data).hexdigest(), hashlib.md5(data).hexdigest())
+
+
 class CleaningParseCache:
-    def __init__(self, submit: SubmitParse, runner: ParseBatchRunner, reader: ReadParse):
+    def __init__(
+        self,
+        submit: SubmitParse,
+        runner: ParseBatchRunner,
+        reader: ReadParse,
+        storage: ObjectStorage,
+    ):
         self._submit = submit
         self._runner = runner
         self._reader = reader
+        self._storage = storage
+
+    async def _version(self, source: SourceRef) -> str | None:
+        try:
+            found = await self._storage.stat(source.bucket, source.key)
+        except StorageError:
+            return None
+        return None if found is None else source_tag(source.bucket, source.key, found.etag)
+
+    async def cached(
+        self, file_type: str, source: SourceRef, backend: PdfParserBackend
+    ) -> ParsedDocument | None:
+        """The Markdown without downloading the source, when this stored version of it was
+        seen before and every page is in the done cache; None otherwise."""
+        tag = await self._version(source)
+        if tag is None:
+            return None
+        async with self._submit.uow() as uow:
+            seen = await uow.parse_batches.find_by_source_tag(tag)
+        if seen is None or seen.page_count is None:
+            return None
+        tier = tier_for(file_type, backend)
+        local = LocalSource(seen.sha256, Path())
+        submitted = await self._submit.local(local, source, seen.page_count, tier, source_tag=tag)
+        if submitted.response.wait_parse_ids:
+            return None  # something to parse: download, and parse it on the file
+        return await self._read(seen.sha256, tier, seen.page_count, file_type, submitted.known)
 
     async def parse(
         self, path: Path, file_type: str, source: SourceRef, backend: PdfParserBackend
@@ -59,7 +119,8 @@ class CleaningParseCache:
         tier = tier_for(file_type, backend)
         sha256, page_count = await self._submit.measure(path, file_type)
         local = LocalSource(sha256, path)
-        submitted = await self._submit.local(local, source, page_count, tier)
+        tag = await self._version(source)
+        submitted = await self._submit.local(local, source, page_count, tier, source_tag=tag)
         waiting = submitted.response.wait_parse_ids
         if waiting:
             ended = await self._runner.run_ids(waiting, local)
@@ -67,6 +128,16 @@ class CleaningParseCache:
                 first = ended.failed[0]
                 raise StageFailure(failure_code(first.error_code), first.error_msg or ended.message)
         known = None if waiting else submitted.known  # nothing ran: planning saw it all
+        return await self._read(sha256, tier, page_count, file_type, known)
+
+    async def _read(
+        self,
+        sha256: str,
+        tier: ParseTier,
+        page_count: int,
+        file_type: str,
+        known: Sequence[ParseBatch] | None,
+    ) -> ParsedDocument:
         cached = await self._reader.markdown(sha256, tier, PageRange(1, page_count), known)
         return ParsedDocument(
             markdown=cached.markdown,
@@ -74,3 +145,11 @@ class CleaningParseCache:
             backend="+".join(cached.backends),
             pages=cached.pages if file_type in PAGED_TYPES else (),
         )
+
+    async def unchanged(self, bucket: str, key: str, markdown: str) -> bool:
+        """The object at bucket/key holds exactly this Markdown already."""
+        try:
+            found = await self._storage.stat(bucket, key)
+        except StorageError:
+            return False
+        return found is not None and holds(found.etag, found.size, markdown.encode("utf-8"))

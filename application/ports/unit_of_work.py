@@ -388,6 +388,8 @@ class NewParseBatch:
     priority: int
     source: SourceRef
     created_at: datetime
+    page_count: int | None = None  # pages of the whole file
+    source_tag: str | None = None  # domain.parse_batch.source_tag of the source's version
 
 
 class ParseBatchRepository(Protocol):
@@ -447,6 +449,11 @@ class ParseBatchRepository(Protocol):
     async def release(self, batch_id: int, owner: str, claims: int) -> bool:
         """CAS parsing (owner, claims) -> pending, no owner, no lease: a worker that stops
         mid-parse (Ctrl-C, shutdown) gives the batch back instead of letting its lease lapse."""
+        ...
+
+    async def find_by_source_tag(self, tag: str) -> ParseBatch | None:
+        """The newest batch planned for this stored version of an object (any tier,
+        status), or None: it knows the object's sha256 and page count."""
         ...
 
     async def latest_source(self, sha256: str) -> SourceRef | None:

@@ -10,6 +10,7 @@ from ragline.domain.parse_batch.batch import (
     IllegalBatchMove,
     ParseBatch,
     SourceRef,
+    source_tag,
 )
 from ragline.domain.parse_batch.pages import PageRange, ParseTier
 from ragline.domain.parse_batch.planning import (
@@ -43,5 +44,6 @@ __all__ = [
     "newest_pages",
     "outcome",
     "plan",
+    "source_tag",
     "split",
 ]

@@ -7,6 +7,7 @@ storage uses as the compare-and-set version, so a late answer from the old owner
 
 from __future__ import annotations
 
+import hashlib
 from datetime import datetime, timedelta
 from enum import StrEnum
 
@@ -39,6 +40,12 @@ class SourceRef:
     file_type: str
 
 
+def source_tag(bucket: str, key: str, etag: str) -> str:
+    """Names one stored version of one object (its store's etag changes with its bytes), so
+    a later run can find the sha256 of an object it has not downloaded."""
+    return hashlib.sha256(f"{bucket}\0{key}\0{etag}".encode()).hexdigest()
+
+
 @attrs.frozen
 class ParseBatch:
     id: int
@@ -58,6 +65,8 @@ class ParseBatch:
     claims: int = 0
     backend: str | None = None
     """The engine that really parsed it (ParsedDocument.backend), once done."""
+    page_count: int | None = None
+    """Pages of the whole file, as counted when the batch was planned."""
 
     @property
     def is_active(self) -> bool:

@@ -14,6 +14,7 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from typing import ClassVar
 
+import attrs
 import pytest
 
 from ragline.application.ports.unit_of_work import NewParseBatch, UnitOfWorkFactory
@@ -104,6 +105,19 @@ class ParseBatchContract:
         assert first.source.key.endswith("报告.pdf")
         assert source == quality.source
         assert unknown is None
+
+    async def test_a_batch_is_found_by_the_stored_version_of_its_source(
+        self, uow_factory: UnitOfWorkFactory
+    ) -> None:
+        digest, tag = sha(), sha()
+        tagged = attrs.evolve(new_batch(digest, 1, 3), page_count=7, source_tag=tag)
+        older, newer = await self.add(uow_factory, tagged, attrs.evolve(tagged, page_count=8))
+        async with uow_factory() as uow:
+            found = await uow.parse_batches.find_by_source_tag(tag)
+            missing = await uow.parse_batches.find_by_source_tag(sha())
+        assert found is not None and found.id == newer.id and found.sha256 == digest
+        assert found.page_count == 8 and older.page_count == 7
+        assert missing is None
 
     async def test_an_uncommitted_batch_is_rolled_back(
         self, uow_factory: UnitOfWorkFactory

@@ -107,6 +107,7 @@ class FakeDatabase:
         self.outbox: dict[str, OutboxMessage] = {}
         self.parse_batches: dict[int, ParseBatch] = {}
         self._batch_ids = itertools.count(1)
+        self.source_tags: dict[int, str | None] = {}  # batch id -> source_tag (a column)
         self.commits = 0
         self.units_opened = 0  # units of work asked of the factory
         self._log_ids = itertools.count(1)
@@ -603,7 +604,9 @@ class FakeParseBatches(_Repo):
             priority=batch.priority,
             created_at=utc(batch.created_at),
             source=batch.source,
+            page_count=batch.page_count,
         )
+        self.db.source_tags[row.id] = batch.source_tag
         await self.uow.lock(("batch", row.id))
         self.uow.pending_batches[row.id] = row
         return row
@@ -699,6 +702,11 @@ class FakeParseBatches(_Repo):
             row, status=BatchStatus.PENDING, owner=None, lease_until=None
         )
         return True
+
+    async def find_by_source_tag(self, tag: str) -> ParseBatch | None:
+        await self.check("parse_batches.find_by_source_tag")
+        tagged = [b for b in self._merged().values() if self.db.source_tags.get(b.id) == tag]
+        return max(tagged, key=lambda b: b.id) if tagged else None
 
     async def latest_source(self, sha256: str) -> SourceRef | None:
         await self.check("parse_batches.latest_source")

@@ -257,3 +257,40 @@ async def test_background_loops_parse_what_is_submitted_and_stop_cleanly(tmp_pat
     async with runner.running(0):  # no loops: nothing claims
         more, _ = await submit_paged(h, tmp_path, PAGED + "\fa sixth page")
     assert all(h.db.parse_batches[i].status is BatchStatus.PENDING for i in more)
+
+
+async def test_a_rerun_of_an_unchanged_file_downloads_and_writes_nothing(tmp_path: Path) -> None:
+    h = harness(tmp_path)
+    first = h.task("pdf", content=PAGED, pdf_parser_backend="naive")
+    await h.pipeline.handle(first)
+    gets, puts = h.faults.hits["storage.get"], h.faults.hits["storage.put"]
+    again = h.task("pdf", content=PAGED, pdf_parser_backend="naive", upload=False)
+    await h.pipeline.handle(again)  # same source object, same Markdown object: a forced re-run
+    assert h.run(again.task_id).pipeline_status is PipelineStatus.SUCCESS
+    assert len(h.parser.calls) == 1
+    assert h.faults.hits["storage.get"] - gets == 1  # the batch object only, not the source
+    assert h.faults.hits["storage.put"] == puts  # the Markdown there is already these bytes
+    assert markdown_of(h, again) == markdown_of(h, first)
+
+
+async def test_a_changed_object_under_the_same_key_is_downloaded_and_parsed(
+    tmp_path: Path,
+) -> None:
+    h = harness(tmp_path)
+    await h.pipeline.handle(h.task("txt"))
+    changed = h.task("txt", content="Entirely different words now.")  # same key, new bytes
+    await h.pipeline.handle(changed)
+    assert len(h.parser.calls) == 2
+    assert "Entirely different words" in markdown_of(h, changed)
+
+
+def test_holds_compares_the_stores_own_digests() -> None:
+    import hashlib
+
+    from ragline.application.pipeline.parse_cache import holds
+
+    data = "# 标题\n".encode()
+    assert holds(hashlib.sha256(data).hexdigest(), len(data), data)
+    assert holds(f'"{hashlib.md5(data).hexdigest()}"', len(data), data)
+    assert not holds(hashlib.sha256(data).hexdigest(), len(data) + 1, data)
+    assert not holds("0123abcd-2", len(data), data)  # a multipart S3 tag: write again

@@ -55,6 +55,7 @@ def _to_batch(row: Row[Any]) -> ParseBatch:
         lease_until=m["lease_until"],
         claims=int(m["claims"]),
         backend=m["backend"],
+        page_count=m["page_count"],
     )
 
 
@@ -142,6 +143,11 @@ _LATEST_SOURCE = (
 )
 
 
+_BY_TAG = (
+    select(parse_batch).where(c.source_tag == bindparam("b_tag")).order_by(c.id.desc()).limit(1)
+)
+
+
 def _claimable(now: datetime, ids: Sequence[int] | None) -> Any:
     query = (
         select(parse_batch)
@@ -187,6 +193,8 @@ class SqlParseBatchRepository:
             "file_type": batch.source.file_type,
             "created_at": batch.created_at,
             "claims": 0,
+            "page_count": batch.page_count,
+            "source_tag": batch.source_tag,
         }
         with store_errors("parse_batch add"):
             result = await self._slot.conn.execute(parse_batch.insert(), row)
@@ -201,6 +209,7 @@ class SqlParseBatchRepository:
             priority=batch.priority,
             created_at=batch.created_at,
             source=batch.source,
+            page_count=batch.page_count,
         )
 
     async def get_many(self, ids: Sequence[int]) -> list[ParseBatch]:
@@ -305,6 +314,12 @@ class SqlParseBatchRepository:
                 _RELEASE, {"b_id": batch_id, "b_owner": owner, "b_claims": claims}
             )
         return result.rowcount == 1
+
+    async def find_by_source_tag(self, tag: str) -> ParseBatch | None:
+        with store_errors("parse_batch find_by_source_tag"):
+            result = await self._slot.conn.execute(_BY_TAG, {"b_tag": tag})
+            row = result.first()
+        return None if row is None else _to_batch(row)
 
     async def latest_source(self, sha256: str) -> SourceRef | None:
         with store_errors("parse_batch latest_source"):

@@ -63,7 +63,8 @@ class CleaningStage(PipelineStage):
             if is_disk_full(error):
                 raise disk_full(error) from error
             raise
-        await self._upload(location, markdown)
+        if not await self._unchanged(location, markdown):
+            await self._upload(location, markdown)
         ctx.markdown = markdown
         return location
 
@@ -91,6 +92,8 @@ class CleaningStage(PipelineStage):
             options = self._options(task, backend)
             if backend is PdfParserBackend.MINERU:
                 options = await self._direct_pull(task, options)
+            elif (cached := await self._cached(task, file_type, options)) is not None:
+                return cached.markdown  # the parse cache knew this stored version: no download
             else:
                 await download(
                     services,
@@ -107,6 +110,22 @@ class CleaningStage(PipelineStage):
                 raise StageFailure(FailureCode.PARSE_ENGINE_FAILED, error.reason) from error
             discard(path)  # the Markdown exists: the source copy goes now, not at the end
         return document.markdown
+
+    async def _cached(
+        self, task: ParseTaskCommand, file_type: str, options: ParseOptions
+    ) -> ParsedDocument | None:
+        cache = self.services.parse_cache
+        if cache is None or is_markdown_source(task):
+            return None
+        source = SourceRef(task.source_bucket, task.source_object_key, file_type)
+        return await cache.cached(file_type, source, options.pdf_parser_backend)
+
+    async def _unchanged(self, location: MarkdownLocation, markdown: str) -> bool:
+        """A forced re-run of an unchanged file need not write the same Markdown again."""
+        cache = self.services.parse_cache
+        return cache is not None and await cache.unchanged(
+            location.bucket, location.object_key, markdown
+        )
 
     async def _parse_file(
         self, task: ParseTaskCommand, path: Path, file_type: str, options: ParseOptions

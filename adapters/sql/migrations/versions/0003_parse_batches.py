@@ -58,11 +58,14 @@ def upgrade() -> None:
         sa.Column("lease_until", _time(), nullable=True),
         sa.Column("claims", sa.Integer(), nullable=False),
         sa.Column("backend", sa.String(64), nullable=True),
+        sa.Column("page_count", sa.Integer(), nullable=True),
+        sa.Column("source_tag", sa.String(64), nullable=True),
         sa.PrimaryKeyConstraint("id", name="pk_parse_batch"),
         **MYSQL,
     )
     op.create_index("ix_parse_batch_sha256_tier", "parse_batch", ["sha256", "tier"])
     op.create_index("ix_parse_batch_status_priority", "parse_batch", ["status", "priority"])
+    op.create_index("ix_parse_batch_source_tag", "parse_batch", ["source_tag"])
     op.create_table(
         "parse_plan_lock",
         sa.Column("sha256", sa.String(64), nullable=False),
@@ -74,6 +77,7 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     op.drop_table("parse_plan_lock")
+    op.drop_index("ix_parse_batch_source_tag", table_name="parse_batch")
     op.drop_index("ix_parse_batch_status_priority", table_name="parse_batch")
     op.drop_index("ix_parse_batch_sha256_tier", table_name="parse_batch")
     op.drop_table("parse_batch")
