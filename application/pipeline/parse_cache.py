@@ -13,8 +13,9 @@ Two ways in:
   read back. A failed batch fails the stage with the batch's own failure code.
 
 `unchanged` tells CLEANING the Markdown object already holds exactly these bytes (a forced
-re-run of an unchanged file), so it is not written again. Markdown sources (passthrough) and
-MinerU's direct pull (no bytes here to hash) do not go through the cache.
+re-run of an unchanged file), so it is not written again. A Markdown source (passthrough) is
+cached too: its one page is what the Markdown parser validated, byte for byte, so its
+coordinates stay the source's; only MinerU's direct pull (no bytes here to hash) is not.
 """
 
 from __future__ import annotations

@@ -126,10 +126,19 @@ async def test_a_retry_from_cleaning_reuses_the_done_batches(tmp_path: Path) -> 
     assert len(h.parser.calls) == 1
 
 
-async def test_markdown_passthrough_does_not_use_the_cache(tmp_path: Path) -> None:
+async def test_markdown_passthrough_is_validated_once_and_never_copied(tmp_path: Path) -> None:
     h = harness(tmp_path)
-    await h.pipeline.handle(h.task("md", content="# Title\n\nBody text here.\n"))
-    assert h.db.parse_batches == {}
+    text = "\ufeff# Title\n\n  Body text here.\n\n\n"
+    first = h.task("md", content=text)
+    await h.pipeline.handle(first)
+    again = h.task("md", content=text, upload=False)
+    await h.pipeline.handle(again)
+    assert h.run(again.task_id).pipeline_status is PipelineStatus.SUCCESS
+    assert len(h.parser.calls) == 1 and len(h.db.parse_batches) == 1
+    assert h.storage.data(MD_BUCKET, again.md_object_key) is None  # passthrough: no copy
+    # the chunks of both runs carry the same source coordinates
+    spans = [(c.span_start, c.span_end) for c in h.db.chunks_of(h.scope(again))]
+    assert spans and all(0 <= a <= b <= len(text) for a, b in spans)
 
 
 # -- the batch runner ------------------------------------------------------------------------

@@ -115,7 +115,7 @@ class CleaningStage(PipelineStage):
         self, task: ParseTaskCommand, file_type: str, options: ParseOptions
     ) -> ParsedDocument | None:
         cache = self.services.parse_cache
-        if cache is None or is_markdown_source(task):
+        if cache is None:
             return None
         source = SourceRef(task.source_bucket, task.source_object_key, file_type)
         return await cache.cached(file_type, source, options.pdf_parser_backend)
@@ -131,10 +131,10 @@ class CleaningStage(PipelineStage):
         self, task: ParseTaskCommand, path: Path, file_type: str, options: ParseOptions
     ) -> ParsedDocument:
         """The parse cache first (identical bytes at the same tier are parsed once), except
-        for Markdown passthrough and MinerU's direct pull; without a cache, the parser."""
+        for MinerU's direct pull; without a cache, the parser."""
         cache = self.services.parse_cache
         direct_pull = options.pdf_parser_backend is PdfParserBackend.MINERU
-        if cache is None or direct_pull or is_markdown_source(task):
+        if cache is None or direct_pull:
             return await asyncio.to_thread(self.services.parser.parse, path, file_type, options)
         source = SourceRef(task.source_bucket, task.source_object_key, file_type)
         return await cache.parse(path, file_type, source, options.pdf_parser_backend)
