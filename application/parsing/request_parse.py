@@ -10,7 +10,7 @@ from __future__ import annotations
 import attrs
 
 from ragline.application.ports.clock import Clock
-from ragline.application.ports.unit_of_work import NewParseBatch, UnitOfWorkFactory
+from ragline.application.ports.unit_of_work import NewParseBatch, UnitOfWork, UnitOfWorkFactory
 from ragline.domain.parse_batch import (
     PageRange,
     ParseBatch,
@@ -55,29 +55,54 @@ class RequestParse:
     ) -> tuple[ParseResponse, list[ParseBatch]]:
         """The response, and every batch of (sha256, tier) as the plan left them."""
         async with self._uow_factory() as uow:
-            batches = uow.parse_batches
-            await batches.lock_document(request.sha256, request.tier)
-            known = await batches.list_for(request.sha256, request.tier)
-            decided = plan(request, known, self._pages_per_batch)
-            for reused in decided.reused:
-                await batches.raise_priority(reused.id, reused.priority)
-            now = self._clock.now()
-            created = [
-                await batches.add(
-                    NewParseBatch(
-                        sha256=request.sha256,
-                        tier=request.tier,
-                        page_range=pages,
-                        priority=request.priority,
-                        source=source,
-                        created_at=now,
-                        page_count=page_count,
-                        source_tag=source_tag,
-                    )
-                )
-                for pages in decided.to_create
-            ]
+            found = await self._plan_in(uow, request, source, page_count, source_tag)
             await uow.commit()
+        return found
+
+    async def planned_for_version(
+        self, tag: str, tier: ParseTier, source: SourceRef
+    ) -> tuple[ParseResponse, list[ParseBatch], int] | None:
+        """Every page of a stored object version seen before (`source_tag`), planned in
+        the same transaction that finds its sha256 and page count; None when unseen."""
+        async with self._uow_factory() as uow:
+            seen = await uow.parse_batches.find_by_source_tag(tag)
+            if seen is None or seen.page_count is None:
+                return None
+            request = ParseRequest(seen.sha256, tier, PageRange(1, seen.page_count))
+            response, after = await self._plan_in(uow, request, source, seen.page_count, tag)
+            await uow.commit()
+        return response, after, seen.page_count
+
+    async def _plan_in(
+        self,
+        uow: UnitOfWork,
+        request: ParseRequest,
+        source: SourceRef,
+        page_count: int | None,
+        source_tag: str | None,
+    ) -> tuple[ParseResponse, list[ParseBatch]]:
+        batches = uow.parse_batches
+        await batches.lock_document(request.sha256, request.tier)
+        known = await batches.list_for(request.sha256, request.tier)
+        decided = plan(request, known, self._pages_per_batch)
+        for reused in decided.reused:
+            await batches.raise_priority(reused.id, reused.priority)
+        now = self._clock.now()
+        created = [
+            await batches.add(
+                NewParseBatch(
+                    sha256=request.sha256,
+                    tier=request.tier,
+                    page_range=pages,
+                    priority=request.priority,
+                    source=source,
+                    created_at=now,
+                    page_count=page_count,
+                    source_tag=source_tag,
+                )
+            )
+            for pages in decided.to_create
+        ]
         raised = {b.id: b for b in decided.reused}
         after = [raised.get(b.id, b) for b in known] + created
         reused_ids = tuple(b.id for b in decided.reused)

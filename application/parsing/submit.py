@@ -95,9 +95,13 @@ class SubmitParse:
         self._request = request_parse
         self._temps = itertools.count()
 
-    @property
-    def uow(self) -> UnitOfWorkFactory:
-        return self._uow_factory
+    async def version(self, tag: str, source: SourceRef, tier: ParseTier) -> Submitted | None:
+        """Every page of a stored object version seen before (no bytes needed), or None."""
+        found = await self._request.planned_for_version(tag, tier, source)
+        if found is None:
+            return None
+        response, known, page_count = found
+        return Submitted(response, source, page_count, tuple(known))
 
     async def measure(self, path: Path, file_type: str) -> tuple[str, int]:
         """(sha256, page count) of a local file (one trip off the event loop)."""

@@ -100,16 +100,14 @@ class CleaningParseCache:
         tag = await self._version(source)
         if tag is None:
             return None
-        async with self._submit.uow() as uow:
-            seen = await uow.parse_batches.find_by_source_tag(tag)
-        if seen is None or seen.page_count is None:
-            return None
         tier = tier_for(file_type, backend)
-        local = LocalSource(seen.sha256, Path())
-        submitted = await self._submit.local(local, source, seen.page_count, tier, source_tag=tag)
-        if submitted.response.wait_parse_ids:
-            return None  # something to parse: download, and parse it on the file
-        return await self._read(seen.sha256, tier, seen.page_count, file_type, submitted.known)
+        submitted = await self._submit.version(tag, source, tier)
+        if submitted is None or submitted.response.wait_parse_ids:
+            return None  # unseen, or something to parse: download, and parse it on the file
+        response = submitted.response
+        return await self._read(
+            response.sha256, tier, submitted.page_count, file_type, submitted.known
+        )
 
     async def parse(
         self, path: Path, file_type: str, source: SourceRef, backend: PdfParserBackend
