@@ -21,6 +21,7 @@ from ragline.application.debug import ExtractMarkdown, PublishTaskMessage, Submi
 from ragline.application.documents import DeleteDocument, ListDocuments, ReindexDocument
 from ragline.application.health import CheckHealth, adapter_probes
 from ragline.application.ingest.use_case import IngestFiles
+from ragline.application.outbox import ManageOutbox
 from ragline.application.parsing import ParseBatchRunner, ReadParse, RequestParse, SubmitParse
 from ragline.application.pipeline.orchestrator import ParseTaskPipeline
 from ragline.application.pipeline.outbox_relay import OutboxRelay
@@ -43,13 +44,14 @@ class Container(containers.DeclarativeContainer):
     uow_factory = providers.Resource(factories.unit_of_work_factory, settings=settings, clock=clock)
     storage = providers.Singleton(factories.object_storage, settings=settings)
     parser = providers.Singleton(factories.parser)
+    mineru_parser = providers.Singleton(factories.mineru_parser, settings=settings)
     tokenizer = providers.Singleton(factories.tokenizer)
     sparse = providers.Singleton(factories.sparse_encoder, tokenizer=tokenizer)
     vectors = providers.Resource(factories.vector_index, settings=settings)
     keywords = providers.Resource(factories.keyword_index, settings=settings)
     default_embedding = providers.Singleton(factories.default_embedding, settings=settings)
     embedders = providers.Singleton(factories.embedder_resolver, settings=settings)
-    bus = providers.Singleton(factories.message_bus, settings=settings)
+    bus = providers.Resource(factories.open_message_bus, settings=settings)
     task_publisher = bus.provided.task_publisher.call()
     result_reader = bus.provided.result_reader
 
@@ -130,6 +132,7 @@ class Container(containers.DeclarativeContainer):
         metrics=metrics,
         tracing=tracing,
         parse_cache=cleaning_parse_cache,
+        mineru=mineru_parser,
     )
     pipeline = providers.Singleton(ParseTaskPipeline, services=stage_services)
     relay = providers.Singleton(
@@ -174,6 +177,9 @@ class Container(containers.DeclarativeContainer):
         embedders=embedders,
     )
     list_runs = providers.Factory(ListRuns, uow_factory=uow_factory)
+    manage_outbox = providers.Factory(
+        ManageOutbox, uow_factory=uow_factory, clock=clock, metrics=metrics
+    )
     model_configs = providers.Factory(ManageModelConfigs, uow_factory=uow_factory)
     list_documents = providers.Factory(ListDocuments, uow_factory=uow_factory)
     delete_document = providers.Factory(

@@ -9,6 +9,7 @@ connections, files or threads are async generators: the container runs them as
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from datetime import timedelta
 from functools import partial
 
 from ragline.application.chunking import ChunkDocument
@@ -21,7 +22,7 @@ from ragline.application.parsing import (
 )
 from ragline.application.pipeline.chunker import MarkdownChunker
 from ragline.application.pipeline.parse_cache import CleaningParseCache
-from ragline.application.pipeline.settings import PipelineSettings
+from ragline.application.pipeline.settings import MineruPolicy, PipelineSettings
 from ragline.application.pipeline.workspace import Workspace
 from ragline.application.ports.clock import Clock
 from ragline.application.ports.embedder_resolver import EmbedderResolver
@@ -139,6 +140,24 @@ def object_storage(settings: Settings) -> ObjectStorage:
     return LocalObjectStorage(settings.data_dir / "objects")
 
 
+def mineru_parser(settings: Settings) -> Parser | None:
+    """The MinerU client when a token is configured, else None (the policy decides)."""
+    if settings.mineru_token is None:
+        return None
+    from ragline.adapters.mineru import MineruClient, MineruConfig
+
+    return MineruClient(
+        MineruConfig(
+            token=settings.mineru_token.get_secret_value(),
+            base_url=settings.mineru_base_url,
+            model_version=settings.mineru_model_version,
+            request_timeout=settings.mineru_timeout_seconds,
+            poll_interval=settings.mineru_poll_seconds,
+            max_wait=settings.mineru_max_wait_seconds,
+        )
+    )
+
+
 def parser() -> Parser:
     from ragline.adapters.parsers.factory import build_parser
 
@@ -254,6 +273,16 @@ def message_bus(settings: Settings) -> MessageBus:
     return InProcessEndpoints(settings.parse_task_topic, settings.parse_result_topic)
 
 
+async def open_message_bus(settings: Settings) -> AsyncIterator[MessageBus]:
+    """The bus as a container resource: `shutdown_resources()` closes every publisher it
+    handed out (a worker's Kafka producer is stopped, not garbage-collected, on SIGTERM)."""
+    bus = message_bus(settings)
+    try:
+        yield bus
+    finally:
+        await bus.close()
+
+
 def structure_builder() -> StructureBuilder:
     from ragline.adapters.markdown_structure import LineScanStructureBuilder
 
@@ -302,11 +331,13 @@ def pipeline_settings(settings: Settings) -> PipelineSettings:
     return PipelineSettings(
         result_topic=settings.parse_result_topic,
         embed_batch_size=settings.embedding_batch_size,
-        mineru_enabled=False,
+        mineru_unavailable=MineruPolicy(settings.mineru_unavailable),
         parse_limits=ParseLimits(
             max_seconds=settings.parse_timeout_seconds,
             max_memory_bytes=settings.parse_max_memory_mb * 1024 * 1024,
         ),
+        heartbeat_interval=timedelta(seconds=settings.run_heartbeat_seconds),
+        stale_after=timedelta(seconds=settings.stale_run_seconds),
     )
 
 

@@ -173,10 +173,43 @@ class Settings(BaseSettings):
         "default", description="Chunk plan preset (see `ragline chunk --plan`)."
     )
     pdf_backend: str = Field(
-        "naive",
-        description="Backend `ragline ingest` asks for: naive (fast), auto, opendataloader.",
+        "auto",
+        pattern="^(auto|naive|opendataloader|mineru)$",
+        description="Backend `ragline ingest` asks for: auto (best available + OCR of pages "
+        "without a text layer), naive (basic tier: text layer only), opendataloader, mineru.",
+    )
+    mineru_token: SecretStr | None = Field(
+        None,
+        description="MinerU precision extract API token; unset: no MinerU client (see "
+        "mineru_unavailable).",
+    )
+    mineru_base_url: str = Field("https://mineru.net", description="MinerU API base URL.")
+    mineru_model_version: str = Field(
+        "pipeline", pattern="^(pipeline|vlm)$", description="MinerU model: pipeline or vlm."
+    )
+    mineru_timeout_seconds: float = Field(
+        30.0, gt=0, description="Per-request timeout of the MinerU client."
+    )
+    mineru_max_wait_seconds: float = Field(
+        900.0, gt=0, description="Deadline of one MinerU task, create to result."
+    )
+    mineru_poll_seconds: float = Field(3.0, gt=0, description="MinerU task poll interval.")
+    mineru_unavailable: str = Field(
+        "fallback",
+        pattern="^(fail|fallback)$",
+        description="A task asking for mineru with no token: fallback (parse with auto; the "
+        "run records the backend that really parsed) or fail (MINERU_UNAVAILABLE).",
     )
     ingest_workers: int = Field(2, ge=1, le=16, description="Tasks in flight during ingest.")
+    run_heartbeat_seconds: float = Field(
+        30.0, gt=0, description="How often a worker touches the heartbeat of a run it works on."
+    )
+    stale_run_seconds: float = Field(
+        900.0,
+        gt=0,
+        description="An unfinished run without a heartbeat this long has lost its worker: "
+        "the stale-run sweep ends it FAILED INTERRUPTED_TASK (at least 3 heartbeats).",
+    )
 
     # the parse cache (docs/parse-cache.md)
     parse_cache: bool = Field(

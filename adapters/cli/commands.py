@@ -5,6 +5,7 @@ from ragline.adapters.cli import (  # noqa: F401
     doctor,
     ingest,
     models,
+    outbox,
     parse,
     retry,
     search,

@@ -12,13 +12,14 @@ from rich.console import Console
 from rich.table import Table
 
 from ragline.adapters.cli.app import DATA_DIR_OPTION, app, provided, run_session
+from ragline.application.ports.unit_of_work import ParsedLog
 from ragline.domain.parse_run import ParseRun
 
 console = Console()
 
 
-def run_json(run: ParseRun) -> dict[str, Any]:
-    """One run as plain JSON (for scripts and tests)."""
+def run_json(run: ParseRun, record: ParsedLog | None = None) -> dict[str, Any]:
+    """One run as plain JSON (for scripts and tests), with the parse backend and warnings."""
     return {
         "task_id": run.task_id,
         "pipeline_status": run.pipeline_status.value,
@@ -37,6 +38,8 @@ def run_json(run: ParseRun) -> dict[str, Any]:
         "finished_at": run.finished_at.isoformat() if run.finished_at else None,
         "retry_of_task_id": run.retry_of_task_id,
         "superseded_by_task_id": run.superseded_by_task_id,
+        "parse_backend": record.parse_backend if record else None,
+        "parse_warnings": list(record.parse_warnings) if record else [],
     }
 
 
@@ -55,20 +58,22 @@ def status(
     ctx.obj.choose(data_dir)
     container = ctx.obj.get()
 
-    async def main() -> list[ParseRun]:
+    async def main() -> tuple[list[ParseRun], dict[str, ParsedLog]]:
         list_runs = await provided(container.list_runs)
         runs: list[ParseRun] = await list_runs(task_id, limit, user_id=user, dataset_id=dataset)
-        return runs
+        records = await list_runs.parse_records([run.task_id for run in runs])
+        return runs, records
 
-    runs = run_session(container, main)
+    runs, records = run_session(container, main)
     if task_id is not None and not runs:
         console.print(f"[red]no run with task_id {task_id}[/red]")
         raise typer.Exit(1)
     if as_json:
-        sys.stdout.write(json.dumps([run_json(r) for r in runs], ensure_ascii=False) + "\n")
+        rows = [run_json(r, records.get(r.task_id)) for r in runs]
+        sys.stdout.write(json.dumps(rows, ensure_ascii=False) + "\n")
         return
     table = Table(title="parse runs")
-    for column in ("task_id", "status", "stages", "failure", "retry of"):
+    for column in ("task_id", "status", "stages", "parsed by", "failure", "retry of"):
         table.add_column(column)
     marks = {"SUCCESS": "✓", "FAILED": "✗", "PROCESSING": "…", "PENDING": "·"}
     for run in runs:
@@ -77,7 +82,15 @@ def status(
             run.task_id,
             run.pipeline_status.value,
             stages,
+            _parsed_by(records.get(run.task_id)),
             run.failure_reason.text if run.failure_reason else "",
             run.retry_of_task_id or "",
         )
     console.print(table)
+
+
+def _parsed_by(record: ParsedLog | None) -> str:
+    if record is None or record.parse_backend is None:
+        return ""
+    fallback = next((w for w in record.parse_warnings if "fell back" in w), None)
+    return f"{record.parse_backend} ({fallback})" if fallback else record.parse_backend

@@ -22,6 +22,7 @@ from ragline.adapters.http import (
     document_routes,
     health_routes,
     model_config_routes,
+    outbox_routes,
     parse_routes,
     problems,
     run_routes,
@@ -88,6 +89,7 @@ def create_app(
         search_routes,
         chunk_routes,
         parse_routes,
+        outbox_routes,
         health_routes,
     ):
         app.include_router(module.router)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
@@ -15,6 +16,8 @@ from ragline.application.health import Check as HealthCheck
 router = APIRouter(tags=["operations"])
 
 READY_TIMEOUT_SECONDS = 10.0
+COUNT_TIMEOUT_SECONDS = 5.0
+log = logging.getLogger("ragline.http")
 
 
 @router.get("/healthz", response_model=Alive)
@@ -42,6 +45,13 @@ async def readyz(request: Request) -> JSONResponse:
 
 
 @router.get("/metrics", response_class=Response)
-async def metrics() -> Response:
-    """Prometheus text format."""
+async def metrics(request: Request) -> Response:
+    """Prometheus text format. The outbox is counted per scrape (`ragline_outbox_rows`);
+    when the database does not answer, the gauge keeps its last value and the scrape still
+    succeeds."""
+    try:
+        manage = await use_case(request, "manage_outbox")
+        await asyncio.wait_for(manage.counts(), COUNT_TIMEOUT_SECONDS)
+    except Exception as error:  # a metrics scrape must not fail on the database
+        log.warning("could not count the outbox for /metrics: %r", error)
     return Response(generate_latest(REGISTRY), media_type=CONTENT_TYPE_LATEST)

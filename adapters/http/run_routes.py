@@ -10,7 +10,7 @@ from ragline.adapters.http.auth import Principal, principal
 from ragline.adapters.http.container_calls import use_case
 from ragline.adapters.http.problems import PROBLEM_RESPONSES
 from ragline.adapters.http.schemas import RetryResult, RunPageView, RunView, StageView
-from ragline.application.ports.unit_of_work import RunPage, RunQuery
+from ragline.application.ports.unit_of_work import ParsedLog, RunPage, RunQuery
 from ragline.application.runs import RunNotRetryable
 from ragline.application.tasks import TaskResult
 from ragline.domain.parse_run import ParseRun, PipelineStatus
@@ -20,7 +20,7 @@ router = APIRouter(prefix="/api/v1/runs", tags=["runs"], responses=PROBLEM_RESPO
 NOT_FOUND = "no such run"
 
 
-def run_view(run: ParseRun, language: str = "zh") -> RunView:
+def run_view(run: ParseRun, language: str = "zh", record: ParsedLog | None = None) -> RunView:
     reason = run.failure_reason
     return RunView(
         task_id=run.task_id,
@@ -47,6 +47,8 @@ def run_view(run: ParseRun, language: str = "zh") -> RunView:
         finished_at=run.finished_at,
         retry_of_task_id=run.retry_of_task_id,
         superseded_by_task_id=run.superseded_by_task_id,
+        parse_backend=record.parse_backend if record else None,
+        parse_warnings=list(record.parse_warnings) if record else [],
     )
 
 
@@ -81,8 +83,12 @@ async def list_runs(
     found: RunPage = await runs.page(
         RunQuery(user_id=user, dataset_id=dataset_id, status=status_), page, page_size
     )
+    records = await runs.parse_records([r.task_id for r in found.runs])
     return RunPageView(
-        runs=[run_view(r) for r in found.runs], total=found.total, page=page, page_size=page_size
+        runs=[run_view(r, record=records.get(r.task_id)) for r in found.runs],
+        total=found.total,
+        page=page,
+        page_size=page_size,
     )
 
 
@@ -90,8 +96,12 @@ async def list_runs(
 async def get_run(
     request: Request, task_id: str, caller: Annotated[Principal, Depends(principal)]
 ) -> RunView:
-    """One run: its six stages with durations, the failure code and the user message."""
-    return run_view(await _own_run(request, caller, task_id))
+    """One run: its six stages with durations, the failure code, the user message, and the
+    parser that really ran with its warnings."""
+    run = await _own_run(request, caller, task_id)
+    list_runs = await use_case(request, "list_runs")
+    records = await list_runs.parse_records([task_id])
+    return run_view(run, record=records.get(task_id))
 
 
 @router.post("/{task_id}/retry", response_model=RetryResult)

@@ -77,6 +77,12 @@ class RunView(BaseModel):
     finished_at: datetime | None
     retry_of_task_id: str | None
     superseded_by_task_id: str | None
+    parse_backend: str | None = Field(
+        None, description="The engine that really parsed the source (after CLEANING)."
+    )
+    parse_warnings: list[str] = Field(
+        default_factory=list, description="The parser's warnings (fallbacks, OCR'd pages)."
+    )
 
 
 class RetryResult(BaseModel):
@@ -218,3 +224,41 @@ class RunPageView(BaseModel):
     total: int
     page: int
     page_size: int
+
+
+class OutboxRowView(BaseModel):
+    """One result in the outbox (the body is not shown: it is the result message)."""
+
+    id: int
+    task_id: str
+    status: str = Field(description="PENDING (owed), SENT, or DEAD (given up; redrive it).")
+    attempts: int
+    next_attempt_at: datetime
+    last_error: str | None = None
+    routing_key: str
+    topic: str
+    claimed_by: str | None = Field(None, description="The relay pass publishing it now.")
+    claimed_until: datetime | None = None
+    updated_at: datetime | None = None
+
+
+class OutboxPageView(BaseModel):
+    rows: list[OutboxRowView]
+    counts: dict[str, int] = Field(description="Rows per status in the whole outbox.")
+    next_after_id: int | None = Field(
+        None, description="Pass as `after_id` for the next page; null on the last one."
+    )
+
+
+class RedriveRequest(BaseModel):
+    """Name DEAD results by task_id, or ask for every DEAD one (exactly one of the two)."""
+
+    task_ids: list[str] = Field(
+        default_factory=list, max_length=1000, examples=[["2f1c7e9a-6b0d-4c1e-9a51-0c2d3e4f5a6b"]]
+    )
+    all_dead: bool = Field(False, examples=[False])
+
+
+class RedriveResult(BaseModel):
+    redriven: list[str] = Field(description="Set back to PENDING: the relay publishes them.")
+    refused: dict[str, str] = Field(description="task_id -> why it was left alone.")

@@ -22,6 +22,25 @@ from ragline.application.ports.parser import ParsedDocument, ParseEngineFailed, 
 _HEADING_STYLE = re.compile(r"^heading\s*(\d)$", re.IGNORECASE)
 _LIST_STYLE = re.compile(r"^list (bullet|number)(?:\s*(\d))?$", re.IGNORECASE)
 _WS = re.compile(r"[ \t\r\f\v]+")
+_BLIP = qn("a:blip")
+_EMBED = qn("r:embed")
+_IMAGE_TYPES = {"image/png": "png", "image/jpeg": "jpg", "image/gif": "gif", "image/bmp": "bmp"}
+MAX_IMAGES = 500
+
+
+def _paragraph_images(paragraph: Paragraph, images: dict[str, bytes]) -> list[str]:
+    """Link targets of the pictures embedded in this paragraph (blobs added to `images`)."""
+    targets: list[str] = []
+    related = paragraph.part.related_parts
+    for blip in paragraph._p.iter(_BLIP):
+        part = related.get(blip.get(_EMBED) or "")
+        suffix = _IMAGE_TYPES.get(getattr(part, "content_type", ""))
+        if part is None or suffix is None or len(images) >= MAX_IMAGES:
+            continue
+        target = f"images/docx-{len(images) + 1}.{suffix}"
+        images[target] = part.blob
+        targets.append(target)
+    return targets
 
 
 @dataclass
@@ -175,8 +194,15 @@ class _Renderer:
         self.counters: dict[tuple[str, int], int] = {}
         self.first_heading: str | None = None
         self.list_kind = "item"
+        self.images: dict[str, bytes] | None = None  # set: collect and link pictures
 
     def paragraph(self, paragraph: Paragraph) -> None:
+        self._text(paragraph)
+        if self.images is not None:
+            for target in _paragraph_images(paragraph, self.images):
+                self.blocks.append(("image", f"![]({target})"))
+
+    def _text(self, paragraph: Paragraph) -> None:
         text = _paragraph_text(paragraph)
         if not text:
             return
@@ -238,6 +264,8 @@ def parse_docx(source: Path, file_type: str, options: ParseOptions) -> ParsedDoc
         isinstance(b, Paragraph) and _heading_level(b, styles) == 0 and b.text.strip() for b in body
     )
     renderer = _Renderer(styles, _Numbering.of(document), has_title)
+    if options.extract_images:
+        renderer.images = {}
     for block in body:
         if isinstance(block, Paragraph):
             renderer.paragraph(block)
@@ -246,4 +274,9 @@ def parse_docx(source: Path, file_type: str, options: ParseOptions) -> ParsedDoc
     markdown = renderer.markdown()
     title = (document.core_properties.title or "").strip() or renderer.first_heading
     warnings = [] if markdown.strip() else ["empty document"]
-    return ParsedDocument(markdown=markdown, title=title, warnings=warnings)
+    images = renderer.images or {}
+    if images:
+        warnings.append(f"images: {len(images)}")
+    return ParsedDocument(
+        markdown=markdown, title=title, warnings=warnings, backend="python-docx", images=images
+    )

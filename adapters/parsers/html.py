@@ -13,6 +13,7 @@ from pathlib import Path
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from ragline.adapters.parsers.gfm import pipe_table
+from ragline.adapters.parsers.markdown_escape import escape_block_markers
 from ragline.adapters.parsers.text_decoding import decode_text, read_bounded, reject_binary
 from ragline.application.ports.parser import ParsedDocument, ParseEngineFailed, ParseOptions
 
@@ -136,6 +137,9 @@ class _MarkdownWriter:
                 self.first_heading = text
             self._emit("heading", "#" * self.heading + " " + text)
             return
+        # Text is text: a line that starts with "#", ">", "-", "1." ... must not become a
+        # heading or list that the HTML did not have (section paths follow h1-h6 only).
+        lines = [escape_block_markers(line) for line in lines]
         if self.lists:
             level = self.lists[-1]
             pad = " " * level.indent

@@ -3,15 +3,26 @@ for trusted input or inside the sandbox worker; the pipeline gets the SandboxedP
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
+from functools import partial
 from pathlib import Path
 
+from ragline.adapters.parsers.delimited import parse_delimited
 from ragline.adapters.parsers.docx import parse_docx
+from ragline.adapters.parsers.eml import EmailParser
+from ragline.adapters.parsers.epub import parse_epub
 from ragline.adapters.parsers.html import parse_html
+from ragline.adapters.parsers.image import parse_image
 from ragline.adapters.parsers.markdown import parse_markdown
 from ragline.adapters.parsers.pdf.dispatch import parse_pdf
 from ragline.adapters.parsers.plaintext import parse_text
+from ragline.adapters.parsers.pptx import parse_pptx
+from ragline.adapters.parsers.xlsx import parse_xlsx
+from ragline.adapters.tesseract_ocr import TesseractOcr
+from ragline.application.ports.ocr import PageOcr
 from ragline.application.ports.parser import (
+    IMAGE_FILE_TYPES,
     ParsedDocument,
     ParseEngineFailed,
     ParseError,
@@ -21,6 +32,12 @@ from ragline.application.ports.parser import (
 
 FormatParser = Callable[[Path, str, ParseOptions], ParsedDocument]
 
+
+def _parse_attachment(source: Path, file_type: str, options: ParseOptions) -> ParsedDocument:
+    """An email attachment, by its type, through the same registry (and so the same limits)."""
+    return ParserRegistry().parse(source, file_type, options)
+
+
 DEFAULT_FORMATS: Mapping[str, FormatParser] = {
     "md": parse_markdown,
     "markdown": parse_markdown,
@@ -29,7 +46,21 @@ DEFAULT_FORMATS: Mapping[str, FormatParser] = {
     "htm": parse_html,
     "docx": parse_docx,
     "pdf": parse_pdf,
+    "pptx": parse_pptx,
+    "xlsx": parse_xlsx,
+    "csv": parse_delimited,
+    "tsv": parse_delimited,
+    "epub": parse_epub,
+    "eml": EmailParser(_parse_attachment),
 }
+
+
+def with_ocr(ocr: PageOcr) -> dict[str, FormatParser]:
+    """DEFAULT_FORMATS with the PDF parser's OCR and the image formats bound to `ocr`."""
+    formats = dict(DEFAULT_FORMATS)
+    formats["pdf"] = partial(parse_pdf, ocr=ocr)
+    formats.update({kind: partial(parse_image, ocr=ocr) for kind in IMAGE_FILE_TYPES})
+    return formats
 
 
 def normalise_file_type(file_type: str) -> str:
@@ -39,8 +70,9 @@ def normalise_file_type(file_type: str) -> str:
 class ParserRegistry:
     """The Parser port, in-process: one format parser per file type, output limit enforced."""
 
-    def __init__(self, formats: Mapping[str, FormatParser] = DEFAULT_FORMATS) -> None:
-        self._formats = dict(formats)
+    def __init__(self, formats: Mapping[str, FormatParser] | None = None) -> None:
+        """Without `formats`: every format, OCR by tesseract (chi_sim+eng)."""
+        self._formats = dict(formats) if formats is not None else with_ocr(TesseractOcr())
 
     @property
     def file_types(self) -> frozenset[str]:
@@ -73,4 +105,6 @@ class ParserRegistry:
                 f"output of {len(parsed.markdown)} characters exceeds the limit "
                 f"of {options.limits.max_output_chars}"
             )
+        if not parsed.backend:  # a format parser without engines of its own: its format
+            parsed = dataclasses.replace(parsed, backend=kind)
         return parsed

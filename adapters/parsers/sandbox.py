@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ragline.application.ports.parser import (
+    NoTextLayer,
     ParsedDocument,
     ParseEngineFailed,
     ParseError,
@@ -36,6 +37,7 @@ _WORKER_MODULE = "ragline.adapters.parsers.sandbox_worker"
 
 _ERRORS: dict[str, type[ParseError]] = {
     "unsupported": UnsupportedFileType,
+    "no_text": NoTextLayer,
     "engine": ParseEngineFailed,
 }
 
@@ -207,8 +209,10 @@ class SandboxedParser:
             self._release(keep)
         kind = reply[0]
         if kind == "ok":
-            _, markdown, title, page_count, warnings = reply
-            return ParsedDocument(markdown, title, page_count, list(warnings))
+            _, markdown, title, page_count, warnings, backend, pages, images = reply
+            return ParsedDocument(
+                markdown, title, page_count, list(warnings), backend, pages, dict(images)
+            )
         raise _ERRORS[kind](reply[1])
 
     def _exchange(self, worker: _Worker, request: object, max_seconds: float) -> tuple[Any, ...]:

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ragline.application.ports.parser import ParseEngineFailed, UnsupportedFileType
+from ragline.application.ports.parser import NoTextLayer, ParseEngineFailed, UnsupportedFileType
 
 
 def worker_main(conn: multiprocessing.connection.Connection, memory_limit: int) -> None:
@@ -40,9 +40,12 @@ def worker_main(conn: multiprocessing.connection.Connection, memory_limit: int) 
             parsed = registry.parse(Path(source), file_type, options)
             reply: tuple[Any, ...] = (
                 "ok", parsed.markdown, parsed.title, parsed.page_count, parsed.warnings,
+                parsed.backend, parsed.pages, parsed.images,
             )  # fmt: skip
         except UnsupportedFileType as exc:
             reply = ("unsupported", exc.reason)
+        except NoTextLayer as exc:
+            reply = ("no_text", exc.reason)
         except ParseEngineFailed as exc:
             reply = ("engine", exc.reason)
             fatal = exc.reason.startswith("out of memory")

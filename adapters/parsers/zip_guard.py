@@ -21,12 +21,29 @@ class ZipBudget:
     max_entries: int = 20_000
 
 
+_OLE_MAGIC = bytes.fromhex("d0cf11e0a1b11ae1")
+
+
+def _is_ole(source: Path) -> bool:
+    """Encrypted OOXML and the pre-2007 binary formats are OLE compound files, not zips."""
+    try:
+        with source.open("rb") as handle:
+            return handle.read(8) == _OLE_MAGIC
+    except OSError:
+        return False
+
+
 def check_zip(source: Path, budget: ZipBudget, what: str) -> None:
     """Raise ParseEngineFailed for a non-zip, or a zip whose inflated size would be hostile."""
     try:
         with zipfile.ZipFile(source) as archive:
             entries = archive.infolist()
     except (zipfile.BadZipFile, OSError, ValueError) as exc:
+        if _is_ole(source):
+            raise ParseEngineFailed(
+                f"not a valid {what}: an OLE compound file (password-protected, or the legacy "
+                "binary .doc/.xls/.ppt format renamed)"
+            ) from None
         raise ParseEngineFailed(f"not a valid {what} (corrupt zip container: {exc})") from None
     if len(entries) > budget.max_entries:
         raise ParseEngineFailed(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from prometheus_client import Counter, Gauge, Histogram
 
 RUNS = Counter(
@@ -25,6 +27,12 @@ EMBEDDING_SECONDS = Counter(
 )
 OUTBOX_DUE = Gauge(
     "ragline_outbox_due_rows", "Result rows due for publishing at the last relay pass"
+)
+OUTBOX_ROWS = Gauge(
+    "ragline_outbox_rows",
+    "Outbox rows per status when last counted (PENDING: results owed; DEAD: given up, "
+    "waiting for `ragline outbox redrive`)",
+    ["status"],
 )
 RELAYED = Counter("ragline_outbox_results_total", "Outbox rows handled by the relay", ["outcome"])
 
@@ -54,3 +62,7 @@ class PrometheusMetrics:
         for outcome, count in (("sent", sent), ("retried", retried), ("dead", dead)):
             if count:
                 RELAYED.labels(outcome).inc(count)
+
+    def outbox_rows(self, counts: Mapping[str, int]) -> None:
+        for status, count in counts.items():
+            OUTBOX_ROWS.labels(status).set(count)

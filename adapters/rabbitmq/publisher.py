@@ -20,15 +20,24 @@ class RabbitPublisher:
 
     `publish` returns after the broker confirmed the message. With `mandatory` (default) a
     message no queue is bound for is an error (MessageBusError), not a silent drop.
-    Starts lazily; after a lost connection the next publish reconnects.
+    `holding_queue` names a durable queue bound to the exchange with "#" (declared on
+    connect), for an exchange whose messages must be kept even when nobody listens yet
+    (the result dead letters). Starts lazily; after a lost connection the next publish
+    reconnects.
     """
 
     def __init__(
-        self, connection: RabbitConnection, exchange: str, *, mandatory: bool = True
+        self,
+        connection: RabbitConnection,
+        exchange: str,
+        *,
+        mandatory: bool = True,
+        holding_queue: str | None = None,
     ) -> None:
         self.exchange = exchange
         self._connection = connection
         self._mandatory = mandatory
+        self._holding_queue = holding_queue
         self._thread: PikaThread | None = None
         self._closed = False
         self._lock = asyncio.Lock()
@@ -83,3 +92,6 @@ class RabbitPublisher:
     def _setup(self, channel: BlockingChannel) -> None:
         channel.confirm_delivery()
         declare_exchange(channel, self.exchange)
+        if self._holding_queue is not None:
+            channel.queue_declare(self._holding_queue, durable=True)
+            channel.queue_bind(self._holding_queue, self.exchange, routing_key="#")

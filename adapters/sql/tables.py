@@ -28,11 +28,13 @@ from ragline.adapters.sql.types import UtcDateTime, long_binary, long_text
 from ragline.domain.parse_run import STAGE_ORDER, Stage
 
 TASK_ID = 256  # contracts.wire.parse_task.TASK_ID_MAX_CHARS
+CLAIM_OWNER = 64  # an outbox relay pass: "<relay id>/<pass>"
 TENANT_ID = 64  # user_id, dataset_id
 DOC_ID = 128
 CHUNK_ID = 128
 BUCKET = 255
 OBJECT_KEY = 1024
+PARSE_BACKEND = 64
 STATUS = 16
 STAGE_NAME = 32
 FAILURE_REASON = 512  # domain.parse_run.MAX_FAILURE_REASON_LENGTH
@@ -88,6 +90,8 @@ parsed_log = Table(
     Column("retry_of_task_id", String(TASK_ID), nullable=True),
     Column("parsed_bucket", String(BUCKET), nullable=True),
     Column("parsed_object_key", String(OBJECT_KEY), nullable=True),
+    Column("parse_backend", String(PARSE_BACKEND), nullable=True),
+    Column("parse_warnings", long_text(), nullable=True),  # JSON array of strings
     UniqueConstraint("task_id"),
     **MYSQL_TABLE_ARGS,
 )
@@ -119,6 +123,10 @@ parse_run = Table(
     # (its chunks and index entries are gone; the runs stay as history and as the
     # idempotency barrier). Migration 0002.
     Column("document_deleted_at", UtcDateTime(), nullable=True),
+    # outside the aggregate: the worker running the run touches it every heartbeat interval;
+    # an unfinished run whose heartbeat (or, before the first, created_at) is old has lost
+    # its worker, and the stale-run sweep converges it (migration 0003_outbox_claims).
+    Column("heartbeat_at", UtcDateTime(), nullable=True),
     UniqueConstraint("task_id"),
     Index(None, "pipeline_status", "created_at"),
     Index(None, "created_at"),
@@ -187,6 +195,8 @@ outbox = Table(
     Column("last_error", long_text(), nullable=True),
     Column("created_at", UtcDateTime(), nullable=False),
     Column("updated_at", UtcDateTime(), nullable=False),
+    Column("claimed_by", String(CLAIM_OWNER), nullable=True),
+    Column("claimed_until", UtcDateTime(), nullable=True),
     UniqueConstraint("task_id"),
     Index(None, "status", "next_attempt_at"),
     **MYSQL_TABLE_ARGS,
@@ -219,6 +229,8 @@ parse_batch = Table(
     Column("backend", String(64), nullable=True),
     Column("page_count", Integer(), nullable=True),
     Column("source_tag", String(SHA256), nullable=True),
+    Column("requested_backend", String(32), nullable=True),
+    Column("warnings", long_text(), nullable=True),  # JSON array of strings
     Index(None, "sha256", "tier"),
     Index(None, "source_tag"),
     Index(None, "status", "priority"),

@@ -1,4 +1,4 @@
-"""Worker: task consumers and the outbox relay, running in this event loop.
+"""Worker: task consumers, the outbox relay and the stale-run sweep, in this event loop.
 
 `ragline worker` runs one until SIGINT/SIGTERM; on embedded defaults (`bus.in_process`)
 `ragline ingest` and `ragline retry` run one around their use case, since only this process
@@ -51,6 +51,7 @@ class Worker:
         tasks.append(
             asyncio.create_task(self.relay.run(stop, poll_seconds=self.relay_poll_seconds))
         )
+        tasks.append(asyncio.create_task(self.pipeline.sweep_until(stop)))  # stale runs
         try:
             yield
         finally:

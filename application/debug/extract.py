@@ -15,12 +15,14 @@ from ragline.application.pipeline.workspace import Workspace
 from ragline.application.ports.object_storage import ObjectNotFound, ObjectStorage
 from ragline.application.ports.parser import (
     SUPPORTED_FILE_TYPES,
+    NoTextLayer,
     ParseEngineFailed,
     ParseLimits,
     ParseOptions,
     Parser,
     PdfParserBackend,
     UnsupportedFileType,
+    tier_of,
 )
 from ragline.domain.parse_run import FailureCode
 
@@ -81,11 +83,15 @@ class ExtractMarkdown:
             raise ExtractionFailed(
                 FailureCode.UNSUPPORTED_FILE_TYPE, "mineru is not available here"
             )
-        options = ParseOptions(pdf_parser_backend=backend, limits=self._limits)
+        options = ParseOptions(
+            pdf_parser_backend=backend, limits=self._limits, tier=tier_of(backend)
+        )
         try:
             document = await asyncio.to_thread(self._parser.parse, path, kind, options)
         except UnsupportedFileType as error:
             raise ExtractionFailed(FailureCode.UNSUPPORTED_FILE_TYPE, error.reason) from error
+        except NoTextLayer as error:
+            raise ExtractionFailed(FailureCode.NO_TEXT_LAYER, error.reason) from error
         except ParseEngineFailed as error:
             raise ExtractionFailed(FailureCode.PARSE_ENGINE_FAILED, error.reason) from error
         return ExtractedMarkdown(

@@ -28,6 +28,7 @@ from ragline.application.pipeline.workspace import Workspace
 from ragline.application.ports.clock import Clock
 from ragline.application.ports.object_storage import ObjectNotFound, ObjectStorage, StorageError
 from ragline.application.ports.parser import (
+    NoTextLayer,
     ParsedDocument,
     ParseEngineFailed,
     ParseOptions,
@@ -72,14 +73,18 @@ class BatchFailure(Exception):
         self.message = message
 
 
-def options_for(
-    tier: ParseTier, page_range: PageRange, settings: ParseCacheSettings
-) -> ParseOptions:
-    """What the parser is asked for a batch. The cache key is the tier, so the backend is
-    what the tier resolves to (the parser maps tier + backend to an engine)."""
-    backend = PdfParserBackend.NAIVE if tier is ParseTier.BASIC else PdfParserBackend.AUTO
+def options_for(batch: ParseBatch, settings: ParseCacheSettings) -> ParseOptions:
+    """What the parser is asked for a batch: the backend its request asked for (CLEANING
+    passes the task's), else the tier's own (basic: naive, quality: auto). The cache key is
+    the tier: any backend of a tier answers a request at that tier."""
+    tier = batch.tier
+    default = PdfParserBackend.NAIVE if tier is ParseTier.BASIC else PdfParserBackend.AUTO
+    try:
+        backend = PdfParserBackend(batch.requested_backend or default)
+    except ValueError:
+        backend = default
     return ParseOptions(
-        pdf_parser_backend=backend, limits=settings.limits, tier=tier, page_range=page_range
+        pdf_parser_backend=backend, limits=settings.limits, tier=tier, page_range=batch.page_range
     )
 
 
@@ -218,7 +223,7 @@ class ParseBatchRunner:
             return
         renewing = asyncio.create_task(self._renew(batch))
         try:
-            backend = await self._parse_and_store(batch, local)
+            backend, warnings = await self._parse_and_store(batch, local)
         except BatchFailure as failure:
             await self._fail(batch, failure)
             return
@@ -232,15 +237,17 @@ class ParseBatchRunner:
                 await renewing
         async with self._uow_factory() as uow:
             held = await uow.parse_batches.finish(
-                batch.id, self.owner, batch.claims, self._clock.now(), backend
+                batch.id, self.owner, batch.claims, self._clock.now(), backend, warnings
             )
             await uow.commit()
         if not held:
             log.warning("parse batch %d: the claim was taken over; its result is dropped", batch.id)
 
-    async def _parse_and_store(self, batch: ParseBatch, local: LocalSource | None) -> str:
+    async def _parse_and_store(
+        self, batch: ParseBatch, local: LocalSource | None
+    ) -> tuple[str, tuple[str, ...]]:
         file_type = batch.source.file_type
-        options = options_for(batch.tier, batch.page_range, self.settings)
+        options = options_for(batch, self.settings)
         temp = f"batch-{batch.id}-{batch.claims}-{self.owner}"
         try:
             with self._workspace.temp_file(temp, file_type) as path:
@@ -254,6 +261,8 @@ class ParseBatchRunner:
             await self._pages.write(batch, pages)
         except UnsupportedFileType as error:
             raise BatchFailure(FailureCode.UNSUPPORTED_FILE_TYPE, error.reason) from error
+        except NoTextLayer as error:
+            raise BatchFailure(FailureCode.NO_TEXT_LAYER, error.reason) from error
         except ParseEngineFailed as error:
             raise BatchFailure(FailureCode.PARSE_ENGINE_FAILED, error.reason) from error
         except BatchFailure:
@@ -264,7 +273,7 @@ class ParseBatchRunner:
             raise BatchFailure(FailureCode.PARSED_FILE_UPLOAD_FAILED, describe(error)) from error
         except Exception as error:  # the parser failed in a way it did not name
             raise BatchFailure(FailureCode.PARSE_ENGINE_FAILED, describe(error)) from error
-        return document.backend or options.pdf_parser_backend.value
+        return document.backend or options.pdf_parser_backend.value, tuple(document.warnings)
 
     async def _download(self, batch: ParseBatch, path: Path) -> None:
         bucket, key = batch.source.bucket, batch.source.key

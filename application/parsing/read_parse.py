@@ -42,6 +42,7 @@ class CachedMarkdown:
     pages: tuple[str, ...]
     backends: tuple[str, ...]  # the engines that parsed these pages, in page order, distinct
     batch_ids: tuple[int, ...]  # the batch each page was read from
+    warnings: tuple[str, ...] = ()  # the parser's, of the batches read, distinct
 
 
 def assemble(pages: Sequence[str]) -> str:
@@ -104,4 +105,7 @@ class ReadParse:
         texts = [held[batch.id].get(page, "") for page, batch in sorted(found.done.items())]
         chosen = [found.done[p] for p in sorted(found.done)]
         backends = tuple(dict.fromkeys(b.backend or "" for b in chosen if b.backend))
-        return CachedMarkdown(assemble(texts), tuple(texts), backends, tuple(b.id for b in chosen))
+        warnings = tuple(dict.fromkeys(w for b in dict.fromkeys(chosen) for w in b.warnings))
+        return CachedMarkdown(
+            assemble(texts), tuple(texts), backends, tuple(b.id for b in chosen), warnings
+        )

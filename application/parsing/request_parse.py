@@ -52,15 +52,17 @@ class RequestParse:
         *,
         page_count: int | None = None,
         source_tag: str | None = None,
+        backend: str | None = None,
     ) -> tuple[ParseResponse, list[ParseBatch]]:
-        """The response, and every batch of (sha256, tier) as the plan left them."""
+        """The response, and every batch of (sha256, tier) as the plan left them. `backend`:
+        the pdf_parser_backend new batches are parsed with (None: the tier's own)."""
         async with self._uow_factory() as uow:
-            found = await self._plan_in(uow, request, source, page_count, source_tag)
+            found = await self._plan_in(uow, request, source, page_count, source_tag, backend)
             await uow.commit()
         return found
 
     async def planned_for_version(
-        self, tag: str, tier: ParseTier, source: SourceRef
+        self, tag: str, tier: ParseTier, source: SourceRef, backend: str | None = None
     ) -> tuple[ParseResponse, list[ParseBatch], int] | None:
         """Every page of a stored object version seen before (`source_tag`), planned in
         the same transaction that finds its sha256 and page count; None when unseen."""
@@ -69,7 +71,9 @@ class RequestParse:
             if seen is None or seen.page_count is None:
                 return None
             request = ParseRequest(seen.sha256, tier, PageRange(1, seen.page_count))
-            response, after = await self._plan_in(uow, request, source, seen.page_count, tag)
+            response, after = await self._plan_in(
+                uow, request, source, seen.page_count, tag, backend
+            )
             await uow.commit()
         return response, after, seen.page_count
 
@@ -80,6 +84,7 @@ class RequestParse:
         source: SourceRef,
         page_count: int | None,
         source_tag: str | None,
+        backend: str | None,
     ) -> tuple[ParseResponse, list[ParseBatch]]:
         batches = uow.parse_batches
         await batches.lock_document(request.sha256, request.tier)
@@ -99,6 +104,7 @@ class RequestParse:
                     created_at=now,
                     page_count=page_count,
                     source_tag=source_tag,
+                    requested_backend=backend,
                 )
             )
             for pages in decided.to_create

@@ -95,9 +95,11 @@ class SubmitParse:
         self._request = request_parse
         self._temps = itertools.count()
 
-    async def version(self, tag: str, source: SourceRef, tier: ParseTier) -> Submitted | None:
+    async def version(
+        self, tag: str, source: SourceRef, tier: ParseTier, backend: str | None = None
+    ) -> Submitted | None:
         """Every page of a stored object version seen before (no bytes needed), or None."""
-        found = await self._request.planned_for_version(tag, tier, source)
+        found = await self._request.planned_for_version(tag, tier, source, backend)
         if found is None:
             return None
         response, known, page_count = found
@@ -122,6 +124,7 @@ class SubmitParse:
         force: bool = False,
         priority: int = 0,
         source_tag: str | None = None,
+        backend: str | None = None,
     ) -> Submitted:
         """Plan a request for bytes already measured (CLEANING, or after `file`)."""
         wanted = pages or PageRange(1, page_count)
@@ -129,7 +132,7 @@ class SubmitParse:
             raise PageRangeOutOfBounds(wanted, page_count)
         request = ParseRequest(local.sha256, tier, wanted, force=force, priority=priority)
         response, known = await self._request.planned(
-            request, source, page_count=page_count, source_tag=source_tag
+            request, source, page_count=page_count, source_tag=source_tag, backend=backend
         )
         return Submitted(response, source, page_count, tuple(known))
 

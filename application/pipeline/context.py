@@ -41,6 +41,10 @@ class RunContext:
     parsed_log_id: int
     scope: DocumentScope
     markdown: str | None = None
+    # The engine that really parsed (ParsedDocument.backend) and the parser's warnings,
+    # stored on the parsed-log row when CLEANING succeeds.
+    parse_backend: str | None = None
+    parse_warnings: list[str] = attrs.field(factory=list)
     keyword_plan: KeywordPlan | None = None
     # The stage the orchestrator runs after the current one, and the stage already started
     # by its predecessor's success (one unit of work for "N done, N+1 started").

@@ -8,17 +8,21 @@ into the outbox in the same commit (`ResultOutbox`).
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import logging
 from collections.abc import Sequence
+from datetime import datetime
 
 from ragline.application.pipeline.context import RunContext, document_scope
+from ragline.application.pipeline.errors import describe
 from ragline.application.pipeline.outcome import OutcomeKind, PipelineOutcome
 from ragline.application.pipeline.results import ResultOutbox
 from ragline.application.pipeline.services import StageServices
 from ragline.application.pipeline.stages import PipelineStage, default_stages
 from ragline.application.pipeline.validation import invalid_context
-from ragline.application.ports.unit_of_work import DuplicateTaskId, UnitOfWork
+from ragline.application.ports.unit_of_work import ConcurrentUpdate, DuplicateTaskId, UnitOfWork
 from ragline.application.tasks import ParseTaskCommand, UnreadableTask
 from ragline.domain.parse_run import (
     FailureCode,
@@ -115,6 +119,7 @@ class ParseTaskPipeline:
             return opened
         run, parsed_log_id = opened
         ctx = RunContext(task, run, parsed_log_id, document_scope(task))
+        beating = asyncio.create_task(self._heartbeat(task.task_id))
         try:
             stages = self.stages()
             for position, stage in enumerate(stages):
@@ -124,8 +129,83 @@ class ParseTaskPipeline:
                 if run.is_terminal:
                     break
         finally:
+            beating.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await beating
             ctx.discard_keyword_plan()
         return PipelineOutcome(OutcomeKind.RAN, task.task_id, run.pipeline_status.value)
+
+    async def _heartbeat(self, task_id: str) -> None:
+        """While the stages run: touch the run's heartbeat every interval, so the stale-run
+        sweep of any worker leaves it alone. A failed touch is only logged (the next one
+        may pass; a run without heartbeats for `stale_after` is ended by the sweep)."""
+        services = self.services
+        interval = services.settings.heartbeat_interval.total_seconds()
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                async with services.uow() as uow:
+                    alive = await uow.runs.heartbeat(task_id, services.clock.now())
+                    await uow.commit()
+            except Exception as error:
+                log.warning("heartbeat of run %s failed: %s", task_id, describe(error))
+                continue
+            if not alive:  # ended, or a sweep converged it: its next save will say so
+                return
+
+    async def converge_stale(self, limit: int = 100) -> list[str]:
+        """End unfinished runs without a heartbeat for `stale_after`: their worker died, or
+        it could not record the failure that stopped them (the message was dead-lettered,
+        so no redelivery will come). Each becomes FAILED INTERRUPTED_TASK at the stage in
+        flight (recoverable by retry) with its result queued, exactly as a redelivery would
+        converge it. The claim is a compare-and-set on the heartbeat, so two workers
+        sweeping at once converge each run once. Returns the task_ids converged."""
+        services = self.services
+        before = services.clock.now() - services.settings.stale_after
+        async with services.uow() as uow:
+            stale = await uow.runs.list_stale(before, limit)
+        converged: list[str] = []
+        for task_id in stale:
+            try:
+                if await self._converge_stale(task_id, before):
+                    converged.append(task_id)
+            except ConcurrentUpdate:  # its worker saved it meanwhile: it is alive after all
+                continue
+        if converged:
+            log.warning("converged %d stale run(s): %s", len(converged), ", ".join(converged))
+        return converged
+
+    async def sweep_until(self, stop: asyncio.Event) -> None:
+        """`converge_stale` at start-up and then every two heartbeat intervals until
+        `stop` (what `ragline worker` runs beside its consumers and relay)."""
+        pause = 2 * self.services.settings.heartbeat_interval.total_seconds()
+        while not stop.is_set():
+            try:
+                for _ in range(10):  # a backlog: sweep up to 1,000 runs now
+                    if len(await self.converge_stale()) < 100:
+                        break
+            except Exception as error:  # the store hiccuped: sweep again later
+                log.error("stale-run sweep failed: %s", describe(error))
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), timeout=pause)
+
+    async def _converge_stale(self, task_id: str, before: datetime) -> bool:
+        services = self.services
+        async with services.uow() as uow:
+            at = services.clock.now()
+            if not await uow.runs.claim_stale(task_id, before, at):
+                return False
+            run = await uow.runs.get(task_id)
+            if run is None or run.is_terminal:
+                return False
+            parsed = await uow.parsed_logs.get(task_id)
+            expected = run.version
+            run.converge_interrupted(at, f"no heartbeat since before {before.isoformat()}")
+            await uow.runs.save(run, expected)
+            await self.results.queue_owed_results(uow, run, parsed.id if parsed else 0, at)
+            await uow.commit()
+        run.pull_events()
+        return True
 
     async def reject(self, unreadable: UnreadableTask) -> PipelineOutcome:
         """A body that is not a valid ParseTask. Without a task_id: UNREADABLE (the consumer

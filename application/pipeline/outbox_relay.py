@@ -1,16 +1,21 @@
 """OutboxRelay: publishes the results the pipeline committed to the outbox (SPEC §4.5).
 
-A row is published, then marked SENT; a crash between the two re-publishes it (at least
-once; consumers key results by task_id). A failed publish is retried with exponential
-backoff; after `max_attempts` the row is marked DEAD with RESULT_NOTIFY_FAILED, kept for
-audit, and a copy is offered to the dead-letter publisher when one is configured.
+Each pass claims the due rows for a lease (`outbox.claim`), so relays in several workers on
+one database publish disjoint rows; a relay that dies holding a claim delays its rows only
+until the lease ends. A row is published, then marked SENT; a crash between the two (or a
+lease that ran out mid-pass) re-publishes it: at least once, consumers key results by
+task_id. A failed publish is retried with exponential backoff; after `max_attempts` the row
+is marked DEAD with RESULT_NOTIFY_FAILED, kept for audit (`ragline outbox redrive` sets it
+back to PENDING), and a copy is offered to the dead-letter publisher when one is configured.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
+import uuid
 from datetime import timedelta
 
 import attrs
@@ -33,10 +38,13 @@ class RelayPolicy:
     base_delay: timedelta = timedelta(seconds=1)
     max_delay: timedelta = timedelta(minutes=5)
     batch_size: int = 100
+    lease: timedelta = timedelta(minutes=2)  # how long a pass holds the rows it claimed
 
     def __attrs_post_init__(self) -> None:
         if self.max_attempts < 1 or self.batch_size < 1:
             raise ValueError("max_attempts and batch_size must be at least 1")
+        if self.lease <= timedelta(0):
+            raise ValueError("lease must be positive")
 
     def delay(self, failed_attempts: int) -> timedelta:
         """How long to wait after the `failed_attempts`-th failure."""
@@ -50,6 +58,7 @@ class RelayReport:
     sent: int = 0
     retried: int = 0
     dead: int = 0
+    expired: int = 0  # claimed rows left unpublished because the lease ran out first
 
 
 class OutboxRelay:
@@ -68,15 +77,26 @@ class OutboxRelay:
         self.policy = policy or RelayPolicy()
         self.dead_letters = dead_letters
         self.metrics = metrics
+        self.relay_id = uuid.uuid4().hex[:16]
+        self._passes = itertools.count(1)
 
     async def relay_once(self) -> RelayReport:
-        """Publish every row due now, once each."""
+        """Claim the rows due now (up to a batch) and publish each once."""
         report = RelayReport()
+        now = self.clock.now()
+        owner = f"{self.relay_id}/{next(self._passes)}"
         async with self.uow() as uow:
-            due = await uow.outbox.due(self.clock.now(), self.policy.batch_size)
-        for message in due:
+            claimed = await uow.outbox.claim(
+                now, now + self.policy.lease, owner, self.policy.batch_size
+            )
+            await uow.commit()
+        for message in claimed:
+            until = message.claimed_until
+            if until is not None and self.clock.now() >= until:
+                report.expired += 1  # another relay may hold it now: leave it to that one
+                continue
             await self._relay(message, report)
-        self.metrics.results_relayed(len(due), report.sent, report.retried, report.dead)
+        self.metrics.results_relayed(len(claimed), report.sent, report.retried, report.dead)
         return report
 
     async def run(self, stop: asyncio.Event, poll_seconds: float = 0.5) -> None:
@@ -87,8 +107,8 @@ class OutboxRelay:
             except Exception as error:  # the store hiccuped: rows stay due, try again later
                 log.error("outbox relay pass failed: %s", describe(error))
                 report = RelayReport()
-            if report.sent or report.retried or report.dead:
-                continue
+            if report.sent or report.retried or report.dead or report.expired:
+                continue  # more may be due right away
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), timeout=poll_seconds)
 

@@ -32,7 +32,7 @@ from ragline.application.parsing import (
 )
 from ragline.application.pipeline.errors import StageFailure
 from ragline.application.ports.object_storage import ObjectStorage, StorageError
-from ragline.application.ports.parser import ParsedDocument, PdfParserBackend
+from ragline.application.ports.parser import ParsedDocument
 from ragline.domain.parse_batch import (
     PageRange,
     ParseBatch,
@@ -44,15 +44,6 @@ from ragline.domain.parse_batch import (
 from ragline.domain.parse_run import FailureCode
 
 PAGED_TYPES = frozenset({"pdf"})
-
-
-def tier_for(file_type: str, backend: PdfParserBackend) -> ParseTier:
-    """The tier a task's backend asks for: naive is the text layer (basic); auto and
-    opendataloader are layout-aware (quality). Other formats parse the same at any tier:
-    basic."""
-    if file_type != "pdf" or backend is PdfParserBackend.NAIVE:
-        return ParseTier.BASIC
-    return ParseTier.QUALITY
 
 
 def failure_code(code: str | None) -> FailureCode:
@@ -93,15 +84,14 @@ class CleaningParseCache:
         return None if found is None else source_tag(source.bucket, source.key, found.etag)
 
     async def cached(
-        self, file_type: str, source: SourceRef, backend: PdfParserBackend
+        self, file_type: str, source: SourceRef, tier: ParseTier, backend: str | None = None
     ) -> ParsedDocument | None:
         """The Markdown without downloading the source, when this stored version of it was
         seen before and every page is in the done cache; None otherwise."""
         tag = await self._version(source)
         if tag is None:
             return None
-        tier = tier_for(file_type, backend)
-        submitted = await self._submit.version(tag, source, tier)
+        submitted = await self._submit.version(tag, source, tier, backend)
         if submitted is None or submitted.response.wait_parse_ids:
             return None  # unseen, or something to parse: download, and parse it on the file
         response = submitted.response
@@ -110,16 +100,22 @@ class CleaningParseCache:
         )
 
     async def parse(
-        self, path: Path, file_type: str, source: SourceRef, backend: PdfParserBackend
+        self,
+        path: Path,
+        file_type: str,
+        source: SourceRef,
+        tier: ParseTier,
+        backend: str | None = None,
     ) -> ParsedDocument:
         """The document's Markdown from the cache, parsing (here) only what is missing.
         Raises ParseEngineFailed when the pages cannot be counted, StageFailure when a
         batch failed."""
-        tier = tier_for(file_type, backend)
         sha256, page_count = await self._submit.measure(path, file_type)
         local = LocalSource(sha256, path)
         tag = await self._version(source)
-        submitted = await self._submit.local(local, source, page_count, tier, source_tag=tag)
+        submitted = await self._submit.local(
+            local, source, page_count, tier, source_tag=tag, backend=backend
+        )
         waiting = submitted.response.wait_parse_ids
         if waiting:
             ended = await self._runner.run_ids(waiting, local)
@@ -142,6 +138,7 @@ class CleaningParseCache:
             markdown=cached.markdown,
             page_count=page_count if file_type in PAGED_TYPES else None,
             backend="+".join(cached.backends),
+            warnings=list(cached.warnings),
             pages=cached.pages if file_type in PAGED_TYPES else (),
         )
 

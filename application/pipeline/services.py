@@ -46,3 +46,5 @@ class StageServices:
     tracing: Tracing = NO_TRACING
     parse_cache: CleaningParseCache | None = None
     """CLEANING asks it first (docs/parse-cache.md); None: every CLEANING parses."""
+    mineru: Parser | None = None
+    """The MinerU client (backend mineru, direct pull); None when no token is configured."""

@@ -70,6 +70,8 @@ class MessageBus(Protocol):
     Task topic: workers consume it (one consumer group); the CLI/HTTP debug path publishes
     to it. Result topic: the outbox relay publishes to it (and its dead letters); `ragline
     ingest`/`retry` read it with a reader of their own to learn how their tasks ended.
+    Each publisher method returns the same publisher every time (one per role); `close()`
+    closes them.
     """
 
     def task_source(self) -> TaskSource: ...
@@ -89,4 +91,10 @@ class MessageBus(Protocol):
 
     async def probe(self) -> str:
         """Whether the broker answers, in words (raises when it does not)."""
+        ...
+
+    async def close(self) -> None:
+        """Close every publisher this bus handed out (flushing what they hold), at
+        shutdown; the bus hands out no more afterwards. Sources are closed by whoever
+        consumes them."""
         ...

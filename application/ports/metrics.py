@@ -5,6 +5,7 @@ Calls are cheap and never fail the work; `NO_METRICS` reports nothing (tests, to
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Protocol
 
 
@@ -37,6 +38,10 @@ class PipelineMetrics(Protocol):
         """One outbox relay pass: rows due, published, put back, dead."""
         ...
 
+    def outbox_rows(self, counts: Mapping[str, int]) -> None:
+        """How many outbox rows each status has now (PENDING: owed, DEAD: given up)."""
+        ...
+
 
 class NoMetrics:
     def run_finished(self, status: str, failure_code: str | None) -> None:
@@ -58,6 +63,9 @@ class NoMetrics:
         return None
 
     def results_relayed(self, due: int, sent: int, retried: int, dead: int) -> None:
+        return None
+
+    def outbox_rows(self, counts: Mapping[str, int]) -> None:
         return None
 
 

@@ -14,8 +14,13 @@ from typing import Protocol
 
 from ragline.domain.parse_batch import PageRange, ParseTier
 
-SUPPORTED_FILE_TYPES: frozenset[str] = frozenset(
-    {"md", "markdown", "txt", "html", "htm", "docx", "pdf"}
+IMAGE_FILE_TYPES: frozenset[str] = frozenset({"png", "jpg", "jpeg", "tif", "tiff"})
+"""Images are read by OCR only (the quality tier), one section per image or TIFF frame."""
+
+SUPPORTED_FILE_TYPES: frozenset[str] = (
+    frozenset({"md", "markdown", "txt", "html", "htm", "docx", "pdf"})
+    | frozenset({"pptx", "xlsx", "csv", "tsv", "epub", "eml"})
+    | IMAGE_FILE_TYPES
 )
 
 
@@ -25,7 +30,13 @@ class PdfParserBackend(StrEnum):
     MINERU = "mineru"  # remote service; the pipeline sends it a URL (direct pull)
     OPENDATALOADER = "opendataloader"  # the opendataloader-pdf Java CLI, needs `java`
     NAIVE = "naive"  # pypdfium2 text layer + heading/paragraph recovery
-    AUTO = "auto"  # opendataloader when Java is present, else naive
+    AUTO = "auto"  # the best available engine, plus OCR of every page without a text layer
+
+
+def tier_of(backend: PdfParserBackend) -> ParseTier:
+    """The tier a backend parses at: naive reads the text layer only (basic); opendataloader,
+    auto and mineru are layout-aware (quality; auto and mineru also OCR scanned pages)."""
+    return ParseTier.BASIC if backend is PdfParserBackend.NAIVE else ParseTier.QUALITY
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,13 +66,16 @@ class ParseOptions:
     """Per-task parse options (from settings or the task message)."""
 
     pdf_parser_backend: PdfParserBackend = PdfParserBackend.AUTO
-    docling_force_ocr: bool = False  # no OCR engine ships here: ignored, with a warning
+    docling_force_ocr: bool = False  # quality tier: OCR every page, text layer or not
     mineru_url: str | None = None  # URL of the source object for MinerU's direct pull
     limits: ParseLimits = field(default_factory=ParseLimits)
     tier: ParseTier = ParseTier.BASIC
     page_range: PageRange | None = None
     """Parse only these pages of a paged format (PDF); None: the whole file. A non-paged
     file is page 1."""
+    extract_images: bool = False
+    """Return the document's images (PDF, DOCX, MinerU) in ParsedDocument.images and link
+    them from the Markdown; the pipeline asks only when the task has image_bucket/prefix."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +92,8 @@ class ParsedDocument:
     pages: tuple[str, ...] = ()
     """Per-page Markdown of a paged format, in page order from the range's first page; empty
     for a non-paged file (then ``markdown`` is page 1)."""
+    images: dict[str, bytes] = field(default_factory=dict)
+    """With ``extract_images``: link target in the Markdown (``images/<name>``) -> bytes."""
 
 
 class ParseError(Exception):
@@ -89,6 +105,11 @@ class ParseError(Exception):
 
     def __reduce__(self) -> tuple[type[ParseError], tuple[str]]:
         return (type(self), (self.reason,))
+
+
+class NoTextLayer(ParseError):
+    """Maps to NO_TEXT_LAYER: the basic tier found no text at all (a scan); OCR is the
+    quality tier's job, so retrying at the basic tier cannot help."""
 
 
 class UnsupportedFileType(ParseError):
@@ -103,6 +124,6 @@ class Parser(Protocol):
     def parse(self, source: Path, file_type: str, options: ParseOptions) -> ParsedDocument:
         """Parse ``source`` as ``file_type`` (lower-case extension without dot).
 
-        Raises UnsupportedFileType or ParseEngineFailed; nothing else escapes.
+        Raises UnsupportedFileType, NoTextLayer or ParseEngineFailed; nothing else escapes.
         """
         ...

@@ -56,6 +56,10 @@ class ParsedLog:
     retry_of_task_id: str | None = None
     parsed_bucket: str | None = None
     parsed_object_key: str | None = None
+    parse_backend: str | None = None
+    """The engine that really parsed the source (e.g. ``naive+tesseract``, ``mineru``)."""
+    parse_warnings: tuple[str, ...] = ()
+    """The parser's warnings (fallbacks, OCR'd pages, cut page ranges), in order."""
 
 
 class ParsedLogRepository(Protocol):
@@ -73,6 +77,13 @@ class ParsedLogRepository(Protocol):
 
     async def set_parsed_location(self, task_id: str, bucket: str, object_key: str) -> None:
         """Record where the Markdown was written (after CLEANING uploads it)."""
+        ...
+
+    async def set_parse_outcome(
+        self, task_id: str, backend: str, warnings: tuple[str, ...]
+    ) -> None:
+        """Record the engine that really parsed and its warnings (PersistenceError if the
+        row is missing)."""
         ...
 
 
@@ -108,6 +119,24 @@ class ParseRunRepository(Protocol):
 
     async def list_unfinished(self, limit: int = 100) -> list[ParseRun]:
         """Runs still PENDING or PROCESSING (interrupted runs waiting for a redelivery)."""
+        ...
+
+    async def heartbeat(self, task_id: str, at: datetime) -> bool:
+        """`UPDATE ... SET heartbeat_at=:at WHERE task_id=:id AND <unfinished>`: the worker
+        running the run says it still is. True iff rowcount == 1 (False: the run ended, or
+        a sweep converged it). Outside the aggregate: `save` never writes it, no version."""
+        ...
+
+    async def list_stale(self, before: datetime, limit: int = 100) -> list[str]:
+        """task_ids of unfinished runs whose heartbeat (or, without one, created_at) is
+        older than `before`, oldest first."""
+        ...
+
+    async def claim_stale(self, task_id: str, before: datetime, at: datetime) -> bool:
+        """The sweep's compare-and-set: `SET heartbeat_at=:at WHERE task_id=:id AND
+        <unfinished> AND coalesce(heartbeat_at, created_at) < :before`; True iff rowcount
+        == 1. A worker's heartbeat since the listing makes it False; the row stays locked
+        by this unit of work until it commits, so the sweep converges it alone."""
         ...
 
     async def list_recent(self, limit: int = 50) -> list[ParseRun]:
@@ -344,6 +373,9 @@ class OutboxMessage:
     next_attempt_at: datetime
     status: str  # PENDING | SENT | DEAD
     last_error: str | None = None
+    claimed_by: str | None = None  # the relay pass holding the row, until `claimed_until`
+    claimed_until: datetime | None = None
+    updated_at: datetime | None = None
 
 
 class OutboxRepository(Protocol):
@@ -355,11 +387,24 @@ class OutboxRepository(Protocol):
         ...
 
     async def due(self, now: datetime, limit: int = 100) -> list[OutboxMessage]:
-        """PENDING rows whose next_attempt_at <= now, oldest first."""
+        """PENDING rows whose next_attempt_at <= now, oldest first (a read: no claim)."""
+        ...
+
+    async def claim(
+        self, now: datetime, until: datetime, owner: str, limit: int = 100
+    ) -> list[OutboxMessage]:
+        """Claim up to `limit` due PENDING rows whose claim is free or expired
+        (`claimed_until` <= now): set `claimed_by=owner`, `claimed_until=until` and return
+        them, oldest first. Concurrent claims (other units of work) never return the same
+        row while its claim lasts: PostgreSQL/MySQL pick rows `FOR UPDATE SKIP LOCKED`,
+        SQLite serialises writers; the UPDATE is a compare-and-set on (PENDING, claim free
+        or expired). `owner` should be unique per claim (the rows are read back by it).
+        The claim takes effect on commit."""
         ...
 
     async def mark_sent(self, message_id: int, attempts: int) -> bool:
-        """CAS PENDING -> SENT where attempts matches; True iff rowcount == 1."""
+        """CAS PENDING -> SENT where attempts matches; True iff rowcount == 1. Every mark
+        also clears the claim."""
         ...
 
     async def mark_retry(
@@ -373,6 +418,28 @@ class OutboxRepository(Protocol):
         ...
 
     async def get(self, task_id: str) -> OutboxMessage | None: ...
+
+    async def list_messages(
+        self,
+        status: str | None = None,
+        task_id: str | None = None,
+        *,
+        after_id: int = 0,
+        limit: int = 100,
+    ) -> list[OutboxMessage]:
+        """Rows with id > `after_id` (in id order, at most `limit`), of one status and/or
+        one task when given: what an operator pages through."""
+        ...
+
+    async def count_by_status(self) -> Mapping[str, int]:
+        """How many rows each status has (a status without rows is absent)."""
+        ...
+
+    async def redrive(self, task_id: str, at: datetime) -> bool:
+        """CAS DEAD -> PENDING: `UPDATE ... SET status='PENDING', attempts=0,
+        next_attempt_at=:at WHERE task_id=:id AND status='DEAD'`; True iff rowcount == 1.
+        `last_error` is kept until the next attempt replaces it."""
+        ...
 
 
 # -- parse batches (the parse cache) -----------------------------------------------------
@@ -390,6 +457,7 @@ class NewParseBatch:
     created_at: datetime
     page_count: int | None = None  # pages of the whole file
     source_tag: str | None = None  # domain.parse_batch.source_tag of the source's version
+    requested_backend: str | None = None  # the pdf_parser_backend the request asked for
 
 
 class ParseBatchRepository(Protocol):
@@ -435,9 +503,16 @@ class ParseBatchRepository(Protocol):
         ...
 
     async def finish(
-        self, batch_id: int, owner: str, claims: int, done_at: datetime, backend: str
+        self,
+        batch_id: int,
+        owner: str,
+        claims: int,
+        done_at: datetime,
+        backend: str,
+        warnings: Sequence[str] = (),
     ) -> bool:
-        """CAS parsing (owner, claims) -> done; False when the claim was lost."""
+        """CAS parsing (owner, claims) -> done with the backend that parsed it and the
+        parser's warnings; False when the claim was lost."""
         ...
 
     async def fail(

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from ragline.application.ports.unit_of_work import RunPage, RunQuery, UnitOfWorkFactory
+from ragline.application.ports.unit_of_work import (
+    ParsedLog,
+    RunPage,
+    RunQuery,
+    UnitOfWorkFactory,
+)
 from ragline.domain.parse_run import ParseRun
 
 MAX_PAGE_SIZE = 200
@@ -45,3 +50,13 @@ class ListRuns:
             raise ValueError(f"page >= 1 and 1 <= page_size <= {MAX_PAGE_SIZE}")
         async with self._uow_factory() as uow:
             return await uow.runs.list_page(query, offset=(page - 1) * page_size, limit=page_size)
+
+    async def parse_records(self, task_ids: list[str]) -> dict[str, ParsedLog]:
+        """The parsed-log rows of these runs: the backend that really parsed, its warnings."""
+        found: dict[str, ParsedLog] = {}
+        async with self._uow_factory() as uow:
+            for task_id in task_ids:
+                row = await uow.parsed_logs.get(task_id)
+                if row is not None:
+                    found[task_id] = row
+        return found

@@ -10,7 +10,7 @@ from ragline.contracts.wire.codec import (
     encode_parse_task,
 )
 from ragline.contracts.wire.parse_result import FAILURE_REASON_MAX_CHARS, ParseResult, TaskStatus
-from ragline.contracts.wire.parse_task import ParseTask, PdfParserBackend, TriggerMode
+from ragline.contracts.wire.parse_task import FILE_TYPES, ParseTask, PdfParserBackend, TriggerMode
 from ragline.contracts.wire.topics import (
     DEAD_LETTER_ORIGIN_HEADER,
     DEAD_LETTER_REASON_HEADER,
@@ -26,6 +26,7 @@ __all__ = [
     "DEFAULT_PARSE_RESULT_TOPIC",
     "DEFAULT_PARSE_TASK_TOPIC",
     "FAILURE_REASON_MAX_CHARS",
+    "FILE_TYPES",
     "ParseResult",
     "ParseTask",
     "PdfParserBackend",

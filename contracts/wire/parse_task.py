@@ -14,6 +14,15 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, Strict
 from pydantic.config import JsonDict
 
 NonEmptyStr = Annotated[StrictStr, Field(min_length=1)]
+
+FILE_TYPES: tuple[str, ...] = (
+    "pdf", "docx", "html", "htm", "md", "markdown", "txt",
+    "pptx", "xlsx", "csv", "tsv", "epub", "eml",
+    "png", "jpg", "jpeg", "tif", "tiff",
+)  # fmt: skip
+"""The `file_type` values ragline parses (lower-case extension without the dot). The field
+stays an open string: any other value is a valid message whose run fails at CLEANING with
+UNSUPPORTED_FILE_TYPE, so a producer can route new types before ragline learns them."""
 TASK_ID_MAX_CHARS = 256
 TaskId = Annotated[StrictStr, Field(min_length=1, max_length=TASK_ID_MAX_CHARS, pattern=r"\S")]
 """Idempotency key: 1-256 characters, not only whitespace."""
@@ -57,7 +66,14 @@ class ParseTask(BaseModel):
     )
     user_id: StrictInt = Field(description="Owner of the file.")
     dataset_id: StrictInt = Field(description="Dataset the file belongs to.")
-    file_type: NonEmptyStr = Field(description="pdf, docx, html, md, ...; the routing key.")
+    file_type: NonEmptyStr = Field(
+        description=(
+            "The file's extension, lower case, without the dot; the routing key. Parsed: "
+            + ", ".join(FILE_TYPES)
+            + ". Any other value fails the run with UNSUPPORTED_FILE_TYPE."
+        ),
+        examples=list(FILE_TYPES),
+    )
     source_bucket: NonEmptyStr = Field(description="Object-storage bucket of the source file.")
     source_object_key: NonEmptyStr = Field(description="Object-storage key of the source file.")
     source_filename: StrictStr = Field(description="File name as uploaded by the user.")
@@ -75,10 +91,14 @@ class ParseTask(BaseModel):
         description="PDF parser: mineru (default), opendataloader, naive or auto.",
     )
     docling_force_ocr: StrictBool | None = Field(
-        default=None, description="Force OCR; only the Docling backend reads it."
+        default=None, description="Quality tier: OCR every page, text layer or not."
     )
-    image_bucket: StrictStr | None = Field(default=None, description="Bucket for PDF images.")
-    image_prefix: StrictStr | None = Field(default=None, description="Key prefix for PDF images.")
+    image_bucket: StrictStr | None = Field(
+        default=None, description="Bucket for PDF/DOCX/MinerU images (with image_prefix)."
+    )
+    image_prefix: StrictStr | None = Field(
+        default=None, description="Key prefix for those images; links use the object keys."
+    )
     is_retry: StrictBool = Field(
         default=False, description="True for a user-triggered retry of a failed task."
     )

@@ -67,6 +67,10 @@ class ParseBatch:
     """The engine that really parsed it (ParsedDocument.backend), once done."""
     page_count: int | None = None
     """Pages of the whole file, as counted when the batch was planned."""
+    requested_backend: str | None = None
+    """The backend the request that created it asked for (a worker parses with it)."""
+    warnings: tuple[str, ...] = ()
+    """What the parser warned about, kept with the pages (a cache hit reports them too)."""
 
     @property
     def is_active(self) -> bool:
@@ -102,10 +106,15 @@ class ParseBatch:
         self._require_parsing("renew")
         return attrs.evolve(self, lease_until=now + lease)
 
-    def finish(self, now: datetime, backend: str) -> ParseBatch:
+    def finish(self, now: datetime, backend: str, warnings: tuple[str, ...] = ()) -> ParseBatch:
         self._require_parsing("finish")
         return attrs.evolve(
-            self, status=BatchStatus.DONE, done_at=now, backend=backend, lease_until=None
+            self,
+            status=BatchStatus.DONE,
+            done_at=now,
+            backend=backend,
+            lease_until=None,
+            warnings=warnings,
         )
 
     def fail(self, code: str, message: str, now: datetime) -> ParseBatch:

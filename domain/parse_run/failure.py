@@ -47,6 +47,8 @@ class FailureCode(enum.Enum):
     KEYWORD_INDEX_UNAVAILABLE = "KEYWORD_INDEX_UNAVAILABLE"
     KEYWORD_INDEXING_FAILED = "KEYWORD_INDEXING_FAILED"
     SPARSE_VECTORIZING_FAILED = "SPARSE_VECTORIZING_FAILED"
+    NO_TEXT_LAYER = "NO_TEXT_LAYER"
+    MINERU_UNAVAILABLE = "MINERU_UNAVAILABLE"
 
     @property
     def info(self) -> CodeInfo:
@@ -165,6 +167,16 @@ CODE_INFO: dict[FailureCode, CodeInfo] = {
         "稀疏向量化失败，请重试。",
         "Building the sparse vector index failed; please retry.",
         True,
+    ),
+    _C.NO_TEXT_LAYER: CodeInfo(
+        "文件没有可读的文本层（扫描件），请改用带 OCR 的解析方式（auto 或 quality）后重新上传。",
+        "The file has no text layer (a scan); parse it with OCR (auto or the quality tier).",
+        False,
+    ),
+    _C.MINERU_UNAVAILABLE: CodeInfo(
+        "MinerU 解析服务未配置，请联系管理员或改用其他 PDF 解析方式。",
+        "The MinerU parser is not configured; ask the operator or choose another PDF parser.",
+        False,
     ),
 }
 del _C

@@ -110,13 +110,16 @@ class ParseBatchContract:
         self, uow_factory: UnitOfWorkFactory
     ) -> None:
         digest, tag = sha(), sha()
-        tagged = attrs.evolve(new_batch(digest, 1, 3), page_count=7, source_tag=tag)
+        tagged = attrs.evolve(
+            new_batch(digest, 1, 3), page_count=7, source_tag=tag, requested_backend="auto"
+        )
         older, newer = await self.add(uow_factory, tagged, attrs.evolve(tagged, page_count=8))
         async with uow_factory() as uow:
             found = await uow.parse_batches.find_by_source_tag(tag)
             missing = await uow.parse_batches.find_by_source_tag(sha())
         assert found is not None and found.id == newer.id and found.sha256 == digest
         assert found.page_count == 8 and older.page_count == 7
+        assert found.requested_backend == "auto"
         assert missing is None
 
     async def test_an_uncommitted_batch_is_rolled_back(
@@ -169,11 +172,14 @@ class ParseBatchContract:
             await uow.commit()
         assert (await self.get(uow_factory, batch.id)).lease_until == later + 2 * LEASE
         async with uow_factory() as uow:
-            assert await uow.parse_batches.finish(batch.id, "w2", 2, later, "naive+ocr")
+            assert await uow.parse_batches.finish(
+                batch.id, "w2", 2, later, "naive+ocr", ["第2页：无文本层，已识别"]
+            )
             await uow.commit()
         done = await self.get(uow_factory, batch.id)
         assert done.status is BatchStatus.DONE and done.done_at == later
         assert done.backend == "naive+ocr" and done.lease_until is None
+        assert done.warnings == ("第2页：无文本层，已识别",)
         async with uow_factory() as uow:  # a done batch is never claimed or failed again
             assert (
                 await uow.parse_batches.claim_next(

@@ -50,6 +50,7 @@ from ragline.application.ports.unit_of_work import (
     DuplicateTaskId,
     EmbeddingConfig,
     ModelKind,
+    OutboxMessage,
     PersistenceError,
     RunQuery,
     UnitOfWorkFactory,
@@ -432,6 +433,49 @@ class UnitOfWorkContract:
         assert runs[2].task_id not in unfinished_ids and runs[3].task_id not in unfinished_ids
         assert all(not r.is_terminal for r in unfinished)
 
+    async def test_heartbeats_and_stale_runs(self, uow_factory: UnitOfWorkFactory) -> None:
+        """Heartbeats live outside the aggregate (no version bump); a run is stale when its
+        heartbeat, or its created_at before the first, is older than the cut-off; the
+        sweep's claim is a compare-and-set on that."""
+        base = datetime(1975, 1, 1, tzinfo=UTC) + timedelta(days=uuid.uuid4().int % 10_000)
+        working, waiting, done = _processing(), _pending(), _succeeded()
+        for offset, run in enumerate((working, waiting, done)):
+            run.created_at = base + timedelta(seconds=offset)
+            await self.add_run(uow_factory, run)
+        cutoff = base + timedelta(seconds=10)
+        async with uow_factory() as uow:
+            stale = await uow.runs.list_stale(cutoff, limit=100_000)
+        assert working.task_id in stale and waiting.task_id in stale
+        assert stale.index(working.task_id) < stale.index(waiting.task_id)
+        assert done.task_id not in stale
+        async with uow_factory() as uow:
+            assert await uow.runs.heartbeat(working.task_id, cutoff + timedelta(seconds=10))
+            assert await uow.runs.heartbeat(done.task_id, cutoff) is False  # terminal
+            assert await uow.runs.heartbeat(uid("missing"), cutoff) is False
+            await uow.commit()
+        async with uow_factory() as uow:
+            stale = await uow.runs.list_stale(cutoff, limit=100_000)
+            assert working.task_id not in stale and waiting.task_id in stale
+            assert await uow.runs.claim_stale(working.task_id, cutoff, cutoff) is False
+            claimed_at = cutoff + timedelta(seconds=20)
+            assert await uow.runs.claim_stale(waiting.task_id, cutoff, claimed_at) is True
+            await uow.commit()
+        async with uow_factory() as uow:
+            assert await uow.runs.claim_stale(waiting.task_id, cutoff, claimed_at) is False
+            assert waiting.task_id not in await uow.runs.list_stale(cutoff, limit=100_000)
+            stored = await uow.runs.get(working.task_id)
+            assert stored == working  # the heartbeat is not part of the aggregate
+            assert stored is not None
+            expected = stored.version
+            stored.converge_interrupted(cutoff, "no heartbeat")
+            await uow.runs.save(stored, expected)  # the heartbeat bumped no version
+            await uow.commit()
+        async with uow_factory() as uow:
+            assert await uow.runs.heartbeat(working.task_id, cutoff) is False  # now FAILED
+            assert working.task_id not in await uow.runs.list_stale(
+                cutoff + timedelta(days=1), limit=100_000
+            )
+
     @staticmethod
     def _run_of(
         build: Callable[[], ParseRun], user: str, dataset: str, doc: str, seconds: float
@@ -619,6 +663,11 @@ class UnitOfWorkContract:
             await uow.parsed_logs.set_parsed_location(first_id, "md", "解析/文档.md")
             with pytest.raises(PersistenceError):
                 await uow.parsed_logs.set_parsed_location(uid("missing"), "md", "k")
+            await uow.parsed_logs.set_parse_outcome(
+                first_id, "naive+tesseract", ("OCR: 2 of 2 pages", "页面范围 1-9 cut to 1-2")
+            )
+            with pytest.raises(PersistenceError):
+                await uow.parsed_logs.set_parse_outcome(uid("missing"), "naive", ())
             await uow.commit()
         async with uow_factory() as uow:
             stored = await uow.parsed_logs.get(first_id)
@@ -628,6 +677,8 @@ class UnitOfWorkContract:
         assert (stored.id, stored.task_id, stored.payload_json) == (first.id, first_id, payload)
         assert stored.created_at == at(0) and stored.created_at.utcoffset() == timedelta(0)
         assert (stored.parsed_bucket, stored.parsed_object_key) == ("md", "解析/文档.md")
+        assert stored.parse_backend == "naive+tesseract"
+        assert stored.parse_warnings == ("OCR: 2 of 2 pages", "页面范围 1-9 cut to 1-2")
         assert stored.retry_of_task_id is None
         assert stored_retry == retry
 
@@ -1019,6 +1070,102 @@ class UnitOfWorkContract:
             await uow.outbox.put(task, "results", task, b"x", T0)
         async with uow_factory() as uow:
             assert await uow.outbox.get(task) is None
+
+    async def test_outbox_claims_are_disjoint_expire_and_end_with_a_mark(
+        self, uow_factory: UnitOfWorkFactory
+    ) -> None:
+        """Two relays claiming at once get disjoint rows; a claim hides its rows until it
+        expires; a mark clears it. (Rows of other tests may be claimed too: only ours are
+        asserted on, and disjointness over everything claimed.)"""
+        now = datetime(1990, 1, 1, tzinfo=UTC)  # before any other test's rows are due
+        lease = timedelta(seconds=60)
+        mine = [uid("claim") for _ in range(12)]
+        async with uow_factory() as uow:
+            for position, task in enumerate(mine):
+                due_at = now - timedelta(seconds=position + 1)
+                await uow.outbox.put(task, "results", task, b"{}", due_at)
+            await uow.commit()
+        barrier = None if self.serializes_transactions else asyncio.Barrier(2)
+
+        async def claim(owner: str) -> list[OutboxMessage]:
+            async with uow_factory() as uow:
+                claimed = await uow.outbox.claim(now, now + lease, owner, limit=5)
+                if barrier is not None:
+                    await barrier.wait()  # both claims are open at once, neither committed
+                await uow.commit()
+            return claimed
+
+        first, second = await asyncio.gather(claim(uid("relay-a")), claim(uid("relay-b")))
+        assert not {m.id for m in first} & {m.id for m in second}
+        claimed_tasks = {m.task_id for m in first + second}
+        assert len(claimed_tasks & set(mine)) == 10  # 5 + 5 slots; ours are due first
+        assert all(m.claimed_until == now + lease for m in first + second)
+        assert {m.claimed_by for m in first} == {first[0].claimed_by}
+        async with uow_factory() as uow:
+            rest = await uow.outbox.claim(now, now + lease, uid("relay-c"), limit=100_000)
+            await uow.commit()
+        assert {m.task_id for m in rest} & set(mine) == set(mine) - claimed_tasks
+        async with uow_factory() as uow:  # under a live claim: nothing of ours
+            held = await uow.outbox.claim(now + lease / 2, now + lease, uid("d"), 100_000)
+            assert not {m.task_id for m in held} & set(mine)
+            stored = await uow.outbox.get(mine[0])
+            assert stored is not None and stored.claimed_by is not None
+            assert await uow.outbox.mark_retry(stored.id, 0, now + lease * 4, "later") is True
+            await uow.commit()
+        async with uow_factory() as uow:  # expired: claimable again, the retried row not yet
+            again = await uow.outbox.claim(now + lease, now + lease * 2, uid("e"), 100_000)
+            await uow.commit()
+        assert {m.task_id for m in again} & set(mine) == set(mine[1:])
+        async with uow_factory() as uow:
+            retried = await uow.outbox.get(mine[0])
+            assert retried is not None
+            assert (retried.claimed_by, retried.claimed_until) == (None, None)
+            for message in again:
+                if message.task_id in mine:
+                    assert await uow.outbox.mark_sent(message.id, message.attempts) is True
+            await uow.commit()
+        async with uow_factory() as uow:
+            sent = await uow.outbox.get(mine[1])
+            assert sent is not None and sent.status == "SENT" and sent.claimed_by is None
+
+    async def test_outbox_redrive_lists_and_counts(self, uow_factory: UnitOfWorkFactory) -> None:
+        dead_task, pending_task = uid("dead"), uid("pending")
+        async with uow_factory() as uow:
+            before = dict(await uow.outbox.count_by_status())
+            await uow.outbox.put(dead_task, "results", dead_task, b"d", T0)
+            await uow.outbox.put(pending_task, "results", pending_task, b"p", T0)
+            await uow.commit()
+        async with uow_factory() as uow:
+            dead_row = await uow.outbox.get(dead_task)
+            assert dead_row is not None
+            assert await uow.outbox.redrive(dead_task, T0) is False  # PENDING, not DEAD
+            assert await uow.outbox.mark_dead(dead_row.id, 0, "RESULT_NOTIFY_FAILED:gone")
+            await uow.commit()
+        async with uow_factory() as uow:
+            counts = await uow.outbox.count_by_status()
+            assert counts.get("DEAD", 0) == before.get("DEAD", 0) + 1
+            assert counts.get("PENDING", 0) == before.get("PENDING", 0) + 1
+            (listed,) = await uow.outbox.list_messages("DEAD", dead_task)
+            assert listed.status == "DEAD" and listed.attempts == 1
+            assert listed.last_error == "RESULT_NOTIFY_FAILED:gone"
+            assert await uow.outbox.list_messages("PENDING", dead_task) == []
+            both = await uow.outbox.list_messages(after_id=dead_row.id - 1, limit=100_000)
+            assert [m.task_id for m in both][:2] == [dead_task, pending_task]
+            page = await uow.outbox.list_messages(after_id=dead_row.id, limit=1)
+            assert [m.task_id for m in page] == [pending_task]
+        later = T0 + timedelta(hours=1)
+        async with uow_factory() as uow:
+            assert await uow.outbox.redrive(dead_task, later) is True
+            assert await uow.outbox.redrive(dead_task, later) is False  # already PENDING
+            await uow.commit()
+        async with uow_factory() as uow:
+            redriven = await uow.outbox.get(dead_task)
+            assert redriven is not None
+            assert (redriven.status, redriven.attempts) == ("PENDING", 0)
+            assert redriven.next_attempt_at == later
+            assert redriven.last_error == "RESULT_NOTIFY_FAILED:gone"  # kept for the record
+            assert dead_task in {m.task_id for m in await uow.outbox.due(later, 100_000)}
+            assert await uow.outbox.redrive(uid("missing"), later) is False
 
     # -- the retry race (SPEC §4.6) -----------------------------------------------------
 

@@ -60,3 +60,38 @@ def test_table_output_and_unsupported_formats(tmp_path: Path) -> None:
     pdf.write_bytes(b"%PDF-1.4")
     code, out = run(tmp_path, str(pdf))
     assert code != 0 and "parser" in out
+
+
+SAMPLES = Path(__file__).resolve().parents[2] / "examples" / "docs"
+# sample -> a section path its preview must show (the format's own structure)
+FORMAT_SECTIONS = {
+    "composting-at-home.pptx": ["Greens and Browns", "Speaker notes"],
+    "bicycle-maintenance.xlsx": ["Tyre Pressure"],
+    "houseplant-care.csv": [],
+    "sailing-knots.tsv": [],
+    "lighthouse-keeper.epub": ["Fog Signals"],
+    "office-move.eml": [
+        "Office move to the fourth floor",
+        "Attachment: parking-during-the-move.txt",
+    ],
+}
+
+
+def test_json_preview_of_every_new_format(tmp_path: Path) -> None:
+    for name, section_path in FORMAT_SECTIONS.items():
+        code, out = run(tmp_path, str(SAMPLES / name), "--json")
+        assert code == 0, (name, out)
+        data = json.loads(out)
+        md = data["markdown"]
+        assert data["parents"], name
+        assert section_path in [p["section_path"] for p in data["parents"]], (name, data)
+        for p in data["parents"]:
+            s, e = p["span"]
+            assert md[s:e] == p["text"]
+
+
+def test_an_unknown_type_is_still_refused(tmp_path: Path) -> None:
+    odd = tmp_path / "notes.xyz"
+    odd.write_text("some text\n", encoding="utf-8")
+    code, out = run(tmp_path, str(odd))
+    assert code != 0 and "UNSUPPORTED_FILE_TYPE" in out, out

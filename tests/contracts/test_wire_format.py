@@ -11,7 +11,7 @@ import attrs
 import pytest
 
 from ragline.adapters.wire_json import JsonWireFormat
-from ragline.application.ports.parser import PdfParserBackend
+from ragline.application.ports.parser import SUPPORTED_FILE_TYPES, PdfParserBackend
 from ragline.application.tasks import (
     ParseTaskCommand,
     TaskResult,
@@ -39,7 +39,14 @@ def test_the_two_spellings_of_each_vocabulary_are_equal(
     assert [m.value for m in wire_enum] == [m.value for m in application_enum]
 
 
-@pytest.mark.parametrize("name", ["parse_task.first_parse.json", "parse_task.retry.json"])
+def test_the_wire_lists_exactly_the_file_types_the_parsers_take() -> None:
+    assert set(wire.FILE_TYPES) == SUPPORTED_FILE_TYPES
+    assert len(wire.FILE_TYPES) == len(set(wire.FILE_TYPES))
+
+
+@pytest.mark.parametrize(
+    "name", ["parse_task.first_parse.json", "parse_task.retry.json", "parse_task.spreadsheet.json"]
+)
 def test_an_example_task_decodes_to_its_fields_and_encodes_back(name: str) -> None:
     body = (EXAMPLES / name).read_bytes()
     command = FORMAT.decode_task(body)

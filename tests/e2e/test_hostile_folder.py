@@ -18,6 +18,7 @@ from tests.e2e.ragline_process import (
     search_batch,
     summary_row,
 )
+from tests.fixtures.hostile.business_formats import recursive_eml, zip_bomb_epub, zip_bomb_xlsx
 from tests.fixtures.hostile.make_hostile import text_pdf, zip_bomb_docx
 
 GOOD = """# Lighthouse Keeping
@@ -35,6 +36,10 @@ HOSTILE: dict[str, str] = {
     "single-line.md": "PARSE_ENGINE_FAILED",  # 2 MB: past the line limit, not the size
     "corrupt.pdf": "PARSE_ENGINE_FAILED",
     "notes.xyz": "UNSUPPORTED_FILE_TYPE",
+    "zip-bomb.xlsx": "PARSE_ENGINE_FAILED",
+    "zip-bomb.epub": "PARSE_ENGINE_FAILED",
+    "not-a-zip.pptx": "PARSE_ENGINE_FAILED",
+    "recursive.eml": "PARSE_ENGINE_FAILED",  # 50 forwards deep
 }
 EMPTY = "empty.md"
 
@@ -51,6 +56,10 @@ def write_folder(folder: Path) -> None:
     (folder / "single-line.md").write_bytes(b"# Title\n\n" + b"lorem ipsum " * (2 * 1024**2 // 12))
     (folder / "corrupt.pdf").write_bytes(text_pdf("This PDF is cut in half")[:200])
     (folder / "notes.xyz").write_bytes(b"some data in a format nobody parses\n")
+    (folder / "zip-bomb.xlsx").write_bytes(zip_bomb_xlsx())
+    (folder / "zip-bomb.epub").write_bytes(zip_bomb_epub())
+    (folder / "not-a-zip.pptx").write_bytes(b"Slides? No: plain text.\n")
+    (folder / "recursive.eml").write_bytes(recursive_eml())
     (folder / EMPTY).write_bytes(b"")
 
 

@@ -65,6 +65,7 @@ class Harness:
         tmp: Path,
         settings: PipelineSettings | None = None,
         parse_cache: ParseCacheSettings | None = None,
+        mineru: bool = True,
     ) -> None:
         self.faults = Faults()
         self.db = FakeDatabase(self.faults)
@@ -89,6 +90,8 @@ class Harness:
             "storage": self.storage,
             "parser": self.parser,
             "page_counter": self.page_counter,
+            # the fake answers mineru (direct pull) too; mineru=False: no MinerU client
+            "mineru_parser": self.parser if mineru else None,
             "chunker": PlanChunker(SMALL_PLAN),
             "embedders": self.embedders,
             "vectors": self.vectors,

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import heapq
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from types import MappingProxyType
 
 import attrs
@@ -129,6 +129,7 @@ class FakePublisher:
         self.attempts = 0
         self.bus = bus
         self.topic = topic
+        self.on_publish: Callable[[], None] | None = None  # e.g. a slow broker moving a clock
 
     def fail_next(self, times: int | None) -> None:
         self.faults.arm("publisher.publish", MessageBusError("broker said no"), times)
@@ -137,6 +138,8 @@ class FakePublisher:
         self.attempts += 1
         self.faults.check("publisher.publish")
         self.published.append((routing_key, body))
+        if self.on_publish is not None:
+            self.on_publish()
         if self.bus is not None:
             await self.bus.append(self.topic, body, routing_key, {})
 

@@ -27,16 +27,18 @@ class FakeParser:
             "# Remote\n\nThe remote parser read this PDF from a presigned URL.\n"
         )
         self.calls: list[ParseCall] = []
+        self.warnings: list[str] = []
+        self.images: dict[str, bytes] = {}  # returned (with links) when options ask for them
 
     def parse(self, source: Path, file_type: str, options: ParseOptions) -> ParsedDocument:
         self.calls.append(ParseCall(source, file_type, options, source.exists()))
         self.faults.check("parser.parse")
         if options.pdf_parser_backend is PdfParserBackend.MINERU and file_type == "pdf":
             assert options.mineru_url is not None, "direct pull needs a URL"
-            return ParsedDocument(self.remote_markdown)
+            return ParsedDocument(self.remote_markdown, backend="fake-mineru")
         text = source.read_text(encoding="utf-8", errors="replace")
         if file_type in ("md", "markdown"):  # like the real Markdown parser: validate only
-            return ParsedDocument(text)
+            return ParsedDocument(text, backend="fake-markdown")
         if file_type == "pdf" and PAGE_BREAK in text:  # a paged file: per-page Markdown
             every = [
                 f"## Page {n}\n\n{body.strip()}\n"
@@ -47,7 +49,14 @@ class FakeParser:
             return ParsedDocument(
                 "\n".join(pages), page_count=len(every), pages=tuple(pages), backend="fake"
             )
-        return ParsedDocument(f"# Document\n\n{text}\n", backend="fake")
+        images = dict(self.images) if options.extract_images else {}
+        links = "".join(f"\n![]({target})\n" for target in images)
+        return ParsedDocument(
+            f"# Document\n\n{text}\n{links}",
+            warnings=list(self.warnings),
+            backend="fake",
+            images=images,
+        )
 
 
 PAGE_BREAK = "\f"

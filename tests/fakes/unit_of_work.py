@@ -101,6 +101,7 @@ class FakeDatabase:
         self.runs: dict[str, ParseRun] = {}
         self.run_order: dict[str, int] = {}  # task_id -> insertion order (the SQL id)
         self.document_deleted_at: dict[str, datetime] = {}  # task_id -> the tombstone
+        self.heartbeats: dict[str, datetime] = {}  # task_id -> heartbeat_at
         self.chunks: dict[DocumentScope, dict[str, ChunkRecord]] = {}
         self.configs: dict[str, EmbeddingConfig] = {}
         self.chat_configs: dict[str, ChatConfig] = {}
@@ -138,6 +139,14 @@ class FakeDatabase:
             except TimeoutError:
                 raise PersistenceError(f"lock wait timeout on {key}") from None
             self._locks[key] = owner
+
+    async def try_lock(self, key: tuple[str, object], owner: object) -> bool:
+        """SKIP LOCKED: take the row lock if it is free (or ours), else say no at once."""
+        async with self._cond():
+            if self._locks.get(key) not in (None, owner):
+                return False
+            self._locks[key] = owner
+            return True
 
     async def release(self, owner: object) -> None:
         cond = self._cond()
@@ -204,6 +213,21 @@ class FakeParsedLogs(_Repo):
             row, parsed_bucket=bucket, parsed_object_key=object_key
         )
 
+    async def set_parse_outcome(
+        self, task_id: str, backend: str, warnings: tuple[str, ...]
+    ) -> None:
+        await self.check("parsed_logs.set_parse_outcome")
+        await self.uow.lock(("log", task_id))
+        row = self.uow.pending_logs.get(task_id) or self.db.parsed_logs.get(task_id)
+        if row is None:
+            raise PersistenceError(f"no parsed log for {task_id}")
+        self.uow.pending_logs[task_id] = attrs.evolve(
+            row, parse_backend=backend[:64], parse_warnings=tuple(warnings)
+        )
+
+
+_UNFINISHED = (PipelineStatus.PENDING, PipelineStatus.PROCESSING)
+
 
 class FakeRuns(_Repo):
     def _current(self, task_id: str) -> ParseRun | None:
@@ -254,6 +278,40 @@ class FakeRuns(_Repo):
         marked.version += 1
         self.uow.pending_runs[task_id] = marked
         return True
+
+    def _sign_of_life(self, run: ParseRun) -> datetime:
+        beat = self.uow.pending_heartbeats.get(run.task_id) or self.db.heartbeats.get(run.task_id)
+        return beat if beat is not None else run.created_at
+
+    async def _touch(self, task_id: str, at: datetime, before: datetime | None) -> bool:
+        at = utc(at)
+        await self.uow.lock(("run", task_id))
+        current = self._current(task_id)
+        if current is None or current.pipeline_status not in _UNFINISHED:
+            return False
+        if before is not None and not self._sign_of_life(current) < utc(before):
+            return False
+        self.uow.pending_heartbeats[task_id] = at
+        return True
+
+    async def heartbeat(self, task_id: str, at: datetime) -> bool:
+        await self.check("runs.heartbeat")
+        return await self._touch(task_id, at, None)
+
+    async def list_stale(self, before: datetime, limit: int = 100) -> list[str]:
+        await self.check("runs.list_stale")
+        before = utc(before)
+        stale = [
+            r
+            for r in self._all()
+            if r.pipeline_status in _UNFINISHED and self._sign_of_life(r) < before
+        ]
+        stale.sort(key=lambda r: (self._sign_of_life(r), self.db.run_order.get(r.task_id, 0)))
+        return [r.task_id for r in stale[:limit]]
+
+    async def claim_stale(self, task_id: str, before: datetime, at: datetime) -> bool:
+        await self.check("runs.claim_stale")
+        return await self._touch(task_id, at, before)
 
     def _all(self) -> list[ParseRun]:
         merged = dict(self.db.runs) | self.uow.pending_runs
@@ -500,6 +558,11 @@ class FakeModelConfigs(_Repo):
         return existed
 
 
+def _claimable(row: OutboxMessage, now: datetime) -> bool:
+    due = row.status == "PENDING" and row.next_attempt_at <= now
+    return due and (row.claimed_until is None or row.claimed_until <= now)
+
+
 class FakeOutbox(_Repo):
     def _row(self, task_id: str) -> OutboxMessage | None:
         return self.uow.pending_outbox.get(task_id) or self.db.outbox.get(task_id)
@@ -529,14 +592,84 @@ class FakeOutbox(_Repo):
                 next_attempt_at=at,
                 status="PENDING",
                 last_error=None,
+                claimed_by=None,
+                claimed_until=None,
             )
-        self.uow.pending_outbox[task_id] = row
+        self.uow.pending_outbox[task_id] = attrs.evolve(row, updated_at=at)
 
     async def due(self, now: datetime, limit: int = 100) -> list[OutboxMessage]:
         await self.check("outbox.due")
         merged = dict(self.db.outbox) | self.uow.pending_outbox
         rows = [m for m in merged.values() if m.status == "PENDING" and m.next_attempt_at <= now]
         return sorted(rows, key=lambda m: (m.next_attempt_at, m.id))[:limit]
+
+    async def claim(
+        self, now: datetime, until: datetime, owner: str, limit: int = 100
+    ) -> list[OutboxMessage]:
+        await self.check("outbox.claim")
+        now, until = utc(now), utc(until)
+        merged = dict(self.db.outbox) | self.uow.pending_outbox
+        candidates = sorted(merged.values(), key=lambda m: (m.next_attempt_at, m.id))
+        claimed: list[OutboxMessage] = []
+        for row in candidates:
+            if len(claimed) == limit:
+                break
+            if not _claimable(row, now):
+                continue
+            if not await self.db.try_lock(("outbox", row.task_id), self.uow._owner):
+                continue  # FOR UPDATE SKIP LOCKED
+            current = self._row(row.task_id)
+            if current is None or not _claimable(current, now):
+                continue
+            current = attrs.evolve(current, claimed_by=owner, claimed_until=until)
+            self.uow.pending_outbox[current.task_id] = current
+            claimed.append(current)
+        return claimed
+
+    async def list_messages(
+        self,
+        status: str | None = None,
+        task_id: str | None = None,
+        *,
+        after_id: int = 0,
+        limit: int = 100,
+    ) -> list[OutboxMessage]:
+        await self.check("outbox.list_messages")
+        merged = dict(self.db.outbox) | self.uow.pending_outbox
+        rows = [
+            m
+            for m in merged.values()
+            if m.id > after_id
+            and (status is None or m.status == status)
+            and (task_id is None or m.task_id == task_id)
+        ]
+        return sorted(rows, key=lambda m: m.id)[:limit]
+
+    async def count_by_status(self) -> dict[str, int]:
+        await self.check("outbox.count_by_status")
+        merged = dict(self.db.outbox) | self.uow.pending_outbox
+        counts: dict[str, int] = {}
+        for row in merged.values():
+            counts[row.status] = counts.get(row.status, 0) + 1
+        return counts
+
+    async def redrive(self, task_id: str, at: datetime) -> bool:
+        await self.check("outbox.redrive")
+        at = utc(at)
+        await self.uow.lock(("outbox", task_id))
+        row = self._row(task_id)
+        if row is None or row.status != "DEAD":
+            return False
+        self.uow.pending_outbox[task_id] = attrs.evolve(
+            row,
+            status="PENDING",
+            attempts=0,
+            next_attempt_at=at,
+            updated_at=at,
+            claimed_by=None,
+            claimed_until=None,
+        )
+        return True
 
     async def _cas(self, message_id: int, expected_attempts: int, **changes: object) -> bool:
         row = self._by_id(message_id)
@@ -546,6 +679,7 @@ class FakeOutbox(_Repo):
         row = self._row(row.task_id)
         if row is None or row.status != "PENDING" or row.attempts != expected_attempts:
             return False
+        changes |= {"claimed_by": None, "claimed_until": None}
         self.uow.pending_outbox[row.task_id] = attrs.evolve(row, **changes)  # type: ignore[arg-type]
         return True
 
@@ -605,6 +739,7 @@ class FakeParseBatches(_Repo):
             created_at=utc(batch.created_at),
             source=batch.source,
             page_count=batch.page_count,
+            requested_backend=batch.requested_backend,
         )
         self.db.source_tags[row.id] = batch.source_tag
         await self.uow.lock(("batch", row.id))
@@ -671,13 +806,19 @@ class FakeParseBatches(_Repo):
         return True
 
     async def finish(
-        self, batch_id: int, owner: str, claims: int, done_at: datetime, backend: str
+        self,
+        batch_id: int,
+        owner: str,
+        claims: int,
+        done_at: datetime,
+        backend: str,
+        warnings: Sequence[str] = (),
     ) -> bool:
         await self.check("parse_batches.finish")
         row = await self._held(batch_id, owner, claims)
         if row is None:
             return False
-        self.uow.pending_batches[batch_id] = row.finish(utc(done_at), backend[:64])
+        self.uow.pending_batches[batch_id] = row.finish(utc(done_at), backend[:64], tuple(warnings))
         return True
 
     async def fail(
@@ -724,6 +865,7 @@ class FakeUnitOfWork:
         self.pending_outbox: dict[str, OutboxMessage] = {}
         self.pending_tombstones: dict[str, datetime] = {}
         self.pending_batches: dict[int, ParseBatch] = {}
+        self.pending_heartbeats: dict[str, datetime] = {}
         self.parsed_logs = FakeParsedLogs(self)
         self.runs = FakeRuns(self)
         self.chunks = FakeChunks(self)
@@ -775,6 +917,7 @@ class FakeUnitOfWork:
         db.outbox.update(self.pending_outbox)
         db.document_deleted_at.update(self.pending_tombstones)
         db.parse_batches.update(self.pending_batches)
+        db.heartbeats.update(self.pending_heartbeats)
         if any(
             (
                 self.pending_logs,
@@ -796,3 +939,4 @@ class FakeUnitOfWork:
         self.pending_logs, self.pending_runs, self.pending_chunks = {}, {}, {}
         self.pending_configs, self.pending_outbox, self.pending_tombstones = {}, {}, {}
         self.pending_batches = {}
+        self.pending_heartbeats = {}

@@ -39,6 +39,8 @@ WHERE: dict[FailureCode, str] = {
     C.KEYWORD_INDEX_UNAVAILABLE: "KEYWORD_INDEXING: engine unreachable during the write",
     C.KEYWORD_INDEXING_FAILED: "KEYWORD_INDEXING: write failed (half-written docs deleted)",
     C.SPARSE_VECTORIZING_FAILED: "SPARSE_VECTORIZING: encoding or sparse upsert failed",
+    C.NO_TEXT_LAYER: "CLEANING: basic tier (naive) and a page range with no text layer (a scan)",
+    C.MINERU_UNAVAILABLE: "CLEANING: mineru asked for, not configured, and the policy is fail",
 }
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 from datetime import timedelta
 
+import pytest
+
 from ragline.application.pipeline.outbox_relay import OutboxRelay, RelayPolicy
 from ragline.application.ports.unit_of_work import PersistenceError
 from tests.fakes.harness import Harness, decode_result
@@ -75,16 +77,59 @@ async def test_a_crash_between_commit_and_publish_loses_nothing(h: Harness) -> N
 async def test_a_crash_between_publish_and_mark_sent_publishes_again(h: Harness) -> None:
     task_id = await _one_result(h)
     h.faults.arm("uow.outbox.mark_sent", PersistenceError("connection lost"))
-    stop = asyncio.Event()
-    runner = asyncio.create_task(h.relay.run(stop, poll_seconds=0.01))
-    for _ in range(200):
-        if h.db.outbox[task_id].status == "SENT":
-            break
-        await asyncio.sleep(0.005)
-    stop.set()
-    await runner
+    with pytest.raises(PersistenceError):
+        await h.relay.relay_once()  # published, then the mark failed: the pass died here
+    assert h.db.outbox[task_id].status == "PENDING"
+    assert (await h.relay.relay_once()).sent == 0  # still claimed by the pass that died
+    h.clock.advance(h.relay.policy.lease)
+    assert (await h.relay.relay_once()).sent == 1  # the claim expired: published again
     assert h.db.outbox[task_id].status == "SENT"
     assert [key for key, _ in h.publisher.published] == [task_id, task_id]  # at least once
+
+
+async def test_a_claim_expires_after_the_lease(h: Harness) -> None:
+    task_id = await _one_result(h)
+    now = h.clock.now()
+    async with h.db() as uow:  # a relay claims the row, then dies without publishing
+        (claimed,) = await uow.outbox.claim(now, now + h.relay.policy.lease, "dead-relay/1")
+        await uow.commit()
+    assert claimed.task_id == task_id and claimed.claimed_by == "dead-relay/1"
+    assert (await h.relay.relay_once()).sent == 0
+    assert h.publisher.published == []
+    h.clock.advance(h.relay.policy.lease)
+    assert (await h.relay.relay_once()).sent == 1
+    row = h.db.outbox[task_id]
+    assert row.status == "SENT" and row.claimed_by is None and row.claimed_until is None
+
+
+async def test_a_pass_whose_lease_ran_out_publishes_nothing_more(h: Harness) -> None:
+    for _ in range(3):
+        await _one_result(h)
+    h.publisher.on_publish = lambda: h.clock.advance(h.relay.policy.lease)
+    report = await h.relay.relay_once()
+    assert (report.sent, report.expired) == (1, 2)  # the first publish outlived the lease
+    assert len(h.publisher.published) == 1
+
+
+async def test_two_relays_on_one_store_publish_disjoint_rows(h: Harness) -> None:
+    tasks = [await _one_result(h) for _ in range(40)]
+    first, second = FakePublisher(), FakePublisher()
+    relays = [
+        OutboxRelay(h.db, first, h.clock, RelayPolicy(batch_size=7)),
+        OutboxRelay(h.db, second, h.clock, RelayPolicy(batch_size=7)),
+    ]
+
+    async def drain(relay: OutboxRelay) -> None:
+        while (await relay.relay_once()).sent:
+            pass
+
+    await asyncio.gather(*(drain(relay) for relay in relays))
+    one = [key for key, _ in first.published]
+    two = [key for key, _ in second.published]
+    assert one and two  # both relays worked
+    assert not set(one) & set(two)
+    assert sorted(one + two) == sorted(tasks)
+    assert all(h.db.outbox[t].status == "SENT" for t in tasks)
 
 
 def test_backoff_is_exponential_and_capped() -> None:

@@ -104,6 +104,7 @@ class _Block:
     text: str
     level: int = 0
     last: Line | None = None
+    page: int = 0  # the page of the block's first line
 
 
 def _heading_levels(lines: list[Line], body: float) -> dict[float, int]:
@@ -134,9 +135,27 @@ def lines_to_markdown(
 ) -> str:
     """`outline` maps outline_key(bookmark title) -> heading level: a line that is exactly a
     bookmark title is a heading at the bookmark's depth, whatever its font says."""
+    blocks = _blocks(pages, page_width, outline)
+    return _render(blocks).replace("\u00ad", "-") if blocks else ""
+
+
+def page_markdowns(
+    pages: list[list[Line]], page_width: float, outline: dict[str, int] | None = None
+) -> dict[int, str]:
+    """Markdown per page (by `Line.page`), with the document-wide heading levels and body
+    size; a paragraph running across a page break belongs to the page it starts on."""
+    by_page: dict[int, list[_Block]] = {}
+    for block in _blocks(pages, page_width, outline):
+        by_page.setdefault(block.page, []).append(block)
+    return {page: _render(blocks).replace("\u00ad", "-") for page, blocks in by_page.items()}
+
+
+def _blocks(
+    pages: list[list[Line]], page_width: float, outline: dict[str, int] | None
+) -> list[_Block]:
     lines = [ln for page in pages for ln in page]
     if not lines:
-        return ""
+        return []
     outline = outline or {}
     body = body_size(lines)
     levels = _heading_levels(lines, body)
@@ -175,7 +194,7 @@ def lines_to_markdown(
             ):
                 current.text = join_lines(current.text, line.text)  # a wrapped heading
             else:
-                current = _Block("heading", line.text, level)
+                current = _Block("heading", line.text, level, page=line.page)
                 blocks.append(current)
             current.last = line
             previous = line
@@ -204,10 +223,10 @@ def lines_to_markdown(
                 ]
             else:
                 text = line.text
-            current = _Block("item" if starts_item else "para", text, last=line)
+            current = _Block("item" if starts_item else "para", text, last=line, page=line.page)
             blocks.append(current)
         previous = line
-    return _render(blocks).replace("\u00ad", "-")
+    return blocks
 
 
 def _continues(

@@ -7,15 +7,35 @@ the wall-clock limit. It is never run under the sandbox's RLIMIT_AS, which a JVM
 from __future__ import annotations
 
 import importlib.resources
+import re
 import resource
 import shutil
 import subprocess
 from functools import cache
 from pathlib import Path
 
-from ragline.application.ports.parser import ParsedDocument, ParseEngineFailed, ParseLimits
+from ragline.application.ports.parser import (
+    NoTextLayer,
+    ParsedDocument,
+    ParseEngineFailed,
+    ParseLimits,
+)
+from ragline.domain.parse_batch import PageRange
 
 _JAR = "opendataloader-pdf-cli.jar"
+_SEPARATOR = "<!-- ragline-page %page-number% -->"
+_SEPARATOR_LINE = re.compile(r"^<!-- ragline-page (\d+) -->\n?", re.MULTILINE)
+
+
+def split_pages(markdown: str, pages: PageRange) -> tuple[str, ...]:
+    """opendataloader's output with a separator before every page -> Markdown per page."""
+    by_page: dict[int, str] = {}
+    parts = _SEPARATOR_LINE.split(markdown)
+    if len(parts) == 1:  # no separator at all: the whole text is the range's first page
+        parts = ["", str(pages.first), markdown]
+    for number, text in zip(parts[1::2], parts[2::2], strict=True):
+        by_page[int(number)] = text.strip("\n") + "\n" if text.strip() else ""
+    return tuple(by_page.get(page, "") for page in pages.pages())
 
 
 @cache
@@ -37,7 +57,9 @@ def _lift_address_space_limit() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (hard, hard))
 
 
-def parse_pdf_opendataloader(source: Path, limits: ParseLimits, temp_dir: Path) -> ParsedDocument:
+def parse_pdf_opendataloader(
+    source: Path, limits: ParseLimits, temp_dir: Path, pages: PageRange
+) -> ParsedDocument:
     jar = jar_path()
     if jar is None:
         raise ParseEngineFailed(
@@ -47,7 +69,7 @@ def parse_pdf_opendataloader(source: Path, limits: ParseLimits, temp_dir: Path) 
     command = [
         "java", f"-Xmx{heap_mb}m", "-Djava.awt.headless=true", f"-Djava.io.tmpdir={temp_dir}",
         "-jar", str(jar), str(source), "--format", "markdown", "--image-output", "off",
-        "--to-stdout", "--quiet",
+        "--to-stdout", "--quiet", "--pages", str(pages), "--markdown-page-separator", _SEPARATOR,
     ]  # fmt: skip
     try:
         done = subprocess.run(
@@ -69,10 +91,17 @@ def parse_pdf_opendataloader(source: Path, limits: ParseLimits, temp_dir: Path) 
         if "outofmemoryerror" in lowered:
             raise ParseEngineFailed(f"opendataloader ran out of memory (heap {heap_mb} MiB)")
         raise ParseEngineFailed(f"opendataloader failed (exit {done.returncode}): {last}"[:300])
-    markdown = done.stdout.decode("utf-8", "replace")
-    if len(markdown) > limits.max_output_chars:
+    output = done.stdout.decode("utf-8", "replace")
+    if len(output) > limits.max_output_chars:
         raise ParseEngineFailed(f"PDF text exceeds {limits.max_output_chars} characters")
+    per_page = split_pages(output, pages)
+    markdown = "\n".join(page for page in per_page if page)
     if not markdown.strip():
-        raise ParseEngineFailed("no text layer (scanned PDF; OCR backend not configured)")
+        raise NoTextLayer("no text layer (opendataloader reads text only; backend auto OCRs)")
     first = next((ln for ln in markdown.split("\n") if ln.startswith("#")), "")
-    return ParsedDocument(markdown=markdown, title=first.lstrip("#").strip() or None)
+    return ParsedDocument(
+        markdown=markdown,
+        title=first.lstrip("#").strip() or None,
+        backend="opendataloader",
+        pages=per_page,
+    )

@@ -2,7 +2,13 @@
 
 `put` is an upsert (re-putting a task's result sets its row back to PENDING with fresh
 attempts); every mark is a compare-and-set on (status PENDING, attempts) that also adds one
-to `attempts`, so two relays cannot both record the same attempt.
+to `attempts` and clears the claim, so two relays cannot both record the same attempt.
+
+`claim` gives one relay pass the due rows for a lease: the candidates are selected
+`FOR UPDATE SKIP LOCKED` (PostgreSQL, MySQL/MariaDB; SQLite has no row locks but runs one
+writer at a time under BEGIN IMMEDIATE), then claimed by a compare-and-set on (PENDING,
+claim free or expired) and read back by the claim's owner. A relay that dies holding a claim
+only delays its rows until `claimed_until`.
 
 Every task puts, finds and marks one row: the statements are built once per dialect (and per
 set of marked columns), with bound parameters.
@@ -14,14 +20,14 @@ from datetime import datetime
 from functools import cache
 from typing import Any
 
-from sqlalchemy import Row, bindparam, select, update
+from sqlalchemy import Row, bindparam, func, or_, select, update
 from sqlalchemy.dialects import mysql, postgresql, sqlite
 
 from ragline.adapters.sql.connection import ConnectionSlot
 from ragline.adapters.sql.errors import store_errors
 from ragline.adapters.sql.tables import outbox
 from ragline.application.ports.clock import Clock
-from ragline.application.ports.unit_of_work import OutboxMessage
+from ragline.application.ports.unit_of_work import OutboxMessage, PersistenceError
 
 PENDING, SENT, DEAD = "PENDING", "SENT", "DEAD"
 MAX_ERROR_CHARS = 4000
@@ -36,7 +42,10 @@ _FRESH = (
     "status",
     "last_error",
     "updated_at",
+    "claimed_by",
+    "claimed_until",
 )
+_UNCLAIMED = {"claimed_by": None, "claimed_until": None}
 
 
 def _bound(name: str) -> Any:
@@ -73,6 +82,66 @@ def _due_statement(limit: int) -> Any:
     )
 
 
+def _claim_free() -> Any:
+    return or_(
+        outbox.c.claimed_until.is_(None),
+        outbox.c.claimed_until <= bindparam("b_now", type_=outbox.c.claimed_until.type),
+    )
+
+
+@cache
+def _claimable_statement(limit: int) -> Any:
+    due = bindparam("b_now", type_=outbox.c.next_attempt_at.type)
+    return (
+        select(outbox.c.id)
+        .where(outbox.c.status == PENDING)
+        .where(outbox.c.next_attempt_at <= due)
+        .where(_claim_free())
+        .order_by(outbox.c.next_attempt_at, outbox.c.id)
+        .limit(limit)
+        .with_for_update(skip_locked=True)
+    )
+
+
+_CLAIM = (
+    update(outbox)
+    .where(outbox.c.id.in_(bindparam("match_ids", expanding=True)))
+    .where(outbox.c.status == PENDING)
+    .where(_claim_free())
+    .values(claimed_by=_bound("claimed_by"), claimed_until=_bound("claimed_until"))
+)
+_CLAIMED = (
+    select(outbox)
+    .where(outbox.c.claimed_by == _bound("claimed_by"))
+    .where(outbox.c.id.in_(bindparam("match_ids", expanding=True)))
+    .order_by(outbox.c.next_attempt_at, outbox.c.id)
+)
+_REDRIVE = (
+    update(outbox)
+    .where(outbox.c.task_id == _bound("task_id"))
+    .where(outbox.c.status == DEAD)
+    .values(
+        status=PENDING,
+        attempts=0,
+        next_attempt_at=_bound("next_attempt_at"),
+        updated_at=_bound("updated_at"),
+        claimed_by=None,
+        claimed_until=None,
+    )
+)
+_COUNTS = select(outbox.c.status, func.count()).group_by(outbox.c.status)
+
+
+@cache
+def _list_statement(by_status: bool, by_task: bool, limit: int) -> Any:
+    query = select(outbox).where(outbox.c.id > bindparam("after_id", type_=outbox.c.id.type))
+    if by_status:
+        query = query.where(outbox.c.status == _bound("status"))
+    if by_task:
+        query = query.where(outbox.c.task_id == _bound("task_id"))
+    return query.order_by(outbox.c.id).limit(limit)
+
+
 @cache
 def _mark_statement(columns: tuple[str, ...]) -> Any:
     """The compare-and-set on (id, PENDING, attempts) that bumps attempts and sets
@@ -86,6 +155,8 @@ def _mark_statement(columns: tuple[str, ...]) -> Any:
             {
                 "attempts": outbox.c.attempts + 1,
                 "updated_at": _bound("updated_at"),
+                "claimed_by": None,
+                "claimed_until": None,
                 **{name: _bound(name) for name in columns},
             }
         )
@@ -107,6 +178,9 @@ def _to_message(row: Row[Any]) -> OutboxMessage:
         next_attempt_at=m["next_attempt_at"],
         status=m["status"],
         last_error=m["last_error"],
+        claimed_by=m["claimed_by"],
+        claimed_until=m["claimed_until"],
+        updated_at=m["updated_at"],
     )
 
 
@@ -127,6 +201,7 @@ class SqlOutboxRepository:
             "status": PENDING,
             "last_error": None,
             "updated_at": at,
+            **_UNCLAIMED,
         }
         conn = self._slot.conn
         row = {"task_id": task_id, "created_at": at, **fresh}
@@ -141,6 +216,57 @@ class SqlOutboxRepository:
             )
             rows = result.all()
         return [_to_message(row) for row in rows]
+
+    async def claim(
+        self, now: datetime, until: datetime, owner: str, limit: int = 100
+    ) -> list[OutboxMessage]:
+        conn = self._slot.conn
+        with store_errors("outbox claim"):
+            result = await conn.execute(_claimable_statement(limit), {"b_now": now})
+            ids = [int(row[0]) for row in result.all()]
+            if not ids:
+                return []
+            claimed = await conn.execute(
+                _CLAIM,
+                {"match_ids": ids, "b_now": now, "b_claimed_by": owner, "b_claimed_until": until},
+            )
+            result = await conn.execute(_CLAIMED, {"match_ids": ids, "b_claimed_by": owner})
+            rows = result.all()
+        if len(rows) != claimed.rowcount:  # the owner was not unique to this claim
+            raise PersistenceError(
+                f"outbox claim by {owner!r}: {claimed.rowcount} rows claimed, {len(rows)} read"
+            )
+        return [_to_message(row) for row in rows]
+
+    async def list_messages(
+        self,
+        status: str | None = None,
+        task_id: str | None = None,
+        *,
+        after_id: int = 0,
+        limit: int = 100,
+    ) -> list[OutboxMessage]:
+        statement = _list_statement(status is not None, task_id is not None, limit)
+        params: dict[str, Any] = {"after_id": after_id}
+        if status is not None:
+            params["b_status"] = status
+        if task_id is not None:
+            params["b_task_id"] = task_id
+        with store_errors("outbox list"):
+            result = await self._slot.conn.execute(statement, params)
+            rows = result.all()
+        return [_to_message(row) for row in rows]
+
+    async def count_by_status(self) -> dict[str, int]:
+        with store_errors("outbox counts"):
+            result = await self._slot.conn.execute(_COUNTS)
+            return {str(status): int(count) for status, count in result.all()}
+
+    async def redrive(self, task_id: str, at: datetime) -> bool:
+        params = {"b_task_id": task_id, "b_next_attempt_at": at, "b_updated_at": at}
+        with store_errors("outbox redrive"):
+            result = await self._slot.conn.execute(_REDRIVE, params)
+        return result.rowcount == 1
 
     async def _mark(self, message_id: int, attempts: int, **values: Any) -> bool:
         with store_errors("outbox mark"):

@@ -8,6 +8,7 @@ win one batch, and a worker whose lease was taken over cannot overwrite its succ
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -56,6 +57,8 @@ def _to_batch(row: Row[Any]) -> ParseBatch:
         claims=int(m["claims"]),
         backend=m["backend"],
         page_count=m["page_count"],
+        requested_backend=m["requested_backend"],
+        warnings=tuple(json.loads(m["warnings"])) if m["warnings"] else (),
     )
 
 
@@ -125,6 +128,7 @@ _FINISH = _held().values(
     status=BatchStatus.DONE.value,
     done_at=bindparam("b_at", type_=c.done_at.type),
     backend=bindparam("b_backend"),
+    warnings=bindparam("b_warnings"),
     lease_until=None,
 )
 _FAIL = _held().values(
@@ -195,6 +199,7 @@ class SqlParseBatchRepository:
             "claims": 0,
             "page_count": batch.page_count,
             "source_tag": batch.source_tag,
+            "requested_backend": batch.requested_backend,
         }
         with store_errors("parse_batch add"):
             result = await self._slot.conn.execute(parse_batch.insert(), row)
@@ -210,6 +215,7 @@ class SqlParseBatchRepository:
             created_at=batch.created_at,
             source=batch.source,
             page_count=batch.page_count,
+            requested_backend=batch.requested_backend,
         )
 
     async def get_many(self, ids: Sequence[int]) -> list[ParseBatch]:
@@ -276,7 +282,13 @@ class SqlParseBatchRepository:
         return result.rowcount == 1
 
     async def finish(
-        self, batch_id: int, owner: str, claims: int, done_at: datetime, backend: str
+        self,
+        batch_id: int,
+        owner: str,
+        claims: int,
+        done_at: datetime,
+        backend: str,
+        warnings: Sequence[str] = (),
     ) -> bool:
         with store_errors("parse_batch finish"):
             result = await self._slot.conn.execute(
@@ -287,6 +299,7 @@ class SqlParseBatchRepository:
                     "b_claims": claims,
                     "b_at": done_at,
                     "b_backend": backend[:64],
+                    "b_warnings": json.dumps(list(warnings), ensure_ascii=False),
                 },
             )
         return result.rowcount == 1

@@ -6,6 +6,7 @@ parameters (SQLAlchemy neither rebuilds them nor recomputes their cache keys per
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 
 from sqlalchemy import Row, bindparam, select, update
@@ -27,6 +28,18 @@ _SET_LOCATION = (
         parsed_object_key=bindparam("b_key", type_=parsed_log.c.parsed_object_key.type),
     )
 )
+_SET_OUTCOME = (
+    update(parsed_log)
+    .where(parsed_log.c.task_id == bindparam("b_task_id", type_=parsed_log.c.task_id.type))
+    .values(
+        parse_backend=bindparam("b_backend", type_=parsed_log.c.parse_backend.type),
+        parse_warnings=bindparam("b_warnings", type_=parsed_log.c.parse_warnings.type),
+    )
+)
+
+
+def _warnings(stored: str | None) -> tuple[str, ...]:
+    return tuple(json.loads(stored)) if stored else ()
 
 
 def _to_log(row: Row[tuple[object, ...]]) -> ParsedLog:
@@ -39,6 +52,8 @@ def _to_log(row: Row[tuple[object, ...]]) -> ParsedLog:
         retry_of_task_id=m["retry_of_task_id"],
         parsed_bucket=m["parsed_bucket"],
         parsed_object_key=m["parsed_object_key"],
+        parse_backend=m["parse_backend"],
+        parse_warnings=_warnings(m["parse_warnings"]),
     )
 
 
@@ -86,5 +101,18 @@ class SqlParsedLogRepository:
             result = await self._slot.conn.execute(
                 _SET_LOCATION, {"b_task_id": task_id, "b_bucket": bucket, "b_key": object_key}
             )
+        if result.rowcount != 1:
+            raise PersistenceError(f"no parsed log for task_id {task_id!r}")
+
+    async def set_parse_outcome(
+        self, task_id: str, backend: str, warnings: tuple[str, ...]
+    ) -> None:
+        values = {
+            "b_task_id": task_id,
+            "b_backend": backend[:64],
+            "b_warnings": json.dumps(list(warnings), ensure_ascii=False),
+        }
+        with store_errors("parsed_log set_parse_outcome"):
+            result = await self._slot.conn.execute(_SET_OUTCOME, values)
         if result.rowcount != 1:
             raise PersistenceError(f"no parsed log for task_id {task_id!r}")

@@ -74,7 +74,7 @@ _IDENTITY_COLUMNS = frozenset(
     {"id", "task_id", "original_file_id", "document_parse_task_id", "user_id", "dataset_id"}
     | {"file_type"}
 )
-_OUTSIDE_THE_AGGREGATE = frozenset({"document_deleted_at"})
+_OUTSIDE_THE_AGGREGATE = frozenset({"document_deleted_at", "heartbeat_at"})
 _STATE_COLUMN_NAMES = tuple(
     c.name
     for c in parse_run.columns
@@ -99,6 +99,17 @@ _SAVE = (
         }
     )
 )
+
+
+_LAST_SIGN_OF_LIFE = func.coalesce(parse_run.c.heartbeat_at, parse_run.c.created_at)
+_BEFORE = bindparam("before", type_=parse_run.c.created_at.type)
+_HEARTBEAT = (
+    update(parse_run)
+    .where(parse_run.c.task_id == bindparam("match_task_id", type_=parse_run.c.task_id.type))
+    .where(parse_run.c.pipeline_status.in_(UNFINISHED))
+    .values(heartbeat_at=bindparam("set_heartbeat_at", type_=parse_run.c.heartbeat_at.type))
+)
+_CLAIM_STALE = _HEARTBEAT.where(_LAST_SIGN_OF_LIFE < _BEFORE)
 
 
 def run_to_row(run: ParseRun) -> dict[str, Any]:
@@ -214,6 +225,31 @@ class SqlParseRunRepository:
             )
             rows = list(result.all())
         return _rows_to_runs(rows)
+
+    async def heartbeat(self, task_id: str, at: datetime) -> bool:
+        with store_errors("parse_run heartbeat"):
+            result = await self._slot.conn.execute(
+                _HEARTBEAT, {"match_task_id": task_id, "set_heartbeat_at": at}
+            )
+        return result.rowcount == 1
+
+    async def list_stale(self, before: datetime, limit: int = 100) -> list[str]:
+        with store_errors("parse_run list_stale"):
+            result = await self._slot.conn.execute(
+                select(parse_run.c.task_id)
+                .where(parse_run.c.pipeline_status.in_(UNFINISHED))
+                .where(_LAST_SIGN_OF_LIFE < _BEFORE)
+                .order_by(_LAST_SIGN_OF_LIFE, parse_run.c.id)
+                .limit(limit),
+                {"before": before},
+            )
+            return [str(row[0]) for row in result.all()]
+
+    async def claim_stale(self, task_id: str, before: datetime, at: datetime) -> bool:
+        params = {"match_task_id": task_id, "set_heartbeat_at": at, "before": before}
+        with store_errors("parse_run claim_stale"):
+            result = await self._slot.conn.execute(_CLAIM_STALE, params)
+        return result.rowcount == 1
 
     async def list_recent(self, limit: int = 50) -> list[ParseRun]:
         with store_errors("parse_run list_recent"):

@@ -9,6 +9,7 @@ Markdown exists.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from pathlib import Path
 from typing import ClassVar
 
@@ -18,7 +19,10 @@ from ragline.application.pipeline.context import (
     markdown_location,
 )
 from ragline.application.pipeline.errors import StageFailure, describe
+from ragline.application.pipeline.parse_cache import CleaningParseCache
+from ragline.application.pipeline.settings import MineruPolicy
 from ragline.application.pipeline.stages.base import PipelineStage
+from ragline.application.pipeline.stages.images import publish_images, wants_images
 from ragline.application.pipeline.stages.markdown_io import (
     disk_full,
     download,
@@ -28,11 +32,14 @@ from ragline.application.pipeline.workspace import discard
 from ragline.application.ports.object_storage import StorageError
 from ragline.application.ports.parser import (
     SUPPORTED_FILE_TYPES,
+    NoTextLayer,
     ParsedDocument,
     ParseEngineFailed,
     ParseOptions,
+    Parser,
     PdfParserBackend,
     UnsupportedFileType,
+    tier_of,
 )
 from ragline.application.ports.unit_of_work import UnitOfWork
 from ragline.application.tasks import ParseTaskCommand
@@ -53,7 +60,7 @@ class CleaningStage(PipelineStage):
             raise StageFailure(FailureCode.UNSUPPORTED_FILE_TYPE, f"file_type {file_type!r}")
         location = markdown_location(task)
         try:
-            markdown = await self._parse(task, file_type)
+            markdown = await self._parse(ctx, file_type)
             if is_markdown_source(task):
                 # Passthrough: the Markdown parser only validates (UTF-8, not binary, sane
                 # lines); nothing is converted or copied, the source is the Markdown.
@@ -71,30 +78,57 @@ class CleaningStage(PipelineStage):
     async def on_success(self, uow: UnitOfWork, ctx: RunContext) -> None:
         location = markdown_location(ctx.task)
         await uow.parsed_logs.set_parsed_location(ctx.task_id, location.bucket, location.object_key)
+        if ctx.parse_backend is not None:
+            await uow.parsed_logs.set_parse_outcome(
+                ctx.task_id, ctx.parse_backend, tuple(ctx.parse_warnings)
+            )
 
     def _options(self, task: ParseTaskCommand, backend: PdfParserBackend) -> ParseOptions:
+        """The tier follows the backend (naive: basic; the others: quality), never silently."""
         return ParseOptions(
             pdf_parser_backend=backend,
             docling_force_ocr=bool(task.docling_force_ocr),
             limits=self.services.settings.parse_limits,
+            tier=tier_of(backend),
+            extract_images=wants_images(task),
         )
 
-    def _backend(self, task: ParseTaskCommand) -> PdfParserBackend:
+    def _backend(self, task: ParseTaskCommand, notes: list[str]) -> PdfParserBackend:
+        """The backend asked for; mineru without a client follows the configured policy."""
         backend = task.pdf_parser_backend
-        if backend is PdfParserBackend.MINERU and not self.services.settings.mineru_enabled:
-            return self.services.settings.default_pdf_backend
+        if backend is PdfParserBackend.MINERU and self.services.mineru is None:
+            settings = self.services.settings
+            if settings.mineru_unavailable is MineruPolicy.FAIL:
+                raise StageFailure(
+                    FailureCode.MINERU_UNAVAILABLE,
+                    "pdf_parser_backend=mineru but no MinerU client is configured "
+                    "(RAGLINE_MINERU_TOKEN unset; RAGLINE_MINERU_UNAVAILABLE=fail)",
+                )
+            notes.append(
+                f"mineru asked for but not configured: fell back to {settings.default_pdf_backend}"
+            )
+            return settings.default_pdf_backend
         return backend
 
-    async def _parse(self, task: ParseTaskCommand, file_type: str) -> str:
-        services = self.services
-        backend = self._backend(task) if file_type == "pdf" else PdfParserBackend.AUTO
+    def _parser_for(self, backend: PdfParserBackend) -> Parser:
+        mineru = self.services.mineru
+        return mineru if backend is PdfParserBackend.MINERU and mineru else self.services.parser
+
+    @staticmethod
+    def _record(ctx: RunContext, document: ParsedDocument, notes: list[str]) -> None:
+        """What really parsed, and every warning (kept, stored with the parsed-log row)."""
+        ctx.parse_backend = document.backend or "unknown"
+        ctx.parse_warnings = [*notes, *document.warnings]
+
+    async def _parse(self, ctx: RunContext, file_type: str) -> str:
+        services, task, notes = self.services, ctx.task, list[str]()
+        backend = self._backend(task, notes) if file_type == "pdf" else PdfParserBackend.AUTO
         with services.workspace.temp_file(task.task_id, file_type) as path:
             options = self._options(task, backend)
+            cached = None
             if backend is PdfParserBackend.MINERU:
                 options = await self._direct_pull(task, options)
-            elif (cached := await self._cached(task, file_type, options)) is not None:
-                return cached.markdown  # the parse cache knew this stored version: no download
-            else:
+            elif (cached := await self._cached(task, file_type, options)) is None:
                 await download(
                     services,
                     task.source_bucket,
@@ -102,23 +136,37 @@ class CleaningStage(PipelineStage):
                     path,
                     FailureCode.SOURCE_FILE_NOT_FOUND,
                 )
+            parser = self._parser_for(backend)
             try:
-                document = await self._parse_file(task, path, file_type, options)
+                # the parse cache knew this stored version: nothing downloaded, nothing parsed
+                document = cached or await self._parse_file(task, parser, path, file_type, options)
             except UnsupportedFileType as error:
                 raise StageFailure(FailureCode.UNSUPPORTED_FILE_TYPE, error.reason) from error
+            except NoTextLayer as error:
+                raise StageFailure(FailureCode.NO_TEXT_LAYER, error.reason) from error
             except ParseEngineFailed as error:
                 raise StageFailure(FailureCode.PARSE_ENGINE_FAILED, error.reason) from error
             discard(path)  # the Markdown exists: the source copy goes now, not at the end
-        return document.markdown
+        self._record(ctx, document, notes)
+        return await publish_images(services.storage, task, document)
+
+    def _cache_for(self, options: ParseOptions) -> CleaningParseCache | None:
+        """The parse cache, except for MinerU's direct pull (no bytes here to hash) and a
+        task that wants its images uploaded (they are this task's output, not cached)."""
+        direct_pull = options.pdf_parser_backend is PdfParserBackend.MINERU
+        if direct_pull or options.extract_images:
+            return None
+        return self.services.parse_cache
 
     async def _cached(
         self, task: ParseTaskCommand, file_type: str, options: ParseOptions
     ) -> ParsedDocument | None:
-        cache = self.services.parse_cache
+        cache = self._cache_for(options)
         if cache is None:
             return None
         source = SourceRef(task.source_bucket, task.source_object_key, file_type)
-        return await cache.cached(file_type, source, options.pdf_parser_backend)
+        backend = options.pdf_parser_backend.value
+        return await cache.cached(file_type, source, options.tier, backend)
 
     async def _unchanged(self, location: MarkdownLocation, markdown: str) -> bool:
         """A forced re-run of an unchanged file need not write the same Markdown again."""
@@ -128,16 +176,21 @@ class CleaningStage(PipelineStage):
         )
 
     async def _parse_file(
-        self, task: ParseTaskCommand, path: Path, file_type: str, options: ParseOptions
+        self,
+        task: ParseTaskCommand,
+        parser: Parser,
+        path: Path,
+        file_type: str,
+        options: ParseOptions,
     ) -> ParsedDocument:
-        """The parse cache first (identical bytes at the same tier are parsed once), except
-        for MinerU's direct pull; without a cache, the parser."""
-        cache = self.services.parse_cache
-        direct_pull = options.pdf_parser_backend is PdfParserBackend.MINERU
-        if cache is None or direct_pull:
-            return await asyncio.to_thread(self.services.parser.parse, path, file_type, options)
+        """The parse cache first (identical bytes at the same tier are parsed once); without
+        it, the parser."""
+        cache = self._cache_for(options)
+        if cache is None:
+            return await asyncio.to_thread(parser.parse, path, file_type, options)
         source = SourceRef(task.source_bucket, task.source_object_key, file_type)
-        return await cache.parse(path, file_type, source, options.pdf_parser_backend)
+        backend = options.pdf_parser_backend.value
+        return await cache.parse(path, file_type, source, options.tier, backend)
 
     async def _direct_pull(self, task: ParseTaskCommand, options: ParseOptions) -> ParseOptions:
         """MinerU fetches the object itself: check it exists, hand over a presigned URL."""
@@ -151,12 +204,7 @@ class CleaningStage(PipelineStage):
             )
         except StorageError as error:
             raise StageFailure(FailureCode.SOURCE_FILE_NOT_FOUND, describe(error)) from error
-        return ParseOptions(
-            pdf_parser_backend=options.pdf_parser_backend,
-            docling_force_ocr=options.docling_force_ocr,
-            mineru_url=url,
-            limits=options.limits,
-        )
+        return dataclasses.replace(options, mineru_url=url)
 
     async def _upload(self, location: MarkdownLocation, markdown: str) -> None:
         try:

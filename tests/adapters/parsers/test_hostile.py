@@ -8,6 +8,7 @@ import pytest
 
 from ragline.adapters.parsers.sandbox import SandboxedParser
 from ragline.application.ports.parser import (
+    NoTextLayer,
     ParseEngineFailed,
     ParseError,
     ParseOptions,
@@ -19,6 +20,7 @@ VERDICTS: dict[str, type[ParseError] | None] = {
     "ok": None,
     "unsupported": UnsupportedFileType,
     "engine": ParseEngineFailed,
+    "no_text": NoTextLayer,
 }
 
 

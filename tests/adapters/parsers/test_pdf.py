@@ -11,16 +11,17 @@ from fpdf.enums import XPos, YPos
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ragline.adapters.parsers.pdf.dispatch import resolve_backend
 from ragline.adapters.parsers.pdf.layout import Line, join_lines, lines_to_markdown
 from ragline.adapters.parsers.pdf.naive import NO_TEXT_LAYER
 from ragline.adapters.parsers.pdf.opendataloader import jar_path
 from ragline.adapters.parsers.registry import ParserRegistry
 from ragline.application.ports.parser import (
+    NoTextLayer,
     ParseEngineFailed,
     ParseOptions,
     PdfParserBackend,
 )
+from ragline.domain.parse_batch import ParseTier
 from tests.adapters.parsers.conftest import NAIVE, headings
 from tests.fixtures.hostile.make_hostile import (
     ENCRYPTED_PDF_PASSWORD,
@@ -132,7 +133,7 @@ def test_layout_gap_splits_paragraphs() -> None:
 def test_no_text_layer_is_a_clear_failure(registry: ParserRegistry, tmp_path: Path) -> None:
     source = tmp_path / "scan.pdf"
     source.write_bytes(blank_pdf())
-    with pytest.raises(ParseEngineFailed) as failure:
+    with pytest.raises(NoTextLayer) as failure:
         registry.parse(source, "pdf", NAIVE)
     assert failure.value.reason == NO_TEXT_LAYER
 
@@ -158,22 +159,29 @@ def test_truncated_pdf_fails_cleanly(registry: ParserRegistry, tmp_path: Path, c
 
 def test_mineru_is_remote_only(registry: ParserRegistry, report: Path) -> None:
     options = ParseOptions(pdf_parser_backend=PdfParserBackend.MINERU)
-    with pytest.raises(ParseEngineFailed, match="mineru backend not configured"):
+    with pytest.raises(ParseEngineFailed, match="the MinerU client parses these"):
         registry.parse(report, "pdf", options)
 
 
-def test_force_ocr_is_ignored_with_a_warning(registry: ParserRegistry, report: Path) -> None:
+def test_force_ocr_is_ignored_at_the_basic_tier(registry: ParserRegistry, report: Path) -> None:
     options = ParseOptions(pdf_parser_backend=PdfParserBackend.NAIVE, docling_force_ocr=True)
     parsed = registry.parse(report, "pdf", options)
-    assert "docling_force_ocr ignored: no OCR engine is configured" in parsed.warnings
+    assert "docling_force_ocr ignored: the basic tier never OCRs" in parsed.warnings
+    assert parsed.backend == "naive"
 
 
 needs_java = pytest.mark.skipif(jar_path() is None, reason="java or opendataloader-pdf missing")
 
 
 @needs_java
-def test_auto_prefers_opendataloader_when_java_is_present() -> None:
-    assert resolve_backend(PdfParserBackend.AUTO) is PdfParserBackend.OPENDATALOADER
+def test_auto_prefers_opendataloader_when_every_page_has_text(
+    registry: ParserRegistry, report: Path
+) -> None:
+    options = ParseOptions(pdf_parser_backend=PdfParserBackend.AUTO, tier=ParseTier.QUALITY)
+    parsed = registry.parse(report, "pdf", options)
+    assert parsed.backend == "opendataloader"
+    assert parsed.page_count is not None and len(parsed.pages) == parsed.page_count
+    assert parsed.markdown == "\n".join(page for page in parsed.pages if page)
 
 
 @needs_java
@@ -219,7 +227,7 @@ def test_mineru_with_a_url_still_fails_clearly(registry: ParserRegistry, report:
     options = ParseOptions(
         pdf_parser_backend=PdfParserBackend.MINERU, mineru_url="http://127.0.0.1:9/obj"
     )
-    with pytest.raises(ParseEngineFailed, match="no MinerU service client is configured"):
+    with pytest.raises(ParseEngineFailed, match="the MinerU client parses these"):
         registry.parse(report, "pdf", options)
 
 

@@ -1,7 +1,7 @@
 """parse_batch (the parse cache of ADR-0003) and parse_plan_lock (serializes planning).
 
-Revision ID: 0003_parse_batches
-Revises: 0002
+Revision ID: 0005_parse_batches
+Revises: 0004_parse_backend
 Create Date: 2026-12-01
 """
 
@@ -13,8 +13,8 @@ import sqlalchemy as sa
 from alembic import op
 from sqlalchemy.dialects import mysql
 
-revision = "0003_parse_batches"
-down_revision = "0002"
+revision = "0005_parse_batches"
+down_revision = "0004_parse_backend"
 branch_labels = None
 depends_on = None
 
@@ -60,6 +60,12 @@ def upgrade() -> None:
         sa.Column("backend", sa.String(64), nullable=True),
         sa.Column("page_count", sa.Integer(), nullable=True),
         sa.Column("source_tag", sa.String(64), nullable=True),
+        sa.Column("requested_backend", sa.String(32), nullable=True),
+        sa.Column(
+            "warnings",
+            sa.Text().with_variant(mysql.LONGTEXT(), "mysql", "mariadb"),
+            nullable=True,
+        ),
         sa.PrimaryKeyConstraint("id", name="pk_parse_batch"),
         **MYSQL,
     )

@@ -1,0 +1,1 @@
+"""Reliability campaigns: long-running proofs with one documented command each."""

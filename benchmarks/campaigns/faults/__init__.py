@@ -1,0 +1,1 @@
+"""The fault campaign: each dependency made unavailable at each stage (docs/reliability.md)."""
