@@ -19,6 +19,7 @@ from ragline.adapters.task_consumer import Worker
 from ragline.application.chunking.preview import PreviewChunks
 from ragline.application.debug import ExtractMarkdown, PublishTaskMessage, SubmitTask
 from ragline.application.documents import DeleteDocument, ListDocuments, ReindexDocument
+from ragline.application.evaluation import EvaluateRetrieval
 from ragline.application.health import CheckHealth, adapter_probes
 from ragline.application.ingest.use_case import IngestFiles
 from ragline.application.outbox import ManageOutbox
@@ -43,7 +44,7 @@ class Container(containers.DeclarativeContainer):
     tracing = providers.Singleton(factories.tracing, settings=settings)
     uow_factory = providers.Resource(factories.unit_of_work_factory, settings=settings, clock=clock)
     storage = providers.Singleton(factories.object_storage, settings=settings)
-    parser = providers.Singleton(factories.parser)
+    parser = providers.Singleton(factories.parser, settings=settings)
     mineru_parser = providers.Singleton(factories.mineru_parser, settings=settings)
     tokenizer = providers.Singleton(factories.tokenizer)
     sparse = providers.Singleton(factories.sparse_encoder, tokenizer=tokenizer)
@@ -167,6 +168,8 @@ class Container(containers.DeclarativeContainer):
         # polling more pending runs than that reads runs nobody is working on
         poll_window=settings.provided.ingest_poll_window,
     )
+    search_tuning = providers.Singleton(factories.search_tuning, settings=settings)
+    reranker = providers.Singleton(factories.reranker, settings=settings)
     hybrid_search = providers.Factory(
         HybridSearch,
         uow_factory=uow_factory,
@@ -175,7 +178,10 @@ class Container(containers.DeclarativeContainer):
         tokenizer=tokenizer,
         sparse=sparse,
         embedders=embedders,
+        tuning=search_tuning,
+        reranker=reranker,
     )
+    evaluate_retrieval = providers.Factory(EvaluateRetrieval, search=hybrid_search)
     list_runs = providers.Factory(ListRuns, uow_factory=uow_factory)
     manage_outbox = providers.Factory(
         ManageOutbox, uow_factory=uow_factory, clock=clock, metrics=metrics

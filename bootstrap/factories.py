@@ -33,6 +33,7 @@ from ragline.application.ports.metrics import NO_METRICS, PipelineMetrics
 from ragline.application.ports.object_storage import ObjectStorage
 from ragline.application.ports.page_count import PageCounter
 from ragline.application.ports.parser import ParseLimits, Parser, PdfParserBackend
+from ragline.application.ports.reranker import Reranker
 from ragline.application.ports.sparse_encoder import SparseEncoder
 from ragline.application.ports.structure import StructureBuilder
 from ragline.application.ports.tokenizer import Tokenizer
@@ -41,6 +42,8 @@ from ragline.application.ports.unit_of_work import UnitOfWorkFactory
 from ragline.application.ports.vector_index import VectorIndex
 from ragline.application.ports.wire_format import WireFormat
 from ragline.application.provisioning import DefaultEmbedding
+from ragline.application.search.rerank import ChatReranker
+from ragline.application.search.tuning import SearchTuning
 from ragline.bootstrap.settings import (
     EmbedderVendor,
     KeywordVendor,
@@ -87,22 +90,18 @@ def wire_format() -> WireFormat:
 async def unit_of_work_factory(
     settings: Settings, clock: Clock
 ) -> AsyncIterator[UnitOfWorkFactory]:
-    from ragline.adapters.sql import (
-        ApiKeyCipher,
-        create_unit_of_work_factory,
-        load_or_create_key_file,
-        upgrade_to_head,
-    )
+    from ragline.adapters.sql import create_unit_of_work_factory, upgrade_to_head
+    from ragline.adapters.sql.api_keys import resolve_keys
 
     url = settings.resolved_database_url
-    if url.startswith("sqlite"):
+    env_keys = settings.secret_key.get_secret_value() if settings.secret_key else None
+    embedded = settings.embedded_key_file if settings.embedded_database else None
+    # before touching the database: a shared one without a configured key is a start-up error
+    keys = resolve_keys(env_keys, settings.secret_key_file, embedded)
+    if settings.embedded_database:
         settings.data_dir.mkdir(parents=True, exist_ok=True)
     upgrade_to_head(url)
-    if settings.secret_key is not None:
-        key: bytes | str = settings.secret_key.get_secret_value()
-    else:
-        key = load_or_create_key_file(settings.data_dir / "secret.key")
-    factory = create_unit_of_work_factory(url, cipher=ApiKeyCipher(key), clock=clock)
+    factory = create_unit_of_work_factory(url, cipher=keys.cipher(), clock=clock)
     try:
         yield factory
     finally:
@@ -158,10 +157,14 @@ def mineru_parser(settings: Settings) -> Parser | None:
     )
 
 
-def parser() -> Parser:
+def parser(settings: Settings) -> Parser:
     from ragline.adapters.parsers.factory import build_parser
 
-    return build_parser(sandbox=True)
+    return build_parser(
+        sandbox=True,
+        hidden=settings.files_parsers_must_not_read,
+        readable=[settings.resolved_temp_dir],
+    )
 
 
 def tokenizer() -> Tokenizer:
@@ -304,6 +307,29 @@ def chat_model(settings: Settings) -> ChatModel | None:
     )
 
 
+def search_tuning(settings: Settings) -> SearchTuning:
+    return SearchTuning(
+        candidates_per_retriever=settings.search_candidates,
+        fusion=settings.search_fusion,
+        rrf_k=settings.search_rrf_k,
+        weights={
+            "dense": settings.search_dense_weight,
+            "sparse": settings.search_sparse_weight,
+            "bm25": settings.search_bm25_weight,
+        },
+        parent_evidence=settings.search_parent_evidence,
+        sibling_bonus=settings.search_sibling_bonus,
+        dedupe=settings.search_dedupe,
+        rerank_depth=settings.search_rerank_depth,
+    )
+
+
+def reranker(settings: Settings) -> Reranker | None:
+    """The chat model as a re-ranker when search_rerank_depth > 0 and one is configured."""
+    chat = chat_model(settings) if settings.search_rerank_depth > 0 else None
+    return None if chat is None else ChatReranker(chat)
+
+
 def chunk_document(
     structure: StructureBuilder,
     settings: Settings,
@@ -332,6 +358,7 @@ def pipeline_settings(settings: Settings) -> PipelineSettings:
         result_topic=settings.parse_result_topic,
         embed_batch_size=settings.embedding_batch_size,
         mineru_unavailable=MineruPolicy(settings.mineru_unavailable),
+        contextual_headers=settings.contextual_headers,
         parse_limits=ParseLimits(
             max_seconds=settings.parse_timeout_seconds,
             max_memory_bytes=settings.parse_max_memory_mb * 1024 * 1024,

@@ -59,7 +59,19 @@ class Settings(BaseSettings):
         None, description="SQLAlchemy URL; default sqlite:///<data_dir>/ragline.db."
     )
     secret_key: SecretStr | None = Field(
-        None, description="Fernet key for API keys at rest; default: <data_dir>/secret.key."
+        None,
+        description=(
+            "Fernet key(s) for API keys at rest, comma-separated for rotation (the first "
+            "encrypts, all decrypt). Required (or secret_key_file) unless the database is "
+            "embedded SQLite, where the default is a key generated into <data_dir>/secret.key."
+        ),
+    )
+    secret_key_file: Path | None = Field(
+        None,
+        description=(
+            "A file holding the Fernet key(s), one a line, newest first; the alternative to "
+            "secret_key (e.g. a mounted secret). Same rotation rule."
+        ),
     )
 
     # message bus
@@ -169,6 +181,35 @@ class Settings(BaseSettings):
     llm_model: str | None = Field(None, description="Chat model for the `llm` chunk plan.")
     llm_api_key: SecretStr | None = Field(None, description="API key of the chat endpoint.")
     llm_timeout_seconds: float = Field(30.0, description="Per-call limit; then RECURSIVE.")
+    contextual_headers: bool = Field(
+        False,
+        description="Index each chunk with its section path in front (hits show the text).",
+    )
+    # search (defaults tuned on the development sets: docs/retrieval.md)
+    search_fusion: str = Field(
+        "zscore",
+        description="zscore (standardised scores), score (min-max) or rrf (reciprocal rank).",
+    )
+    search_rrf_k: int = Field(60, ge=1, description="The k of reciprocal-rank fusion.")
+    search_dense_weight: float = Field(1.0, ge=0, description="Fusion weight of dense hits.")
+    search_sparse_weight: float = Field(0.5, ge=0, description="Fusion weight of sparse hits.")
+    search_bm25_weight: float = Field(0.5, ge=0, description="Fusion weight of BM25 hits.")
+    search_candidates: int = Field(
+        4, ge=1, le=50, description="Candidates per retriever, as a multiple of top_k."
+    )
+    search_parent_evidence: bool = Field(
+        True, description="Score parents from their children; one hit per parent."
+    )
+    search_sibling_bonus: float = Field(
+        0.0, ge=0, description="With parent evidence: weight of a parent's other children."
+    )
+    search_dedupe: bool = Field(False, description="Drop hits repeating a better hit's text.")
+    search_rerank_depth: int = Field(
+        0,
+        ge=0,
+        le=100,
+        description="Top candidates the chat model (llm_base_url) re-orders; 0 = off.",
+    )
     chunk_plan: str = Field(
         "default", description="Chunk plan preset (see `ragline chunk --plan`)."
     )
@@ -304,6 +345,36 @@ class Settings(BaseSettings):
             "keyword_index": self.keyword_index.value,
             "embedder": self.embedder.value,
         }
+
+    @property
+    def embedded_database(self) -> bool:
+        """SQLite: one host, so a key generated into the data dir is enough."""
+        return self.resolved_database_url.startswith("sqlite")
+
+    @property
+    def embedded_key_file(self) -> Path:
+        return self.data_dir / "secret.key"
+
+    @property
+    def secret_key_source(self) -> str:
+        """Where the API key encryption key comes from, in words (never the key)."""
+        if self.secret_key is not None and self.secret_key.get_secret_value().strip():
+            count = len([k for k in self.secret_key.get_secret_value().split(",") if k.strip()])
+            return f"RAGLINE_SECRET_KEY ({count} key{'s' if count > 1 else ''})"
+        if self.secret_key_file is not None:
+            return f"RAGLINE_SECRET_KEY_FILE ({self.secret_key_file})"
+        if self.embedded_database:
+            return f"{self.embedded_key_file} (embedded SQLite; generated on first start)"
+        return "MISSING: set RAGLINE_SECRET_KEY or RAGLINE_SECRET_KEY_FILE"
+
+    @property
+    def files_parsers_must_not_read(self) -> list[Path]:
+        """Hidden from parsers: the data dir (the key, the database, every tenant's objects
+        and indexes; its temp dir stays readable), a key file elsewhere, a `.env`."""
+        hidden = [self.data_dir, Path(".env").absolute()]
+        if self.secret_key_file is not None:
+            hidden.append(self.secret_key_file)
+        return hidden
 
     @property
     def resolved_database_url(self) -> str:

@@ -3,6 +3,7 @@
 from ragline.adapters.cli import (  # noqa: F401
     chunk,
     doctor,
+    evaluate,
     ingest,
     models,
     outbox,

@@ -23,9 +23,11 @@ def doctor(ctx: typer.Context, data_dir: Path | None = DATA_DIR_OPTION) -> None:
     settings_table = Table(title="settings")
     settings_table.add_column("name")
     settings_table.add_column("value")
-    for name, value in container.settings().model_dump().items():
+    settings = container.settings()
+    for name, value in settings.model_dump().items():
         settings_table.add_row(name, redacted(value))
     console.print(settings_table)
+    console.print(f"API key encryption key: {settings.secret_key_source}")
 
     async def main() -> list[Check]:
         check_health = await provided(container.check_health)

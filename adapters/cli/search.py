@@ -12,14 +12,32 @@ from rich.console import Console
 from rich.panel import Panel
 
 from ragline.adapters.cli.app import DATA_DIR_OPTION, app, provided, run_session
+from ragline.application.search.tuning import RETRIEVERS
 from ragline.application.search.use_case import NoEmbeddingConfig, SearchHit
 
 console = Console()
 
 
-def hit_json(hit: SearchHit) -> dict[str, Any]:
-    """The documented `--json` shape of one hit."""
+def explanation(hit: SearchHit) -> dict[str, Any]:
+    """Why a hit ranks where it does: its rank in each retriever (null: not among its
+    candidates) and its fused score (the final score differs after parent evidence or
+    re-ranking)."""
     return {
+        "ranks": {name: hit.ranks.get(name) for name in RETRIEVERS},
+        "fused_score": hit.fused_score,
+    }
+
+
+def _explained(hit: SearchHit) -> str:
+    ranks = " · ".join(
+        f"{name} #{hit.ranks[name]}" if name in hit.ranks else f"{name} –" for name in RETRIEVERS
+    )
+    return f"{ranks} · fused {hit.fused_score:.4f}"
+
+
+def hit_json(hit: SearchHit, explain: bool = False) -> dict[str, Any]:
+    """The documented `--json` shape of one hit (`explain` adds its "explain" object)."""
+    shape: dict[str, Any] = {
         "chunk_id": hit.chunk_id,
         "doc_id": hit.doc_id,
         "source": hit.source,
@@ -28,9 +46,12 @@ def hit_json(hit: SearchHit) -> dict[str, Any]:
         "parent_text": hit.parent_text,
         "score": hit.score,
     }
+    if explain:
+        shape["explain"] = explanation(hit)
+    return shape
 
 
-def _show(query: str, hits: list[SearchHit]) -> None:
+def _show(query: str, hits: list[SearchHit], explain: bool) -> None:
     if not hits:
         console.print(f"no hits for {query!r}")
         return
@@ -46,7 +67,7 @@ def _show(query: str, hits: list[SearchHit]) -> None:
             Panel(
                 body,
                 title=f"{rank}. {hit.source} — {where}",
-                subtitle=f"score {hit.score:.4f}",
+                subtitle=f"score {hit.score:.4f}" + (f" ({_explained(hit)})" if explain else ""),
                 title_align="left",
             )
         )
@@ -78,9 +99,12 @@ def search(
     batch: Path | None = typer.Option(
         None, "--batch", help="JSONL file of {id, query}; '-' reads stdin."
     ),
+    explain: bool = typer.Option(
+        False, "--explain", help="Show each hit's rank in every retriever and its fused score."
+    ),
     data_dir: Path | None = DATA_DIR_OPTION,
 ) -> None:
-    """Dense + sparse + BM25 retrieval fused by reciprocal rank; child hits with parents."""
+    """Dense + sparse + BM25 retrieval, fused by weighted rank; child hits with parents."""
     ctx.obj.choose(data_dir)
     if (query is None) == (batch is None):
         raise typer.BadParameter("give a QUERY or --batch FILE (not both)")
@@ -104,13 +128,14 @@ def search(
             queries = _read_batch(handle)
         answers = search_many([q for _, q in queries])
         for (query_id, _), hits in zip(queries, answers, strict=True):
-            line = {"id": query_id, "hits": [hit_json(h) for h in hits]}
+            line = {"id": query_id, "hits": [hit_json(h, explain) for h in hits]}
             sys.stdout.write(json.dumps(line, ensure_ascii=False) + "\n")
         return
-    assert query is not None
+    assert query is not None  # narrows for mypy  # nosec B101
     hits = search_many([query])[0]
     if as_json:
-        sys.stdout.write(json.dumps({"hits": [hit_json(h) for h in hits]}, ensure_ascii=False))
+        shown = {"hits": [hit_json(h, explain) for h in hits]}
+        sys.stdout.write(json.dumps(shown, ensure_ascii=False))
         sys.stdout.write("\n")
     else:
-        _show(query, hits)
+        _show(query, hits, explain)

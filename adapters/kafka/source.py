@@ -185,7 +185,7 @@ class KafkaTaskSource:
         if self._closing.is_set():
             raise StopAsyncIteration
         await self.start()
-        assert self._consumer is not None
+        assert self._consumer is not None  # narrows for mypy  # nosec B101
         record = await self._next_record(self._consumer)
         if record is None:
             raise StopAsyncIteration

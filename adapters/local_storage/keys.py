@@ -34,9 +34,25 @@ def check_key(key: str) -> tuple[str, ...]:
     return segments
 
 
-def resolve_inside(base: Path, segments: tuple[str, ...]) -> Path:
-    """`base/segments…`, refusing any path that resolves (through symlinks) outside `base`."""
-    path = base.joinpath(*segments)
-    if not path.resolve().is_relative_to(base.resolve()):
+def resolve_inside(root: Path, folder: tuple[str, ...], segments: tuple[str, ...]) -> Path:
+    """`root/folder…/segments…`, refused unless its real location (symlinks resolved) lies
+    under the real `root/folder…`.
+
+    Checking against the real root, not against `root/folder` resolved, is what stops a
+    symlinked bucket folder (or a symlinked `.meta`): resolving both sides would follow the
+    link on both and call everything under it "inside".
+    """
+    path = root.joinpath(*folder, *segments)
+    inside = root.resolve().joinpath(*folder)
+    if not path.resolve().is_relative_to(inside):
         raise InvalidObjectKey(f"object key escapes its bucket: {'/'.join(segments)!r}")
+    return path
+
+
+def real_folder(root: Path, name: str) -> Path:
+    """`root/name`, refused when it is (or is under) a symlink: its real location must be
+    exactly the real root's `name`."""
+    path = root / name
+    if path.resolve() != root.resolve() / name:
+        raise InvalidObjectKey(f"store folder {name!r} is a link out of the store root")
     return path

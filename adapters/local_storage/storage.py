@@ -7,6 +7,9 @@ Layout under `root`:
 
 A reader never sees a half-written object. If the metadata is missing or stale (the file was
 placed or changed by hand, or a crash fell between the two renames), `stat` recomputes it.
+Every path is checked against the real (symlink-resolved) root: a bucket folder, key folder,
+`.meta` or `.tmp` that is a symlink out of the store is refused (InvalidObjectKey) for reads,
+writes and deletes alike.
 A key cannot be both an object and a "folder" of other keys (`a` and `a/b`): the second
 write fails with StorageUnavailable, unlike S3.
 """
@@ -25,7 +28,12 @@ from datetime import timedelta
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
-from ragline.adapters.local_storage.keys import check_bucket, check_key, resolve_inside
+from ragline.adapters.local_storage.keys import (
+    check_bucket,
+    check_key,
+    real_folder,
+    resolve_inside,
+)
 from ragline.application.ports.object_storage import (
     DEFAULT_CONTENT_TYPE,
     BucketNotFound,
@@ -47,7 +55,6 @@ class LocalObjectStorage:
 
     def __init__(self, root: Path | str) -> None:
         self._root = Path(root).absolute()
-        self._tmp = self._root / _TMP
 
     @property
     def root(self) -> Path:
@@ -108,16 +115,21 @@ class LocalObjectStorage:
             raise StorageUnavailable(f"local storage: {exc}") from exc
 
     def _bucket_dir(self, bucket: str) -> Path:
-        return self._root / check_bucket(bucket)
+        return real_folder(self._root, check_bucket(bucket))
+
+    def _tmp_dir(self) -> Path:
+        tmp = real_folder(self._root, _TMP)
+        tmp.mkdir(parents=True, exist_ok=True)
+        return real_folder(self._root, _TMP)  # re-check: a link may have won the mkdir race
 
     def _object_path(self, bucket: str, key: str) -> Path:
-        return resolve_inside(self._bucket_dir(bucket), check_key(key))
+        self._bucket_dir(bucket)
+        return resolve_inside(self._root, (bucket,), check_key(key))
 
     def _meta_path(self, bucket: str, key: str) -> Path:
         segments = check_key(key)
         *parents, name = segments
-        meta_dir = self._root / _META / check_bucket(bucket)
-        return resolve_inside(meta_dir, (*parents, f"{name}.json"))
+        return resolve_inside(self._root, (_META, check_bucket(bucket)), (*parents, f"{name}.json"))
 
     def _ensure_bucket(self, bucket: str) -> None:
         self._bucket_dir(bucket).mkdir(parents=True, exist_ok=True)
@@ -134,9 +146,8 @@ class LocalObjectStorage:
         bucket_dir = self._bucket_dir(bucket)
         if not bucket_dir.is_dir():
             raise BucketNotFound(bucket, key)
-        self._tmp.mkdir(parents=True, exist_ok=True)
         digest = hashlib.sha256()
-        fd, tmp_name = tempfile.mkstemp(dir=self._tmp, prefix="put-")
+        fd, tmp_name = tempfile.mkstemp(dir=self._tmp_dir(), prefix="put-")
         tmp = Path(tmp_name)
         try:
             with os.fdopen(fd, "wb") as out:
@@ -145,7 +156,7 @@ class LocalObjectStorage:
                 os.fsync(out.fileno())
             mtime_ns = tmp.stat().st_mtime_ns
             path.parent.mkdir(parents=True, exist_ok=True)
-            resolve_inside(bucket_dir, check_key(key))  # re-check after creating folders
+            self._object_path(bucket, key)  # re-check after creating folders
             os.replace(tmp, path)
         except BaseException:
             tmp.unlink(missing_ok=True)
@@ -162,7 +173,7 @@ class LocalObjectStorage:
             "content_type": stat.content_type,
         }
         meta_path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp_name = tempfile.mkstemp(dir=self._tmp, prefix="meta-")
+        fd, tmp_name = tempfile.mkstemp(dir=self._tmp_dir(), prefix="meta-")
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as out:
                 json.dump(meta, out)
@@ -193,7 +204,6 @@ class LocalObjectStorage:
                 digest.update(block)
         guessed = mimetypes.guess_type(path.name)[0] or DEFAULT_CONTENT_TYPE
         stat = ObjectStat(bucket, key, file_stat.st_size, digest.hexdigest(), guessed)
-        self._tmp.mkdir(parents=True, exist_ok=True)
         self._write_meta(meta_path, stat, file_stat.st_mtime_ns)
         return stat
 

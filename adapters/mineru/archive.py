@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ragline.adapters.parsers.zip_guard import ZipBudget, check_zip
-from ragline.application.ports.parser import ParseEngineFailed
+from ragline.application.ports.parser import InvalidFileContent, ParseEngineFailed
 
 RESULT_BUDGET = ZipBudget(max_total_uncompressed=512 * 1024**2, max_entries=20_000)
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".gif", ".webp")
@@ -42,7 +42,10 @@ def _safe_name(name: str) -> str:
 
 
 def read_result(path: Path, budget: ZipBudget = RESULT_BUDGET) -> MineruResult:
-    check_zip(path, budget, "mineru result archive")
+    try:
+        check_zip(path, budget, "mineru result archive")
+    except InvalidFileContent as exc:  # the service's answer is bad, not the user's file
+        raise ParseEngineFailed(exc.reason) from None
     try:
         return _read(path)
     except (zipfile.BadZipFile, EOFError, NotImplementedError) as exc:

@@ -126,7 +126,7 @@ class OpenAIEmbedder:
                 return min(max(float(retry_after), 0.0), self._max_backoff)
             except ValueError:
                 pass
-        jitter = 1 + random.random() * 0.25
+        jitter = 1 + random.random() * 0.25  # backoff jitter, not crypto  # nosec B311
         return float(min(self._backoff * (2**attempt) * jitter, self._max_backoff))
 
     def _parse(self, response: httpx.Response, expected: int) -> list[list[float]]:

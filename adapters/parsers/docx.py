@@ -17,7 +17,7 @@ from docx.text.paragraph import Paragraph
 from ragline.adapters.parsers.gfm import pipe_table
 from ragline.adapters.parsers.markdown_escape import escape_block_markers
 from ragline.adapters.parsers.zip_guard import ZipBudget, check_zip
-from ragline.application.ports.parser import ParsedDocument, ParseEngineFailed, ParseOptions
+from ragline.application.ports.parser import InvalidFileContent, ParsedDocument, ParseOptions
 
 _HEADING_STYLE = re.compile(r"^heading\s*(\d)$", re.IGNORECASE)
 _LIST_STYLE = re.compile(r"^list (bullet|number)(?:\s*(\d))?$", re.IGNORECASE)
@@ -257,7 +257,7 @@ def parse_docx(source: Path, file_type: str, options: ParseOptions) -> ParsedDoc
     try:
         document = docx.Document(str(source))
     except (zipfile.BadZipFile, KeyError, ValueError, SyntaxError) as exc:  # lxml's too
-        raise ParseEngineFailed(f"not a valid docx ({type(exc).__name__}: {exc})"[:300]) from None
+        raise InvalidFileContent(f"not a valid docx ({type(exc).__name__}: {exc})"[:300]) from None
     body = list(document.iter_inner_content())
     styles = _Styles(document)
     has_title = any(

@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping
 from functools import partial
 from pathlib import Path
 
+from ragline.adapters.parsers.content_check import check_content
 from ragline.adapters.parsers.delimited import parse_delimited
 from ragline.adapters.parsers.docx import parse_docx
 from ragline.adapters.parsers.eml import EmailParser
@@ -85,6 +86,7 @@ class ParserRegistry:
             shown = f".{kind}" if kind else "(no extension)"
             raise UnsupportedFileType(f"no parser for file type {shown}")
         try:
+            check_content(source, kind)
             parsed = parser(source, kind, options)
         except ParseError:
             raise

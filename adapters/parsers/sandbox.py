@@ -8,38 +8,73 @@ becomes ParseEngineFailed with the reason, and the next file gets a fresh worker
 
 The address-space limit is set as the soft limit only, so the opendataloader JVM child can
 lift it (a JVM cannot start under a small RLIMIT_AS; it is bounded by -Xmx instead).
+
+Containment, not only bounds (issue 12): a worker gets a scrubbed environment (an allow-list:
+no RAGLINE_* settings, API keys or passwords), talks JSON (sandbox_wire; a subverted parser
+cannot make the parent unpickle code), leads its own process group, which is killed whole on
+timeout, crash or recycling (a JVM grandchild goes with it), runs in a neutral working
+folder, and cannot read the `hidden` files (the data dir's secret key; Landlock).
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import multiprocessing.connection
+import os
 import signal
 import socket
-import subprocess
+import subprocess  # starts the worker  # nosec B404
 import sys
 import threading
 import time
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from ragline.adapters.parsers.landlock import readable_entries
+from ragline.adapters.parsers.sandbox_wire import (
+    decode_message,
+    decode_reply,
+    encode_control,
+    encode_request,
+)
 from ragline.application.ports.parser import (
-    NoTextLayer,
     ParsedDocument,
     ParseEngineFailed,
-    ParseError,
     ParseOptions,
-    UnsupportedFileType,
 )
 
 _WORKER_MODULE = "ragline.adapters.parsers.sandbox_worker"
+_log = logging.getLogger(__name__)
 
-_ERRORS: dict[str, type[ParseError]] = {
-    "unsupported": UnsupportedFileType,
-    "no_text": NoTextLayer,
-    "engine": ParseEngineFailed,
-}
+SAFE_ENV_NAMES = frozenset(
+    {
+        *("PATH", "HOME", "LANG", "LANGUAGE", "TZ", "TMPDIR", "TEMP", "TMP"),
+        *("JAVA_HOME", "PYTHONPATH", "OMP_NUM_THREADS"),
+        *("XDG_CACHE_HOME", "HF_HOME", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"),  # local models
+    }
+)
+"""What a parser may see of the parent's environment (plus LC_*): locale, temp dir, where
+Java and local model caches live. Everything else (RAGLINE_*, *_API_KEY, HF_TOKEN,
+passwords, tokens, URLs with credentials) is dropped."""
+
+
+def scrubbed_environment(
+    environ: Mapping[str, str], extra_names: Iterable[str] = ()
+) -> dict[str, str]:
+    """The environment a worker starts with: the allow-listed names only."""
+    allowed = SAFE_ENV_NAMES | frozenset(extra_names)
+    env = {k: v for k, v in environ.items() if k in allowed or k.startswith("LC_")}
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env["PYTHONNOUSERSITE"] = "1"
+    return env
+
+
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
+    """SIGKILL the worker's whole process group (it leads one: start_new_session)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
 
 
 @dataclass
@@ -48,24 +83,42 @@ class _Worker:
     conn: multiprocessing.connection.Connection
     memory_limit: int
     parses: int = 0
+    unrestricted: str | None = None
+    """Why file reads are not restricted in this worker (None: they are, or nothing to hide)."""
 
     def alive(self) -> bool:
         return self.process.poll() is None
 
     def stop(self, grace: float = 1.0) -> None:
         with contextlib.suppress(OSError, ValueError):
-            self.conn.send(None)
-        try:
-            self.process.wait(grace)
-        except subprocess.TimeoutExpired:
+            self.conn.send_bytes(encode_control("stop"))
+        if not self._exited_unreaped(grace):
             self.kill()
             return
+        _kill_group(self.process)  # what it started and left behind; its pid is still held
+        self.process.wait()
         self.conn.close()
 
     def kill(self) -> None:
+        _kill_group(self.process)  # before reaping the leader, so the group id is still ours
         self.process.kill()
         self.process.wait()
         self.conn.close()
+
+    def _exited_unreaped(self, timeout: float) -> bool:
+        """Wait for the worker to exit but leave it a zombie (WNOWAIT): until it is reaped
+        its pid, and so its process group id, cannot be reused by another process."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                found = os.waitid(os.P_PID, self.process.pid, os.WEXITED | os.WNOWAIT | os.WNOHANG)
+            except ChildProcessError:
+                return True  # already reaped (poll() found it dead)
+            if found is not None:
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.01)
 
     def exitcode(self) -> int | None:
         try:
@@ -98,7 +151,16 @@ class SandboxedParser:
         max_parses_per_worker: int = 500,
         start_timeout: float = 60.0,
         grace_seconds: float = 5.0,
+        hidden: Iterable[Path] = (),
+        readable: Iterable[Path] = (),
+        extra_env_names: Iterable[str] = (),
+        formats: str | None = None,
     ) -> None:
+        """hidden: files a parser must not read (the secret key, a .env). readable: folders
+        it must read even if created after the worker starts beside a hidden file (the temp
+        dir). extra_env_names: environment variables a parser needs beyond SAFE_ENV_NAMES.
+        formats: `module:attribute` of a file-type -> parser mapping for the worker's registry
+        (tests); None: the registry's own, every format with OCR bound."""
         if max_workers < 1:
             raise ValueError("max_workers must be >= 1")
         self._max_workers = max_workers
@@ -109,29 +171,54 @@ class SandboxedParser:
         self._busy = 0
         self._lock = threading.Condition()
         self._closed = False
+        self._hidden = tuple(hidden)
+        self._readable = tuple(readable)
+        self._extra_env = tuple(extra_env_names)
+        self._formats = formats
 
     # -- pool -----------------------------------------------------------------------------
+    def _worker_environment(self) -> dict[str, str]:
+        env = scrubbed_environment(os.environ, self._extra_env)
+        if self._readable:  # scratch files (opendataloader's) must stay readable to the worker
+            env["TMPDIR"] = str(self._readable[0])
+            env.pop("TEMP", None)
+            env.pop("TMP", None)
+        return env
+
     def _spawn(self, memory_limit: int) -> _Worker:
         # A fresh interpreter via `python -m` (not multiprocessing spawn, which re-imports the
-        # caller's __main__); requests and replies travel pickled over a socket pair.
+        # caller's __main__); requests and replies travel as JSON over a socket pair.
         parent_sock, child_sock = socket.socketpair()
+        for folder in self._readable:
+            folder.mkdir(parents=True, exist_ok=True)
         try:
-            process = subprocess.Popen(
+            process = subprocess.Popen(  # our interpreter, fixed argv  # nosec B603
                 [sys.executable, "-m", _WORKER_MODULE, str(child_sock.fileno()), str(memory_limit)],
                 pass_fds=(child_sock.fileno(),),
                 stdin=subprocess.DEVNULL,
-                start_new_session=True,  # Ctrl-C in the terminal is the parent's to handle
+                stdout=subprocess.DEVNULL,  # no forged lines in the parent's (JSON) log stream
+                env=self._worker_environment(),
+                cwd="/",
+                start_new_session=True,  # its own process group, killed whole; Ctrl-C is ours
             )
         finally:
             child_sock.close()
         parent = multiprocessing.connection.Connection(parent_sock.detach())
         worker = _Worker(process, parent, memory_limit)
+        try:
+            readable = readable_entries(self._hidden, self._readable)
+            parent.send_bytes(encode_control("setup", readable=readable, formats=self._formats))
+        except OSError:
+            pass  # the worker died at once: reported below
         if not parent.poll(self._start_timeout):
             worker.kill()
             raise ParseEngineFailed("parser worker did not start in time")
         try:
-            parent.recv()
-        except (EOFError, OSError):
+            ready = decode_message(parent.recv_bytes())
+            worker.unrestricted = ready.get("unrestricted")
+            if worker.unrestricted and self._hidden:
+                _log.warning("parser worker file reads not restricted: %s", worker.unrestricted)
+        except (EOFError, OSError, ValueError):
             worker.kill()
             raise ParseEngineFailed(
                 "parser worker failed to start: " + _death_reason(worker.exitcode(), memory_limit)
@@ -199,7 +286,9 @@ class SandboxedParser:
         worker = self._acquire(limits.max_memory_bytes)
         keep: _Worker | None = None
         try:
-            reply = self._exchange(worker, (str(source), file_type, options), limits.max_seconds)
+            reply = self._exchange(
+                worker, encode_request(source, file_type, options), limits.max_seconds
+            )
             worker.parses += 1
             if worker.alive() and worker.parses < self._max_parses:
                 keep = worker
@@ -207,22 +296,16 @@ class SandboxedParser:
                 worker.stop()
         finally:
             self._release(keep)
-        kind = reply[0]
-        if kind == "ok":
-            _, markdown, title, page_count, warnings, backend, pages, images = reply
-            return ParsedDocument(
-                markdown, title, page_count, list(warnings), backend, pages, dict(images)
-            )
-        raise _ERRORS[kind](reply[1])
+        return decode_reply(reply)
 
-    def _exchange(self, worker: _Worker, request: object, max_seconds: float) -> tuple[Any, ...]:
+    def _exchange(self, worker: _Worker, request: bytes, max_seconds: float) -> bytes:
         started = time.monotonic()
         try:
-            worker.conn.send(request)
+            worker.conn.send_bytes(request)
             if not worker.conn.poll(max_seconds + self._grace):
                 worker.kill()
                 raise ParseEngineFailed(f"parse timed out after {max_seconds:g}s")
-            reply: tuple[Any, ...] = worker.conn.recv()
+            reply = worker.conn.recv_bytes()
         except (EOFError, OSError):
             reason = _death_reason(worker.exitcode(), worker.memory_limit)
             worker.kill()

@@ -1,19 +1,33 @@
 """The sandbox's worker process: `python -m ragline.adapters.parsers.sandbox_worker FD LIMIT`.
 
-Sets its own address-space limit (soft, so the opendataloader JVM child may lift it), imports
-the parsers once (the pool keeps it warm), then answers one pickled request at a time.
+Sets its own address-space limit (soft, so the opendataloader JVM child may lift it), takes
+the read restriction the parent sends first (Landlock: the secret key stays unreadable),
+imports the parsers once (the pool keeps it warm), then answers one JSON request at a time.
+Nothing is unpickled on either side (sandbox_wire).
 """
 
 from __future__ import annotations
 
+import importlib
 import multiprocessing.connection
 import resource
 import signal
 import sys
-from pathlib import Path
-from typing import Any
 
-from ragline.application.ports.parser import NoTextLayer, ParseEngineFailed, UnsupportedFileType
+from ragline.adapters.parsers.landlock import restrict_reads
+from ragline.adapters.parsers.sandbox_wire import (
+    decode_message,
+    decode_request,
+    encode_control,
+    encode_document,
+    encode_error,
+)
+from ragline.application.ports.parser import (
+    InvalidFileContent,
+    NoTextLayer,
+    ParseEngineFailed,
+    UnsupportedFileType,
+)
 
 
 def worker_main(conn: multiprocessing.connection.Connection, memory_limit: int) -> None:
@@ -23,39 +37,45 @@ def worker_main(conn: multiprocessing.connection.Connection, memory_limit: int) 
         resource.setrlimit(resource.RLIMIT_AS, (memory_limit, hard))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    setup = decode_message(conn.recv_bytes())
+    readable = [str(p) for p in setup.get("readable", [])]
+    not_restricted = restrict_reads(readable) if readable else None
     from ragline.adapters.parsers.registry import ParserRegistry  # warm imports happen here
 
-    registry = ParserRegistry()
-    conn.send(("ready",))
+    formats = setup.get("formats")  # None: the registry's own (every format, OCR bound)
+    if formats is None:
+        registry = ParserRegistry()
+    else:
+        module, _, name = str(formats).partition(":")
+        registry = ParserRegistry(getattr(importlib.import_module(module), name))
+    conn.send_bytes(encode_control("ready", unrestricted=not_restricted))
     while True:
         try:
-            request = conn.recv()
+            body = conn.recv_bytes()
         except (EOFError, OSError):
             return
-        if request is None:
+        if decode_message(body)["kind"] == "stop":
             return
-        source, file_type, options = request
         fatal = False
         try:
-            parsed = registry.parse(Path(source), file_type, options)
-            reply: tuple[Any, ...] = (
-                "ok", parsed.markdown, parsed.title, parsed.page_count, parsed.warnings,
-                parsed.backend, parsed.pages, parsed.images,
-            )  # fmt: skip
+            source, file_type, options = decode_request(body)
+            reply = encode_document(registry.parse(source, file_type, options))
         except UnsupportedFileType as exc:
-            reply = ("unsupported", exc.reason)
+            reply = encode_error("unsupported", exc.reason)
+        except InvalidFileContent as exc:
+            reply = encode_error("invalid", exc.reason)
         except NoTextLayer as exc:
-            reply = ("no_text", exc.reason)
+            reply = encode_error("no_text", exc.reason)
         except ParseEngineFailed as exc:
-            reply = ("engine", exc.reason)
+            reply = encode_error("engine", exc.reason)
             fatal = exc.reason.startswith("out of memory")
         except BaseException as exc:  # the worker must answer whatever happened
-            reply = ("engine", f"parser worker error: {type(exc).__name__}"[:300])
+            reply = encode_error("engine", f"parser worker error: {type(exc).__name__}"[:300])
             fatal = True
         try:
-            conn.send(reply)
+            conn.send_bytes(reply)
         except MemoryError:
-            conn.send(("engine", "out of memory while returning the result"))
+            conn.send_bytes(encode_error("engine", "out of memory while returning the result"))
             fatal = True
         if fatal:
             return  # a heap that hit its limit is not trusted for the next file

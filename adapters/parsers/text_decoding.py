@@ -5,7 +5,11 @@ from __future__ import annotations
 import codecs
 import re
 
-from ragline.application.ports.parser import ParseEngineFailed, UnsupportedFileType
+from ragline.application.ports.parser import (
+    InvalidFileContent,
+    ParseEngineFailed,
+    UnsupportedFileType,
+)
 
 # C0 controls other than \t \n \v \f \r and ESC are never in real text; NUL marks binary.
 _CONTROL_BYTES = bytes(b for b in range(0x20) if b not in (0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x1B))
@@ -32,7 +36,9 @@ def decode_utf8(data: bytes, file_type: str) -> str:
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise ParseEngineFailed(f"invalid UTF-8 in .{file_type} file at byte {exc.start}") from None
+        raise InvalidFileContent(
+            f"invalid UTF-8 in .{file_type} file at byte {exc.start}"
+        ) from None
 
 
 def decode_text(data: bytes, file_type: str) -> tuple[str, str]:
@@ -41,7 +47,7 @@ def decode_text(data: bytes, file_type: str) -> tuple[str, str]:
         try:
             return data.decode("utf-16"), "utf-16"
         except UnicodeDecodeError:
-            raise ParseEngineFailed(f"invalid UTF-16 in .{file_type} file") from None
+            raise InvalidFileContent(f"invalid UTF-16 in .{file_type} file") from None
     try:
         return data.decode("utf-8-sig"), "utf-8"
     except UnicodeDecodeError as exc:
@@ -49,7 +55,7 @@ def decode_text(data: bytes, file_type: str) -> tuple[str, str]:
     try:
         return data.decode("gb18030"), "gb18030"
     except UnicodeDecodeError:
-        raise ParseEngineFailed(
+        raise InvalidFileContent(
             f"undecodable .{file_type} file: not UTF-8 (bad byte at {utf8_error}) nor GB18030"
         ) from None
 

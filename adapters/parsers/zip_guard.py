@@ -10,7 +10,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ragline.application.ports.parser import ParseEngineFailed
+from ragline.application.ports.parser import InvalidFileContent
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,19 +34,20 @@ def _is_ole(source: Path) -> bool:
 
 
 def check_zip(source: Path, budget: ZipBudget, what: str) -> None:
-    """Raise ParseEngineFailed for a non-zip, or a zip whose inflated size would be hostile."""
+    """Raise InvalidFileContent for a non-zip, or a zip whose inflated size would be hostile
+    (a zip bomb is refused the same way on every retry: not recoverable)."""
     try:
         with zipfile.ZipFile(source) as archive:
             entries = archive.infolist()
     except (zipfile.BadZipFile, OSError, ValueError) as exc:
         if _is_ole(source):
-            raise ParseEngineFailed(
+            raise InvalidFileContent(
                 f"not a valid {what}: an OLE compound file (password-protected, or the legacy "
                 "binary .doc/.xls/.ppt format renamed)"
             ) from None
-        raise ParseEngineFailed(f"not a valid {what} (corrupt zip container: {exc})") from None
+        raise InvalidFileContent(f"not a valid {what} (corrupt zip container: {exc})") from None
     if len(entries) > budget.max_entries:
-        raise ParseEngineFailed(
+        raise InvalidFileContent(
             f"{what} has {len(entries)} zip entries (limit {budget.max_entries})"
         )
     total = 0
@@ -55,12 +56,12 @@ def check_zip(source: Path, budget: ZipBudget, what: str) -> None:
         if entry.file_size > budget.ratio_applies_above:
             ratio = entry.file_size / max(entry.compress_size, 1)
             if ratio > budget.max_ratio:
-                raise ParseEngineFailed(
+                raise InvalidFileContent(
                     f"zip bomb suspected in {what}: entry {entry.filename!r} inflates "
                     f"{ratio:.0f}x to {entry.file_size} bytes"
                 )
     if total > budget.max_total_uncompressed:
-        raise ParseEngineFailed(
+        raise InvalidFileContent(
             f"zip bomb suspected in {what}: {total} bytes uncompressed "
             f"(limit {budget.max_total_uncompressed})"
         )

@@ -280,7 +280,7 @@ class QdrantVectorIndex:
     async def delete_document(self, user_id: str, dataset_id: str, doc_id: str) -> None:
         name = self._name(user_id, dataset_id)
         document = self._filter(user_id, dataset_id, doc_id)
-        assert document is not None  # doc_id always narrows it
+        assert document is not None  # doc_id always narrows it  # nosec B101
         selector = models.FilterSelector(filter=document)
 
         def delete() -> None:

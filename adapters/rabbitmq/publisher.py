@@ -56,7 +56,7 @@ class RabbitPublisher:
         self, body: bytes, routing_key: str, headers: Mapping[str, str] | None = None
     ) -> None:
         await self.start()
-        assert self._thread is not None
+        assert self._thread is not None  # narrows for mypy  # nosec B101
         properties = pika.BasicProperties(
             content_type=CONTENT_TYPE,
             content_encoding=CONTENT_ENCODING,

@@ -148,7 +148,7 @@ class RabbitTaskSource:
         if isinstance(item, BaseException):
             self._inbox.put_nowait(_END)
             raise MessageBusError(f"consuming {self.topology.queue} failed: {item!r}") from item
-        assert isinstance(item, RabbitDelivery)
+        assert isinstance(item, RabbitDelivery)  # narrows for mypy  # nosec B101
         return item
 
     async def close(self) -> None:

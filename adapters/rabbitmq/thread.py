@@ -65,7 +65,7 @@ class PikaThread:
 
         def run() -> None:
             try:
-                assert self._channel is not None
+                assert self._channel is not None  # narrows for mypy  # nosec B101
                 result = work(self._channel)
             except BaseException as error:
                 self._resolve(future, error=error)
@@ -162,6 +162,6 @@ class PikaThread:
             else:
                 future.set_result(result)
 
-        assert self._loop is not None
+        assert self._loop is not None  # narrows for mypy  # nosec B101
         with contextlib.suppress(RuntimeError):  # the loop is gone; nobody is waiting any more
             self._loop.call_soon_threadsafe(settle)

@@ -1,8 +1,10 @@
 """API keys encrypted at rest with Fernet (AES-128-CBC + HMAC-SHA256, from `cryptography`).
 
-The key comes from the caller (settings, or a key file in the data dir via
-`load_or_create_key_file`). Neither the key nor a plaintext is ever put in a log line, an
-exception message or a repr. Older keys may be kept for reading while a new one encrypts
+The keys come from the caller (`resolve_keys`: RAGLINE_SECRET_KEY, a key file, or, for an
+embedded SQLite data dir only, `<data_dir>/secret.key` made on first start). Several hosts
+sharing one database must share the key, so outside embedded SQLite a key must be
+configured. Neither the key nor a plaintext is ever put in a log line, an exception message
+or a repr. Older keys may be kept for reading while a new one encrypts
 (key rotation: `ApiKeyCipher(new, previous=[old])`).
 """
 
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
@@ -72,3 +75,60 @@ def load_or_create_key_file(path: Path) -> bytes:
     with os.fdopen(fd, "wb") as out:
         out.write(key + b"\n")
     return key
+
+
+class SecretKeyMissing(SecretKeyError):
+    """No key is configured where one must be (a shared database)."""
+
+
+@dataclass(frozen=True)
+class KeySet:
+    """The keys in force (the first encrypts, every one decrypts) and where they came from,
+    in words for `ragline doctor` (never the keys)."""
+
+    keys: tuple[bytes, ...]
+    source: str
+
+    def cipher(self) -> ApiKeyCipher:
+        return ApiKeyCipher(self.keys[0], previous=self.keys[1:])
+
+
+def _split(text: str) -> tuple[bytes, ...]:
+    """Keys separated by commas or newlines; blank entries and `#` comment lines ignored."""
+    parts = [p.strip() for line in text.splitlines() for p in line.split(",")]
+    return tuple(p.encode("ascii") for p in parts if p and not p.startswith("#"))
+
+
+def resolve_keys(env_keys: str | None, key_file: Path | None, embedded_file: Path | None) -> KeySet:
+    """RAGLINE_SECRET_KEY (comma-separated for rotation: new first), else the key file (one
+    key a line, new first), else the embedded data dir's generated file, else an error
+    naming the settings. `embedded_file` is given only for embedded SQLite."""
+    if env_keys is not None and env_keys.strip():
+        keys = _split(env_keys)
+        return KeySet(keys, f"RAGLINE_SECRET_KEY ({_count(keys)})")
+    if key_file is not None:
+        try:
+            keys = _split(key_file.read_text(encoding="ascii"))
+        except (OSError, UnicodeError) as exc:
+            raise SecretKeyMissing(
+                f"RAGLINE_SECRET_KEY_FILE={key_file} cannot be read "
+                f"({type(exc).__name__}: {getattr(exc, 'strerror', None) or exc})"
+            ) from None
+        if not keys:
+            raise SecretKeyMissing(f"RAGLINE_SECRET_KEY_FILE={key_file} holds no key")
+        return KeySet(keys, f"RAGLINE_SECRET_KEY_FILE {key_file} ({_count(keys)})")
+    if embedded_file is not None:
+        key = load_or_create_key_file(embedded_file)
+        return KeySet((key,), f"{embedded_file} (embedded SQLite data dir, generated once)")
+    raise SecretKeyMissing(
+        "a shared database needs a shared API key encryption key: set RAGLINE_SECRET_KEY "
+        "(a Fernet key; make one with `python -c 'from cryptography.fernet import Fernet; "
+        "print(Fernet.generate_key().decode())'`) or RAGLINE_SECRET_KEY_FILE (a file holding "
+        "it), the same on every host"
+    )
+
+
+def _count(keys: tuple[bytes, ...]) -> str:
+    if len(keys) == 1:
+        return "1 key"
+    return f"{len(keys)} keys: the first encrypts, all decrypt"

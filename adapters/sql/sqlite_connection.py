@@ -63,7 +63,7 @@ class InlineConnection:
     @property
     def driver_connection(self) -> sqlite3.Connection:
         driver = self._conn.connection.driver_connection
-        assert isinstance(driver, sqlite3.Connection)
+        assert isinstance(driver, sqlite3.Connection)  # narrows for mypy  # nosec B101
         return driver
 
     async def begin(self) -> None:

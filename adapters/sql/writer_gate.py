@@ -24,6 +24,13 @@ class WriterGate:
         self._locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
             weakref.WeakKeyDictionary()
         )
+        self._waiting = 0
+
+    @property
+    def waiting(self) -> int:
+        """Callers queued behind the unit of work holding the gate (tests observe the queue
+        through it instead of guessing with sleeps)."""
+        return self._waiting
 
     async def enter(self) -> asyncio.Lock:
         """Wait for the gate; the caller releases the returned lock when it closes."""
@@ -34,6 +41,7 @@ class WriterGate:
         if not lock.locked():
             await lock.acquire()
             return lock
+        self._waiting += 1
         try:
             await asyncio.wait_for(lock.acquire(), self._timeout)
         except TimeoutError as error:
@@ -41,4 +49,6 @@ class WriterGate:
                 f"open unit of work failed: database is locked (waited {self._timeout:g} s "
                 "for another unit of work of this process)"
             ) from error
+        finally:
+            self._waiting -= 1
         return lock

@@ -15,6 +15,7 @@ from ragline.application.pipeline.workspace import Workspace
 from ragline.application.ports.object_storage import ObjectNotFound, ObjectStorage
 from ragline.application.ports.parser import (
     SUPPORTED_FILE_TYPES,
+    InvalidFileContent,
     NoTextLayer,
     ParseEngineFailed,
     ParseLimits,
@@ -90,6 +91,8 @@ class ExtractMarkdown:
             document = await asyncio.to_thread(self._parser.parse, path, kind, options)
         except UnsupportedFileType as error:
             raise ExtractionFailed(FailureCode.UNSUPPORTED_FILE_TYPE, error.reason) from error
+        except InvalidFileContent as error:
+            raise ExtractionFailed(FailureCode.FILE_CONTENT_INVALID, error.reason) from error
         except NoTextLayer as error:
             raise ExtractionFailed(FailureCode.NO_TEXT_LAYER, error.reason) from error
         except ParseEngineFailed as error:

@@ -28,6 +28,7 @@ from ragline.application.pipeline.workspace import Workspace
 from ragline.application.ports.clock import Clock
 from ragline.application.ports.object_storage import ObjectNotFound, ObjectStorage, StorageError
 from ragline.application.ports.parser import (
+    InvalidFileContent,
     NoTextLayer,
     ParsedDocument,
     ParseEngineFailed,
@@ -263,6 +264,8 @@ class ParseBatchRunner:
             raise BatchFailure(FailureCode.UNSUPPORTED_FILE_TYPE, error.reason) from error
         except NoTextLayer as error:
             raise BatchFailure(FailureCode.NO_TEXT_LAYER, error.reason) from error
+        except InvalidFileContent as error:
+            raise BatchFailure(FailureCode.FILE_CONTENT_INVALID, error.reason) from error
         except ParseEngineFailed as error:
             raise BatchFailure(FailureCode.PARSE_ENGINE_FAILED, error.reason) from error
         except BatchFailure:

@@ -354,7 +354,7 @@ class ParseTaskPipeline:
                     await uow.commit()
                     return run, parsed.id
                 refusal = RetryRefusal.CONCURRENT_SUPERSEDE
-            assert refusal is not None  # retry_refusal names why a missing run can't be retried
+            assert refusal is not None  # retry_refusal always says why  # nosec B101
             loser = ParseRun.retry_loser(identity, previous_id, refusal, at)
             await uow.runs.add(loser)
             await self.results.queue_owed_results(uow, loser, parsed.id, at)

@@ -39,6 +39,8 @@ class PipelineSettings:
     # its worker (or its failure could not be recorded) and the stale-run sweep ends it
     heartbeat_interval: timedelta = timedelta(seconds=30)
     stale_after: timedelta = timedelta(minutes=15)
+    contextual_headers: bool = False
+    """Index each child with its section path in front (chunk_header); hits show the text."""
 
     def __attrs_post_init__(self) -> None:
         if self.embed_batch_size < 1 or self.sparse_batch_size < 1:

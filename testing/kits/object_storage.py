@@ -5,6 +5,9 @@ One class per capability (as Haystack's `haystack/testing/document_store.py` doe
   Every ObjectStorage passes it.
 - `PresignedUrlContract`: `presigned_get_url` gives a URL that downloads the bytes with a
   plain GET (http(s):// for S3 and MinIO, file:// for the local store).
+- `FilesystemConfinementContract`: for a store kept in a local folder: a symlinked bucket
+  folder, metadata folder or staging folder never lets a read, write or delete leave the
+  store root (needs a `store_root` fixture: the folder the adapter was opened on).
 A real adapter combines them all; a test double leaves out a mixin it honestly lacks.
 
 Subclass once per adapter, in a module pytest collects, and provide the `storage` fixture
@@ -47,7 +50,8 @@ def sha256_of(path: Path) -> str:
 
 
 def fetch(url: str) -> bytes:
-    with urllib.request.urlopen(url, timeout=30) as response:
+    # file:// is what the local store presigns (http(s) for S3/MinIO): any scheme is wanted
+    with urllib.request.urlopen(url, timeout=30) as response:  # nosec B310
         data: bytes = response.read()
         return data
 
@@ -199,3 +203,75 @@ class PresignedUrlContract:
         await storage.put_file(bucket, "src/doc.pdf", src, "application/pdf")
         url = await storage.presigned_get_url(bucket, "src/doc.pdf", timedelta(minutes=10))
         assert fetch(url) == src.read_bytes()
+
+
+class FilesystemConfinementContract:
+    """Capability (stores kept in a local folder): symlinks never carry an operation outside
+    the store root. Needs `storage`, `bucket` and a `store_root` fixture (the adapter's root).
+
+    A bucket folder replaced by a symlink to a folder outside the root is the case that
+    escaped before issue 12: the key check resolved against the (symlinked) bucket folder
+    itself, so everything under it looked "inside"."""
+
+    @pytest.fixture
+    def store_root(self) -> Path:
+        raise NotImplementedError("subclass and return the adapter's root folder")
+
+    @staticmethod
+    def _outside(store_root: Path) -> Path:
+        outside = store_root.parent / f"outside-{uuid.uuid4().hex[:8]}"
+        outside.mkdir()
+        (outside / "secret.txt").write_bytes(b"secret")
+        return outside
+
+    async def test_symlinked_bucket_folder_is_refused_everywhere(
+        self, storage: ObjectStorage, store_root: Path, tmp_path: Path
+    ) -> None:
+        outside = self._outside(store_root)
+        store_root.mkdir(parents=True, exist_ok=True)
+        os.symlink(outside, store_root / "linked")
+        with pytest.raises(InvalidObjectKey):
+            await storage.put_bytes("linked", "new.txt", b"x")
+        src = tmp_path / "src.bin"
+        src.write_bytes(b"y")
+        with pytest.raises(InvalidObjectKey):
+            await storage.put_file("linked", "new2.txt", src)
+        with pytest.raises(InvalidObjectKey):
+            await storage.stat("linked", "secret.txt")
+        with pytest.raises(InvalidObjectKey):
+            await storage.get_to_file("linked", "secret.txt", tmp_path / "got")
+        with pytest.raises(InvalidObjectKey):
+            await storage.presigned_get_url("linked", "secret.txt", timedelta(minutes=1))
+        with pytest.raises(InvalidObjectKey):
+            await storage.delete("linked", "secret.txt")
+        with pytest.raises(InvalidObjectKey):
+            await storage.ensure_bucket("linked")
+        assert sorted(p.name for p in outside.iterdir()) == ["secret.txt"]
+        assert not (tmp_path / "got").exists()
+
+    async def test_symlinked_key_folder_is_refused(
+        self, storage: ObjectStorage, bucket: str, store_root: Path
+    ) -> None:
+        outside = self._outside(store_root)
+        os.symlink(outside, store_root / bucket / "sub")
+        with pytest.raises(InvalidObjectKey):
+            await storage.put_bytes(bucket, "sub/new.txt", b"x")
+        with pytest.raises(InvalidObjectKey):
+            await storage.delete(bucket, "sub/secret.txt")
+        assert sorted(p.name for p in outside.iterdir()) == ["secret.txt"]
+
+    async def test_symlinked_metadata_and_staging_folders_are_refused(
+        self, storage: ObjectStorage, bucket: str, store_root: Path
+    ) -> None:
+        await storage.put_bytes(bucket, "first.txt", b"1")
+        outside = self._outside(store_root)
+        for inner in [p for p in store_root.iterdir() if p.name.startswith(".")]:
+            moved = outside / inner.name
+            inner.rename(moved)
+            os.symlink(moved, inner)
+        with pytest.raises(InvalidObjectKey):
+            await storage.put_bytes(bucket, "second.txt", b"2")
+        with pytest.raises(InvalidObjectKey):
+            await storage.delete(bucket, "first.txt")
+        assert (store_root / bucket / "first.txt").read_bytes() == b"1"
+        assert not (store_root / bucket / "second.txt").exists()

@@ -27,7 +27,8 @@ Subclass in a module pytest collects and provide the fixtures:
 The database may be shared by every test of a session: each test works under fresh ids.
 Set `serializes_transactions = True` when the store admits one unit of work at a time
 (SQLite with BEGIN IMMEDIATE): the race test then cannot make both contenders read before
-either writes, and checks the same outcome without forcing that interleaving.
+either writes, and checks the same outcome without forcing that interleaving. Such a store
+also overrides `until_queued(factory)` (return once a second unit waits for the open one).
 """
 
 from __future__ import annotations
@@ -277,6 +278,11 @@ class UnitOfWorkContract:
     async def get_run(factory: UnitOfWorkFactory, task_id: str) -> ParseRun | None:
         async with factory() as uow:
             return await uow.runs.get(task_id)
+
+    async def until_queued(self, factory: UnitOfWorkFactory) -> None:
+        """Return once another unit of work is waiting for the one open now (a store with
+        `serializes_transactions` overrides this by watching its own queue; no sleep)."""
+        raise NotImplementedError("a store that serializes transactions shows its queue")
 
     # -- parse runs ---------------------------------------------------------------------
 
@@ -634,7 +640,7 @@ class UnitOfWorkContract:
             async with uow_factory() as uow:
                 await uow.runs.add(run)
                 other = asyncio.create_task(self.get_run(uow_factory, run.task_id))
-                await asyncio.sleep(0.2)
+                await self.until_queued(uow_factory)
                 assert not other.done(), "a second unit of work ran inside the first"
             assert await other is None
             return

@@ -22,6 +22,7 @@ from ragline.testing.parse_run.commands import (
 )
 from ragline.testing.parse_run.invariants import (
     InvariantViolation,
+    check_durable_before_notify,
     check_events,
     check_family,
     check_run,
@@ -59,6 +60,7 @@ __all__ = [
     "Succeed",
     "Supersede",
     "any_durations",
+    "check_durable_before_notify",
     "check_events",
     "check_family",
     "check_run",

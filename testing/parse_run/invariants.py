@@ -1,8 +1,9 @@
 """SPEC §4 invariants as plain checks; each raises InvariantViolation naming its number.
 
 `check_run` holds for any single stored run, `check_step` for any accepted command
-(before -> after), `check_events` for what a run has announced, and `check_family` for a
-whole store (retry chains). docs/state-machine.md links each invariant here.
+(before -> after), `check_events` for what a run has announced, `check_durable_before_notify`
+for the store at the moment of a notification, and `check_family` for a whole store (retry
+chains). docs/state-machine.md links each invariant here.
 """
 
 from __future__ import annotations
@@ -151,7 +152,7 @@ def check_run(run: ParseRun) -> None:
 _PIPELINE_MOVES = {
     (PipelineStatus.PENDING, PipelineStatus.PROCESSING),
     (PipelineStatus.PENDING, PipelineStatus.FAILED),
-    (PipelineStatus.PENDING, PipelineStatus.SUCCESS),
+    (PipelineStatus.PENDING, PipelineStatus.SUCCESS),  # only all six inherited: see check_step
     (PipelineStatus.PROCESSING, PipelineStatus.SUCCESS),
     (PipelineStatus.PROCESSING, PipelineStatus.FAILED),
 }
@@ -167,6 +168,14 @@ def check_step(before: ParseRun, after: ParseRun, last_stage_finished: bool) -> 
     _require(moved[0] is moved[1] or moved in _PIPELINE_MOVES, 2, f"pipeline moved {moved}")
     if after.pipeline_status is PipelineStatus.SUCCESS and moved[0] is not moved[1]:
         _require(last_stage_finished, 2, "SUCCESS set by something other than the last stage")
+    if moved == (PipelineStatus.PENDING, PipelineStatus.SUCCESS):
+        # A run that never started can only finish by skipping its last stage when all six
+        # were inherited; any other PENDING -> SUCCESS skipped PROCESSING.
+        _require(
+            all(st.inherited and st.status is S for st in before.stages.values()),
+            2,
+            "PENDING -> SUCCESS without passing PROCESSING",
+        )
     if before.is_terminal:
         same = [
             before.stages == after.stages,
@@ -203,6 +212,19 @@ def check_events(run: ParseRun, announced: Sequence[RunEvent]) -> None:
             5,
             "FAILED run announced something else",
         )
+
+
+def check_durable_before_notify(stored: ParseRun | None, run: ParseRun) -> None:
+    """5. At the moment a terminal event is published, the store already holds the run
+    terminal, at least as new as the run that recorded the event."""
+    _require(stored is not None, 5, f"{run.task_id} notified before it was stored")
+    assert stored is not None
+    _require(
+        stored.is_terminal and stored.version >= run.version,
+        5,
+        f"{run.task_id} notified before its terminal state was durable "
+        f"(stored {stored.pipeline_status.value} v{stored.version}, event of v{run.version})",
+    )
 
 
 def check_family(runs: Mapping[str, ParseRun]) -> None:

@@ -22,6 +22,7 @@ SPEC_CODES = [
     "UNSUPPORTED_FILE_TYPE",
     "TEMP_DISK_FULL",
     "PARSE_ENGINE_FAILED",
+    "FILE_CONTENT_INVALID",  # issue 12: corrupt/mislabelled bytes are not retryable
     "PARSED_FILE_UPLOAD_FAILED",
     "RESULT_NOTIFY_FAILED",
     "INTERNAL_UNKNOWN_ERROR",
@@ -54,6 +55,8 @@ def test_recoverability_of_key_codes() -> None:
     assert FailureCode.CHUNKING_FAILED.recoverable
     assert not FailureCode.INVALID_TASK_CONTEXT.recoverable
     assert not FailureCode.RETRY_VALIDATION_FAILED.recoverable
+    assert not FailureCode.FILE_CONTENT_INVALID.recoverable
+    assert FailureCode.PARSE_ENGINE_FAILED.recoverable
 
 
 @given(failure_codes(), failure_details())

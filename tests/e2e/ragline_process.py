@@ -68,13 +68,15 @@ def child_env() -> dict[str, str]:
     return env
 
 
-def start(data_dir: Path, *args: str, stdin: bool = False) -> subprocess.Popen[str]:
+def start(
+    data_dir: Path, *args: str, stdin: bool = False, env: dict[str, str] | None = None
+) -> subprocess.Popen[str]:
     """Start `ragline --data-dir DATA_DIR ARGS...` in a new session, cwd beside the data dir
-    (so no stray `.env` from the repository is read)."""
+    (so no stray `.env` from the repository is read); `env` adds settings."""
     return subprocess.Popen(
         command(data_dir, *args),
         cwd=data_dir.parent,
-        env=child_env(),
+        env={**child_env(), **(env or {})},
         stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -122,9 +124,13 @@ def finish(
 
 
 def run(
-    data_dir: Path, *args: str, timeout: float = TIMEOUT_SECONDS, stdin_text: str | None = None
+    data_dir: Path,
+    *args: str,
+    timeout: float = TIMEOUT_SECONDS,
+    stdin_text: str | None = None,
+    env: dict[str, str] | None = None,
 ) -> Finished:
-    process = start(data_dir, *args, stdin=stdin_text is not None)
+    process = start(data_dir, *args, stdin=stdin_text is not None, env=env)
     return finish(process, args, timeout, stdin_text)
 
 

@@ -29,16 +29,18 @@ beam would carry twenty nautical miles on a clear night.
 
 # file name -> failure code it must end with
 HOSTILE: dict[str, str] = {
-    "zip-bomb.docx": "PARSE_ENGINE_FAILED",
+    "zip-bomb.docx": "FILE_CONTENT_INVALID",
     "binary-renamed.md": "UNSUPPORTED_FILE_TYPE",
-    "invalid-utf8.md": "PARSE_ENGINE_FAILED",
+    "invalid-utf8.md": "FILE_CONTENT_INVALID",
     "single-line.txt": "PARSE_ENGINE_FAILED",
     "single-line.md": "PARSE_ENGINE_FAILED",  # 2 MB: past the line limit, not the size
-    "corrupt.pdf": "PARSE_ENGINE_FAILED",
+    "corrupt.pdf": "FILE_CONTENT_INVALID",
+    "random-bytes.pdf": "FILE_CONTENT_INVALID",  # mislabelled: not recoverable by a retry
+    "random-bytes.docx": "FILE_CONTENT_INVALID",
     "notes.xyz": "UNSUPPORTED_FILE_TYPE",
-    "zip-bomb.xlsx": "PARSE_ENGINE_FAILED",
-    "zip-bomb.epub": "PARSE_ENGINE_FAILED",
-    "not-a-zip.pptx": "PARSE_ENGINE_FAILED",
+    "zip-bomb.xlsx": "FILE_CONTENT_INVALID",
+    "zip-bomb.epub": "FILE_CONTENT_INVALID",
+    "not-a-zip.pptx": "FILE_CONTENT_INVALID",
     "recursive.eml": "PARSE_ENGINE_FAILED",  # 50 forwards deep
 }
 EMPTY = "empty.md"
@@ -55,6 +57,8 @@ def write_folder(folder: Path) -> None:
             handle.write(b"lorem ipsum dolor sit amet " * (1024**2 // 27) + b"lorem ips")
     (folder / "single-line.md").write_bytes(b"# Title\n\n" + b"lorem ipsum " * (2 * 1024**2 // 12))
     (folder / "corrupt.pdf").write_bytes(text_pdf("This PDF is cut in half")[:200])
+    (folder / "random-bytes.pdf").write_bytes(bytes(range(256)) * 16)
+    (folder / "random-bytes.docx").write_bytes(bytes(range(255, -1, -1)) * 16)
     (folder / "notes.xyz").write_bytes(b"some data in a format nobody parses\n")
     (folder / "zip-bomb.xlsx").write_bytes(zip_bomb_xlsx())
     (folder / "zip-bomb.epub").write_bytes(zip_bomb_epub())

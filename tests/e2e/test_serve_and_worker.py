@@ -18,6 +18,7 @@ import boto3
 import httpx
 import psycopg
 import pytest
+from cryptography.fernet import Fernet
 
 from tests.adapters.sql.conftest import create_postgres_database, drop_postgres_database
 from tests.e2e.serve_process import ragline_server
@@ -53,6 +54,7 @@ def deployment_env(postgres_url: str, s3_endpoint: str, elasticsearch_url: str) 
     suffix = uuid.uuid4().hex[:8]
     return {
         "RAGLINE_DATABASE_URL": postgres_url,
+        "RAGLINE_SECRET_KEY": Fernet.generate_key().decode(),  # shared DB: a shared key
         "MQ_VENDOR": "rabbitmq",
         "RAGLINE_RABBITMQ_URL": "amqp://guest:guest@127.0.0.1:5672/%2f",
         "PARSE_TASK_TOPIC": f"e2e-serve-tasks-{suffix}",

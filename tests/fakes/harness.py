@@ -22,6 +22,7 @@ from ragline.application.pipeline.outbox_relay import OutboxRelay, RelayPolicy
 from ragline.application.pipeline.services import StageServices
 from ragline.application.pipeline.settings import PipelineSettings
 from ragline.application.pipeline.workspace import Workspace
+from ragline.application.ports.object_storage import ObjectStorage
 from ragline.application.ports.unit_of_work import DocumentScope, EmbeddingConfig
 from ragline.application.tasks import ParseTaskCommand, TaskResult
 from ragline.bootstrap.container import Container
@@ -66,7 +67,9 @@ class Harness:
         settings: PipelineSettings | None = None,
         parse_cache: ParseCacheSettings | None = None,
         mineru: bool = True,
+        storage: ObjectStorage | None = None,
     ) -> None:
+        """`storage` replaces the fake object store in the container (a real adapter)."""
         self.faults = Faults()
         self.db = FakeDatabase(self.faults)
         self.clock = FakeClock()
@@ -87,7 +90,7 @@ class Harness:
         for name, fake in {
             "uow_factory": self.db,
             "clock": self.clock,
-            "storage": self.storage,
+            "storage": self.storage if storage is None else storage,
             "parser": self.parser,
             "page_counter": self.page_counter,
             # the fake answers mineru (direct pull) too; mineru=False: no MinerU client

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from types import TracebackType
@@ -109,6 +110,7 @@ class FakeDatabase:
         self.parse_batches: dict[int, ParseBatch] = {}
         self._batch_ids = itertools.count(1)
         self.source_tags: dict[int, str | None] = {}  # batch id -> source_tag (a column)
+        self.outbox_puts: Counter[str] = Counter()  # committed outbox.put calls per task_id
         self.commits = 0
         self.units_opened = 0  # units of work asked of the factory
         self._log_ids = itertools.count(1)
@@ -596,6 +598,7 @@ class FakeOutbox(_Repo):
                 claimed_until=None,
             )
         self.uow.pending_outbox[task_id] = attrs.evolve(row, updated_at=at)
+        self.uow.pending_puts.append(task_id)
 
     async def due(self, now: datetime, limit: int = 100) -> list[OutboxMessage]:
         await self.check("outbox.due")
@@ -863,6 +866,7 @@ class FakeUnitOfWork:
         self.pending_chunks: dict[DocumentScope, dict[str, ChunkRecord]] = {}
         self.pending_configs: dict[tuple[ModelKind, str], EmbeddingConfig | ChatConfig | None] = {}
         self.pending_outbox: dict[str, OutboxMessage] = {}
+        self.pending_puts: list[str] = []
         self.pending_tombstones: dict[str, datetime] = {}
         self.pending_batches: dict[int, ParseBatch] = {}
         self.pending_heartbeats: dict[str, datetime] = {}
@@ -915,6 +919,7 @@ class FakeUnitOfWork:
             else:
                 committed[user_id] = config
         db.outbox.update(self.pending_outbox)
+        db.outbox_puts.update(self.pending_puts)
         db.document_deleted_at.update(self.pending_tombstones)
         db.parse_batches.update(self.pending_batches)
         db.heartbeats.update(self.pending_heartbeats)
@@ -940,3 +945,4 @@ class FakeUnitOfWork:
         self.pending_configs, self.pending_outbox, self.pending_tombstones = {}, {}, {}
         self.pending_batches = {}
         self.pending_heartbeats = {}
+        self.pending_puts = []

@@ -106,7 +106,7 @@ def test_extract_sync_parses_an_upload_and_refuses_what_it_cannot(client: TestCl
         files={"file": ("broken.pdf", b"%PDF-1.4 not really")},
         headers=bearer(ALICE_TOKEN),
     )
-    assert "PARSE_ENGINE_FAILED" in _assert_problem(response, 422)["detail"]
+    assert "FILE_CONTENT_INVALID" in _assert_problem(response, 422)["detail"]
     _assert_problem(client.post("/api/v1/parser/extract_sync", headers=bearer(ALICE_TOKEN)), 422)
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cryptography.fernet import Fernet
 from fpdf import FPDF
 
 from ragline.application.health import obtain
@@ -19,6 +20,7 @@ from ragline.domain.parse_batch import RequestOutcome
 from tests.adapters.sql.conftest import create_postgres_database, drop_postgres_database
 
 PAGES = 4
+SECRET_KEY = Fernet.generate_key().decode()
 
 
 def make_pdf(path: Path, pages: int = PAGES, words: str = "green tea") -> Path:
@@ -52,6 +54,7 @@ def settings(tmp_path: Path, database_url: str) -> dict[str, Any]:
     """No background loops: the tests decide when batches run."""
     return {
         "database_url": database_url,
+        "secret_key": SECRET_KEY,  # a shared database needs a shared API-key secret
         "parse_batch_workers": 0,
         "parse_pages_per_batch": 2,
         "data_dir": tmp_path / "data",

@@ -26,6 +26,7 @@ class Cli:
         self.env = {
             "RAGLINE_DATABASE_URL": settings["database_url"],
             "RAGLINE_PARSE_PAGES_PER_BATCH": str(settings["parse_pages_per_batch"]),
+            "RAGLINE_SECRET_KEY": settings["secret_key"],
         }
         self.settings = settings
 

@@ -131,10 +131,7 @@ async def test_run_cleans_the_workspace_then_consumes_every_delivery(h: Harness)
     source = IdleSource(deliveries)
     supervised = SupervisedConsumer(h.pipeline, h.wire, lambda: source)
     running = asyncio.create_task(supervised.run(stop))
-    for _ in range(500):
-        if all(d.settled for d in deliveries):
-            break
-        await asyncio.sleep(0.01)
+    await asyncio.wait_for(source.idle.wait(), 30)  # one at a time: every earlier one is done
     stop.set()
     await supervised.close()
     await asyncio.wait_for(running, 5)
@@ -166,11 +163,16 @@ class BrokenSource(FakeTaskSource):
 
 
 class IdleSource(FakeTaskSource):
-    """Yields its deliveries, then waits for more until closed."""
+    """Yields its deliveries, then waits for more until closed (`idle` says it got there)."""
+
+    def __init__(self, deliveries: list[FakeDelivery]) -> None:
+        super().__init__(deliveries)
+        self.idle = asyncio.Event()
 
     async def _iterate(self) -> AsyncIterator[FakeDelivery]:
         async for delivery in super()._iterate():
             yield delivery
+        self.idle.set()
         while not self.closed:
             await asyncio.sleep(0.01)
 
@@ -189,10 +191,9 @@ async def test_a_lost_task_source_is_reopened_and_consuming_goes_on(h: Harness) 
     stop = asyncio.Event()
     supervised = SupervisedConsumer(h.pipeline, h.wire, open_source, first_backoff=0.01)
     running = asyncio.create_task(supervised.run(stop))
-    for _ in range(500):
-        if after.acked:
-            break
-        await asyncio.sleep(0.01)
+    idle = sources[1]
+    assert isinstance(idle, IdleSource)
+    await asyncio.wait_for(idle.idle.wait(), 30)  # reopened, and `after` handled before idling
     stop.set()
     await supervised.close()
     await asyncio.wait_for(running, 5)
@@ -208,7 +209,7 @@ async def test_stop_ends_a_supervised_consumer_waiting_for_deliveries(h: Harness
     stop = asyncio.Event()
     supervised = SupervisedConsumer(h.pipeline, h.wire, lambda: source, first_backoff=0.01)
     running = asyncio.create_task(supervised.run(stop))
-    await asyncio.sleep(0.05)
+    await asyncio.wait_for(source.idle.wait(), 5)  # consuming, with nothing to deliver
     assert not running.done()
     stop.set()
     await supervised.close()

@@ -17,13 +17,19 @@ END = "<!-- failure-codes:end -->"
 
 C = FailureCode
 WHERE: dict[FailureCode, str] = {
-    C.INVALID_TASK_CONTEXT: "task validation (before any stage); unreadable message with a task_id",
+    C.INVALID_TASK_CONTEXT: (
+        "task validation (before any stage); unreadable message with a task_id; "
+        "CLEANING: a bucket or key the object store refuses (`..`, absolute, too long)"
+    ),
     C.DUPLICATE_TASK: "reserved: a reused task_id is handled as a redelivery (see Idempotency)",
     C.INTERRUPTED_TASK: "redelivery of a run found unfinished (the stage that was in flight)",
     C.SOURCE_FILE_NOT_FOUND: "CLEANING: source object (or its bucket) missing",
     C.UNSUPPORTED_FILE_TYPE: "CLEANING: no parser for file_type, or the bytes are not that type",
     C.TEMP_DISK_FULL: "CLEANING / CHUNKING: ENOSPC while writing the temp file",
-    C.PARSE_ENGINE_FAILED: "CLEANING: parser failed (corrupt, encrypted, timeout, crash)",
+    C.PARSE_ENGINE_FAILED: "CLEANING: parser failed (timeout, out of memory, crash, limit)",
+    C.FILE_CONTENT_INVALID: (
+        "CLEANING: bytes not a valid file of their type (magic, corrupt, encrypted, zip bomb)"
+    ),
     C.PARSED_FILE_UPLOAD_FAILED: "CLEANING: Markdown upload to md_bucket/md_object_key failed",
     C.RESULT_NOTIFY_FAILED: "outbox relay: result not published after N attempts (row DEAD)",
     C.INTERNAL_UNKNOWN_ERROR: "consumer: an exception escaped the pipeline (e.g. the store)",

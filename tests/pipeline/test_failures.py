@@ -11,7 +11,11 @@ import pytest
 
 from ragline.application.ports.keyword_index import KeywordIndexUnavailable, KeywordWriteFailed
 from ragline.application.ports.object_storage import StorageUnavailable
-from ragline.application.ports.parser import ParseEngineFailed, UnsupportedFileType
+from ragline.application.ports.parser import (
+    InvalidFileContent,
+    ParseEngineFailed,
+    UnsupportedFileType,
+)
 from ragline.application.ports.vector_index import VectorIndexUnavailable
 from ragline.application.tasks import ParseTaskCommand, TaskStatus
 from ragline.domain.parse_run import (
@@ -146,7 +150,12 @@ CASES: dict[str, Case] = {
     "parse engine failed": Case(
         C.PARSE_ENGINE_FAILED,
         FailurePoint.CLEANING,
-        faulted("parser.parse", ParseEngineFailed("encrypted")),
+        faulted("parser.parse", ParseEngineFailed("parse timed out after 120s")),
+    ),
+    "file content invalid": Case(
+        C.FILE_CONTENT_INVALID,
+        FailurePoint.CLEANING,
+        faulted("parser.parse", InvalidFileContent("not a PDF (no %PDF- header)")),
     ),
     "parser crashed": Case(
         C.PARSE_ENGINE_FAILED,

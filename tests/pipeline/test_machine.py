@@ -4,7 +4,10 @@ Random tasks, faults injected into the fake ports at random points (stage work, 
 the store itself, a process crash), random redeliveries, retries (also two racing), relay
 passes and bad messages. After every step the stored state satisfies the SPEC §4 invariants
 (`ragline.testing.parse_run`) and the outbox holds exactly one result per terminal run,
-matching that run.
+matching that run. Results are counted, not only looked up: every committed outbox put is
+counted per task and cause (the run's terminal event, or a resend for a redelivered
+terminal task), and every publish is checked against the store at the moment it happens.
+tests/pipeline/test_machine_mutants.py breaks each on purpose and expects the machine to fail.
 """
 
 from __future__ import annotations
@@ -13,7 +16,8 @@ import asyncio
 import errno
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from hypothesis import event, settings
@@ -29,6 +33,7 @@ from hypothesis.stateful import (
     rule,
 )
 
+from ragline.application.pipeline.outcome import PipelineOutcome
 from ragline.application.pipeline.results import build_result
 from ragline.application.pipeline.settings import PipelineSettings
 from ragline.application.ports.embedder_resolver import UnusableEmbeddingConfig
@@ -85,6 +90,16 @@ class PipelineMachine(RuleBasedStateMachine):
         self.h.configure_embedding()
         self.loop = asyncio.new_event_loop()
         self.crashed: dict[str, ParseTaskCommand] = {}
+        self.puts_by_cause: Counter[tuple[str, str]] = Counter()  # (task_id, event|resend)
+        self.early_publishes: list[str] = []  # published while not durable (must stay empty)
+        publish = self.h.publisher.publish
+
+        async def publish_checked(body: bytes, routing_key: str) -> None:
+            if not self._durable(routing_key, body):
+                self.early_publishes.append(routing_key)
+            await publish(body, routing_key)
+
+        self.h.publisher.publish = publish_checked  # type: ignore[method-assign]
 
     def teardown(self) -> None:
         self.loop.close()
@@ -102,16 +117,56 @@ class PipelineMachine(RuleBasedStateMachine):
         else:
             self.h.faults.arm_after(point, FAULTS[point](), skip)
 
+    def _durable(self, task_id: str, body: bytes) -> bool:
+        """A result may go out only once its terminal run and outbox row are committed."""
+        run, row = self.h.db.runs.get(task_id), self.h.db.outbox.get(task_id)
+        return run is not None and run.is_terminal and row is not None and row.body == body
+
+    def _counted(self, task_ids: list[str], act: Callable[[], Awaitable[object]]) -> None:
+        """Run `act` (deliveries of `task_ids`) and attribute each committed outbox put to
+        its cause: a run that became terminal owes one (event), one already terminal is
+        resent at most once, an unfinished one owes none, and nobody else's count moves."""
+        db = self.h.db
+        was_terminal = {t: (r := db.runs.get(t)) is not None and r.is_terminal for t in task_ids}
+        before = Counter(db.outbox_puts)
+        try:
+            self.loop.run_until_complete(act())
+        finally:
+            for task_id in set(before) | set(db.outbox_puts) | set(task_ids):
+                moved = db.outbox_puts[task_id] - before[task_id]
+                if task_id not in task_ids:
+                    assert moved == 0, f"a delivery of {task_ids} put a result of {task_id}"
+                    continue
+                run = db.runs.get(task_id)
+                if was_terminal[task_id]:
+                    assert moved <= 1, f"{moved} resends of {task_id} for one delivery"
+                    self.puts_by_cause[task_id, "resend"] += moved
+                else:
+                    terminal = run is not None and run.is_terminal
+                    assert moved == int(terminal), f"{moved} result puts as {task_id} finished"
+                    self.puts_by_cause[task_id, "event"] += moved
+
     def _deliver(self, task: ParseTaskCommand, fault: tuple[str, int] | None) -> None:
         self._arm(fault)
         delivery = FakeDelivery(encode_task(task))
+        outcomes: list[object] = []
+
+        async def process() -> None:
+            outcomes.append(await self.h.consumer.process(delivery))
+
+        resend = (run := self.h.db.runs.get(task.task_id)) is not None and run.is_terminal
+        resends = self.puts_by_cause[task.task_id, "resend"]
         try:
-            outcome = self.loop.run_until_complete(self.h.consumer.process(delivery))
+            self._counted([task.task_id], process)
         except Crash:
             self.crashed[task.task_id] = task  # unsettled: the broker will deliver it again
             event("crash")
         else:
             assert delivery.settled
+            outcome = outcomes[0]
+            assert outcome is None or isinstance(outcome, PipelineOutcome)
+            if resend and fault is None:  # a redelivered terminal task: its result once more
+                assert self.puts_by_cause[task.task_id, "resend"] == resends + 1, "no resend"
             event(f"outcome: {outcome.kind.value if outcome else 'dead-lettered'}")
             run = self.h.db.runs.get(task.task_id)
             if run is not None and run.failure_reason is not None:
@@ -163,7 +218,7 @@ class PipelineMachine(RuleBasedStateMachine):
         async def both() -> None:
             await asyncio.gather(*(self.h.consumer.process(d) for d in deliveries))
 
-        self.loop.run_until_complete(both())
+        self._counted([a.task_id, b.task_id], both)
         assert all(d.settled for d in deliveries)
         winners = [
             t for t in (a, b) if self.h.db.runs[previous.task_id].superseded_by_task_id == t.task_id
@@ -191,7 +246,11 @@ class PipelineMachine(RuleBasedStateMachine):
             else b"not json at all"
         )
         delivery = FakeDelivery(body)
-        self.loop.run_until_complete(self.h.consumer.process(delivery))
+
+        async def process() -> None:
+            await self.h.consumer.process(delivery)
+
+        self._counted([f"bad-{self.h.counter}"], process)
         assert delivery.acked is with_task_id and delivery.settled
 
     # -- invariants ---------------------------------------------------------------------
@@ -211,6 +270,22 @@ class PipelineMachine(RuleBasedStateMachine):
             log = self.h.db.parsed_logs[task_id]
             assert decode_result(row.body) == build_result(run, log.id)
             assert row.routing_key == task_id
+
+    @invariant()
+    def results_counted_per_cause(self) -> None:
+        """One put for the terminal event of each terminal run (none for the others), plus
+        one per resend; the committed puts are exactly those."""
+        runs, puts = self.h.db.runs, self.h.db.outbox_puts
+        for task_id in set(runs) | set(puts):
+            run = runs.get(task_id)
+            events = self.puts_by_cause[task_id, "event"]
+            assert events == int(run is not None and run.is_terminal), f"{events} for {task_id}"
+            resends = self.puts_by_cause[task_id, "resend"]
+            assert puts[task_id] == events + resends, f"uncounted puts of {task_id}"
+
+    @invariant()
+    def nothing_published_before_it_was_durable(self) -> None:
+        assert self.early_publishes == [], f"published before commit: {self.early_publishes}"
 
     @invariant()
     def only_stored_terminal_results_were_published(self) -> None:

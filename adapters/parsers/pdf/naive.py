@@ -16,6 +16,7 @@ from ragline.adapters.parsers.pdf.layout import (
 )
 from ragline.adapters.parsers.pdf.text_layer import open_pdf, page_lines
 from ragline.application.ports.parser import (
+    InvalidFileContent,
     NoTextLayer,
     ParsedDocument,
     ParseEngineFailed,
@@ -53,7 +54,7 @@ def usable(lines: list[Line]) -> bool:
 def pages_of(page_range: PageRange | None, page_count: int) -> tuple[PageRange, list[str]]:
     """The range clamped to the document (a warning when cut); a range past the end fails."""
     if page_count == 0:
-        raise ParseEngineFailed("PDF has no pages")
+        raise InvalidFileContent("PDF has no pages")
     if page_range is None:
         return PageRange(1, page_count), []
     if page_range.first > page_count:
@@ -101,7 +102,7 @@ def read_text_layer(
         try:
             lines, layer.width, height = page_lines(document, index)
         except pdfium.PdfiumError as exc:
-            raise ParseEngineFailed(f"corrupt PDF page {index + 1} ({exc})"[:300]) from None
+            raise InvalidFileContent(f"corrupt PDF page {index + 1} ({exc})"[:300]) from None
         chars += sum(len(line.text) for line in lines)
         if chars > max_output_chars:
             raise ParseEngineFailed(f"PDF text exceeds {max_output_chars} characters")

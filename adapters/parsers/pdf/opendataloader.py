@@ -10,11 +10,12 @@ import importlib.resources
 import re
 import resource
 import shutil
-import subprocess
+import subprocess  # runs the java CLI  # nosec B404
 from functools import cache
 from pathlib import Path
 
 from ragline.application.ports.parser import (
+    InvalidFileContent,
     NoTextLayer,
     ParsedDocument,
     ParseEngineFailed,
@@ -72,7 +73,7 @@ def parse_pdf_opendataloader(
         "--to-stdout", "--quiet", "--pages", str(pages), "--markdown-page-separator", _SEPARATOR,
     ]  # fmt: skip
     try:
-        done = subprocess.run(
+        done = subprocess.run(  # our argv (java, our jar), no shell  # nosec B603
             command,
             capture_output=True,
             timeout=limits.max_seconds,
@@ -87,7 +88,7 @@ def parse_pdf_opendataloader(
         last = next((ln for ln in reversed(stderr.splitlines()) if ln.strip()), "no message")
         lowered = stderr.lower()
         if "password" in lowered or "encrypt" in lowered:
-            raise ParseEngineFailed("encrypted PDF (password required)")
+            raise InvalidFileContent("encrypted PDF (password required)")
         if "outofmemoryerror" in lowered:
             raise ParseEngineFailed(f"opendataloader ran out of memory (heap {heap_mb} MiB)")
         raise ParseEngineFailed(f"opendataloader failed (exit {done.returncode}): {last}"[:300])

@@ -46,7 +46,7 @@ def parse_pdf_quality(source: Path, options: ParseOptions, ocr: PageOcr | None) 
         return assemble(layer, layer.markdown_by_page(list(layer.lines)), "naive", [])
     if not any(by_page.values()):
         raise NoTextLayer("no text found: no text layer, and OCR read nothing")
-    assert ocr is not None
+    assert ocr is not None  # narrows for mypy  # nosec B101
     warnings = [f"OCR: {len(scanned)} of {len(layer.lines)} pages"]
     return assemble(layer, by_page, f"naive+{ocr.engine}", warnings)
 

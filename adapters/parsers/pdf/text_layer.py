@@ -11,8 +11,13 @@ import pypdfium2 as pdfium  # type: ignore[import-untyped]
 import pypdfium2.raw as pdfium_c  # type: ignore[import-untyped]
 
 from ragline.adapters.parsers.pdf.layout import Line
-from ragline.application.ports.parser import ParseEngineFailed
+from ragline.application.ports.parser import InvalidFileContent, ParseEngineFailed
 
+# pdfium's verdicts on the bytes themselves (a retry cannot change them), vs file access and
+# unknown errors, which stay engine failures.
+_CONTENT_ERRORS = frozenset(
+    {pdfium_c.FPDF_ERR_FORMAT, pdfium_c.FPDF_ERR_PASSWORD, pdfium_c.FPDF_ERR_SECURITY}
+)
 _SKIP_CHARS = {"\r", "\x00", "\ufffe", "\ufeff"}
 _HYPHENS = {"-", "\x02", "\u00ad"}
 
@@ -23,8 +28,10 @@ def open_pdf(source: Path) -> pdfium.PdfDocument:
     except pdfium.PdfiumError as exc:
         message = str(exc)
         if "password" in message.lower():
-            raise ParseEngineFailed("encrypted PDF (password required)") from None
-        raise ParseEngineFailed(f"corrupt or unreadable PDF ({message})"[:300]) from None
+            raise InvalidFileContent("encrypted PDF (password required)") from None
+        if getattr(exc, "err_code", None) in _CONTENT_ERRORS or "format" in message.lower():
+            raise InvalidFileContent(f"corrupt PDF ({message})"[:300]) from None
+        raise ParseEngineFailed(f"unreadable PDF ({message})"[:300]) from None
 
 
 def page_lines(document: pdfium.PdfDocument, index: int) -> tuple[list[Line], float, float]:

@@ -23,7 +23,8 @@ def _configure(**kwargs: object) -> None:
 
 def run_offline() -> None:
     url = config.get_main_option("sqlalchemy.url")
-    assert url, "set sqlalchemy.url for offline (--sql) migrations"
+    if not url:  # a configuration error, so not an assert (gone under python -O)
+        raise RuntimeError("set sqlalchemy.url for offline (--sql) migrations")
     _configure(url=sync_url(url), literal_binds=True)
     with context.begin_transaction():
         context.run_migrations()
@@ -37,7 +38,8 @@ def run_online() -> None:
             context.run_migrations()
         return
     url = config.get_main_option("sqlalchemy.url")
-    assert url, "pass a connection in config.attributes or set sqlalchemy.url"
+    if not url:
+        raise RuntimeError("pass a connection in config.attributes or set sqlalchemy.url")
     engine = create_sync_engine_for(url)
     try:
         with engine.begin() as conn:

@@ -138,7 +138,8 @@ _COLUMN_ORDER = (
     "dense_status",
     "sparse_status",
 )
-assert tuple(c.name for c in chunk.columns) == _COLUMN_ORDER, "rows_to_chunks reads by position"
+if tuple(c.name for c in chunk.columns) != _COLUMN_ORDER:  # not an assert: kept under -O
+    raise RuntimeError("rows_to_chunks reads by position: the chunk columns changed order")
 
 
 async def _bulk_insert(

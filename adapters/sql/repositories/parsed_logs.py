@@ -81,7 +81,7 @@ class SqlParsedLogRepository:
                     },
                 )
         key = result.inserted_primary_key
-        assert key is not None
+        assert key is not None  # narrows for mypy  # nosec B101
         return ParsedLog(
             id=int(key[0]),
             task_id=task_id,

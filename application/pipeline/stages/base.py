@@ -144,7 +144,7 @@ class PipelineStage(abc.ABC):
             expected = run.version
             command(at)
             if extra is not None:
-                await extra(uow, ctx)
+                await extra(uow, ctx)  # not Django's extra()  # nosec B610
             await uow.runs.save(run, expected)
             await self.results.queue_owed_results(uow, run, ctx.parsed_log_id, at)
             await uow.commit()

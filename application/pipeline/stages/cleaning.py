@@ -27,11 +27,13 @@ from ragline.application.pipeline.stages.markdown_io import (
     disk_full,
     download,
     is_disk_full,
+    refused_coordinates,
 )
 from ragline.application.pipeline.workspace import discard
-from ragline.application.ports.object_storage import StorageError
+from ragline.application.ports.object_storage import InvalidObjectKey, StorageError
 from ragline.application.ports.parser import (
     SUPPORTED_FILE_TYPES,
+    InvalidFileContent,
     NoTextLayer,
     ParsedDocument,
     ParseEngineFailed,
@@ -142,6 +144,8 @@ class CleaningStage(PipelineStage):
                 document = cached or await self._parse_file(task, parser, path, file_type, options)
             except UnsupportedFileType as error:
                 raise StageFailure(FailureCode.UNSUPPORTED_FILE_TYPE, error.reason) from error
+            except InvalidFileContent as error:
+                raise StageFailure(FailureCode.FILE_CONTENT_INVALID, error.reason) from error
             except NoTextLayer as error:
                 raise StageFailure(FailureCode.NO_TEXT_LAYER, error.reason) from error
             except ParseEngineFailed as error:
@@ -202,6 +206,8 @@ class CleaningStage(PipelineStage):
             url = await storage.presigned_get_url(
                 bucket, key, self.services.settings.presigned_url_ttl
             )
+        except InvalidObjectKey as error:
+            raise refused_coordinates(bucket, key, error) from error
         except StorageError as error:
             raise StageFailure(FailureCode.SOURCE_FILE_NOT_FOUND, describe(error)) from error
         return dataclasses.replace(options, mineru_url=url)
@@ -214,6 +220,8 @@ class CleaningStage(PipelineStage):
                 markdown.encode("utf-8"),
                 MARKDOWN_CONTENT_TYPE,
             )
+        except InvalidObjectKey as error:
+            raise refused_coordinates(location.bucket, location.object_key, error) from error
         except (StorageError, OSError) as error:
             if is_disk_full(error):
                 raise disk_full(error) from error

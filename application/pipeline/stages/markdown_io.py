@@ -10,7 +10,11 @@ from pathlib import Path
 from ragline.application.pipeline.errors import StageFailure, describe
 from ragline.application.pipeline.services import StageServices
 from ragline.application.pipeline.workspace import discard
-from ragline.application.ports.object_storage import ObjectNotFound, StorageError
+from ragline.application.ports.object_storage import (
+    InvalidObjectKey,
+    ObjectNotFound,
+    StorageError,
+)
 from ragline.domain.parse_run import FailureCode
 
 
@@ -30,6 +34,12 @@ def disk_full(error: BaseException) -> StageFailure:
     return StageFailure(FailureCode.TEMP_DISK_FULL, describe(error))
 
 
+def refused_coordinates(bucket: str, key: str, error: InvalidObjectKey) -> StageFailure:
+    """A bucket or key the store refuses (`..`, absolute, too long) came from the message:
+    no retry can fix it, so it is INVALID_TASK_CONTEXT, not a recoverable storage error."""
+    return StageFailure(FailureCode.INVALID_TASK_CONTEXT, f"{bucket}/{key}: {describe(error)}")
+
+
 async def download(
     services: StageServices, bucket: str, key: str, dest: Path, missing: FailureCode
 ) -> None:
@@ -38,6 +48,8 @@ async def download(
         await services.storage.get_to_file(bucket, key, dest)
     except ObjectNotFound as error:
         raise StageFailure(missing, f"{bucket}/{key}: {describe(error)}") from error
+    except InvalidObjectKey as error:
+        raise refused_coordinates(bucket, key, error) from error
     except (StorageError, OSError) as error:
         if is_disk_full(error):
             raise disk_full(error) from error

@@ -13,6 +13,7 @@ import asyncio
 from collections.abc import Sequence
 from typing import ClassVar
 
+from ragline.application.pipeline.chunk_header import indexed_text
 from ragline.application.pipeline.context import RunContext
 from ragline.application.pipeline.errors import StageFailure, describe
 from ragline.application.pipeline.keyword_plan import SUFFIX, KeywordPlan
@@ -25,7 +26,9 @@ from ragline.application.ports.unit_of_work import ChunkRecord
 from ragline.domain.parse_run import FailureCode, Stage
 
 
-def _plan(tokenizer: Tokenizer, children: Sequence[ChunkRecord]) -> list[KeywordDoc]:
+def _plan(
+    tokenizer: Tokenizer, children: Sequence[ChunkRecord], filename: str, headers: bool
+) -> list[KeywordDoc]:
     return [
         KeywordDoc(
             chunk_id=chunk.chunk_id,
@@ -33,7 +36,7 @@ def _plan(tokenizer: Tokenizer, children: Sequence[ChunkRecord]) -> list[Keyword
             user_id=chunk.scope.user_id,
             dataset_id=chunk.scope.dataset_id,
             parent_id=chunk.parent_id,
-            tokens=tokenizer.tokenize(chunk.text),
+            tokens=tokenizer.tokenize(indexed_text(chunk, filename, headers)),
             payload={"canonical_path": chunk.canonical_path, "task_id": chunk.task_id},
         )
         for chunk in children
@@ -46,14 +49,15 @@ async def build_keyword_plan(services: StageServices, ctx: RunContext) -> Keywor
     plan = KeywordPlan(services.workspace.path_for(ctx.task_id, SUFFIX))
     known, ctx.children = ctx.children, None
     tokens: dict[str, list[str]] | None = None
+    headers, filename = services.settings.contextual_headers, ctx.task.source_filename
     try:
         if known is not None:  # the one page VECTORIZING read in this run
-            docs = await asyncio.to_thread(_plan, services.tokenizer, known)
+            docs = await asyncio.to_thread(_plan, services.tokenizer, known, filename, headers)
             tokens = {doc.chunk_id: list(doc.tokens) for doc in docs}
             await asyncio.to_thread(plan.add, docs)
         else:
             async for page in child_pages(services, ctx.scope):
-                docs = await asyncio.to_thread(_plan, services.tokenizer, page)
+                docs = await asyncio.to_thread(_plan, services.tokenizer, page, filename, headers)
                 await asyncio.to_thread(plan.add, docs)
         await asyncio.to_thread(plan.seal)
     except Exception as error:

@@ -9,6 +9,7 @@ import asyncio
 from collections.abc import AsyncIterator, Sequence
 from typing import ClassVar
 
+from ragline.application.pipeline.chunk_header import indexed_text
 from ragline.application.pipeline.context import RunContext
 from ragline.application.pipeline.errors import StageFailure
 from ragline.application.pipeline.stages.base import PipelineStage
@@ -47,13 +48,14 @@ class SparseVectorizingStage(PipelineStage):
         encoder, vectors = self.services.sparse, self.services.vectors
 
         known = ctx.child_tokens
+        headers, filename = services.settings.contextual_headers, ctx.task.source_filename
 
         async def encode_and_upsert(batch: Sequence[ChunkRecord]) -> None:
             if known is not None and all(c.chunk_id in known for c in batch):
                 token_lists = [known[c.chunk_id] for c in batch]
                 sparse = await asyncio.to_thread(encoder.encode_token_lists, token_lists)
             else:
-                texts = [c.text for c in batch]
+                texts = [indexed_text(c, filename, headers) for c in batch]
                 sparse = await asyncio.to_thread(encoder.encode_documents, texts)
             if len(sparse) != len(batch):
                 raise StageFailure(

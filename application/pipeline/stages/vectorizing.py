@@ -12,6 +12,7 @@ import time
 from collections.abc import Sequence
 from typing import ClassVar
 
+from ragline.application.pipeline.chunk_header import indexed_text
 from ragline.application.pipeline.context import RunContext
 from ragline.application.pipeline.errors import StageFailure, describe
 from ragline.application.pipeline.stages.base import PipelineStage
@@ -60,9 +61,12 @@ class VectorizingStage(PipelineStage):
             FailureCode.VECTORIZING_FAILED,
         )
 
+        headers, filename = self.services.settings.contextual_headers, ctx.task.source_filename
+
         async def embed_and_upsert(batch: Sequence[ChunkRecord]) -> None:
             started = time.perf_counter()
-            vectors = await asyncio.to_thread(embedder.embed_documents, [c.text for c in batch])
+            texts = [indexed_text(c, filename, headers) for c in batch]
+            vectors = await asyncio.to_thread(embedder.embed_documents, texts)
             self.services.metrics.texts_embedded(len(batch), time.perf_counter() - started)
             if len(vectors) != len(batch):
                 raise StageFailure(

@@ -46,9 +46,25 @@ def add(name: str) -> Any:
 
 
 def test_concurrent_changes_share_commits() -> None:
-    writer = RecordingWriter(commit_seconds=0.05)
+    """The first commit is held until every other caller has queued behind it (seen in the
+    committer's queue, not guessed by a sleep); they then share one commit."""
+    writer = RecordingWriter()
     committer = committer_for(writer)
     start = threading.Barrier(12)
+    first_commit = writer.commit
+
+    def commit_once_the_rest_queued() -> None:
+        if writer.commits == 0:
+            for _ in range(10_000):
+                with committer._queue_lock:
+                    if len(committer._queue) + len(writer.pending) == 12:
+                        break
+                threading.Event().wait(0.001)
+            else:
+                raise AssertionError("the other callers never queued")
+        first_commit()
+
+    writer.commit = commit_once_the_rest_queued  # type: ignore[method-assign]
 
     def submit(n: int) -> None:
         start.wait()
@@ -58,7 +74,7 @@ def test_concurrent_changes_share_commits() -> None:
     with ThreadPoolExecutor(12) as pool:
         list(pool.map(submit, range(12)))
     assert sorted(writer.committed) == sorted(f"c{n}" for n in range(12))
-    assert writer.commits < 12
+    assert writer.commits == 2  # the first group's, then one for all queued meanwhile
 
 
 def test_a_failing_change_fails_alone() -> None:

@@ -24,6 +24,7 @@ from ragline.adapters.parsers.sandbox import SandboxedParser
 from ragline.adapters.parsers.table_blocks import BLOCK_CHARS
 from ragline.application.chunking import ChunkDocument
 from ragline.application.ports.parser import (
+    InvalidFileContent,
     ParsedDocument,
     ParseEngineFailed,
     ParseLimits,
@@ -357,7 +358,9 @@ def test_eml_html_body_is_sanitised_and_attachments_parse_by_type(tmp_path: Path
     )
     assert "Attachments: report.docx, chart.png, archive.zip" in md
     assert parsed.warnings == [
-        "attachment 'chart.png' not parsed: UNSUPPORTED_FILE_TYPE: no parser for file type .png",
+        # basic tier (the default options): an image attachment needs OCR, the quality tier
+        "attachment 'chart.png' not parsed: NO_TEXT_LAYER: an image has no text layer: "
+        "parse it at the quality tier (OCR)",
         "attachment 'archive.zip' not parsed: UNSUPPORTED_FILE_TYPE: no parser for file type .zip",
     ]
 
@@ -426,7 +429,7 @@ def test_shift_headings_leaves_fenced_code_alone() -> None:
 def test_password_protected_office_files_say_so(tmp_path: Path, kind: str) -> None:
     path = tmp_path / f"locked.{kind}"
     path.write_bytes(bytes.fromhex("d0cf11e0a1b11ae1") + bytes(4096))  # an OLE header
-    with pytest.raises(ParseEngineFailed, match=r"OLE compound file \(password-protected"):
+    with pytest.raises(InvalidFileContent, match=r"OLE compound file \(password-protected"):
         parse(path)
 
 
@@ -442,7 +445,7 @@ def test_zip_bombs_are_refused_before_inflating(sandbox: SandboxedParser, tmp_pa
         path = tmp_path / name
         path.write_bytes(data)
         started = time.process_time()
-        with pytest.raises(ParseEngineFailed, match="zip bomb suspected"):
+        with pytest.raises(InvalidFileContent, match="zip bomb suspected"):
             sandbox.parse(path, path.suffix[1:], OPTIONS)
         del started
     ok = tmp_path / "next.csv"

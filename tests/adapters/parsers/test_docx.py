@@ -13,7 +13,7 @@ from docx.oxml.ns import qn
 
 from ragline.adapters.parsers.registry import ParserRegistry
 from ragline.adapters.parsers.zip_guard import ZipBudget, check_zip
-from ragline.application.ports.parser import ParseEngineFailed
+from ragline.application.ports.parser import InvalidFileContent
 from tests.adapters.parsers.conftest import NAIVE, block_tokens, headings
 from tests.fixtures.hostile.make_hostile import zip_bomb_docx
 
@@ -85,7 +85,7 @@ def test_zip_bomb_is_refused_from_the_central_directory(
 ) -> None:
     source = tmp_path / "bomb.docx"
     source.write_bytes(zip_bomb_docx(inflated_bytes=32 * 1024**2))
-    with pytest.raises(ParseEngineFailed, match="zip bomb suspected in docx"):
+    with pytest.raises(InvalidFileContent, match="zip bomb suspected in docx"):
         registry.parse(source, "docx", NAIVE)
 
 
@@ -95,14 +95,14 @@ def test_total_uncompressed_budget(tmp_path: Path) -> None:
         archive.writestr("a.bin", b"x" * 4096, zipfile.ZIP_STORED)
         archive.writestr("b.bin", b"y" * 4096, zipfile.ZIP_STORED)
     check_zip(source, ZipBudget(max_total_uncompressed=8192), "docx")
-    with pytest.raises(ParseEngineFailed, match="8192 bytes uncompressed"):
+    with pytest.raises(InvalidFileContent, match="8192 bytes uncompressed"):
         check_zip(source, ZipBudget(max_total_uncompressed=8191), "docx")
 
 
 def test_not_a_zip_fails_cleanly(registry: ParserRegistry, tmp_path: Path) -> None:
     source = tmp_path / "fake.docx"
     source.write_text("plain text")
-    with pytest.raises(ParseEngineFailed, match="not a valid docx"):
+    with pytest.raises(InvalidFileContent, match=r"not a DOCX \(not a zip container\)"):
         registry.parse(source, "docx", NAIVE)
 
 
@@ -110,5 +110,5 @@ def test_zip_without_word_document_fails_cleanly(registry: ParserRegistry, tmp_p
     source = tmp_path / "other.docx"
     with zipfile.ZipFile(source, "w") as archive:
         archive.writestr("hello.txt", "hi")
-    with pytest.raises(ParseEngineFailed, match="docx"):
+    with pytest.raises(InvalidFileContent, match="docx"):
         registry.parse(source, "docx", NAIVE)

@@ -8,17 +8,19 @@ import pytest
 
 from ragline.adapters.parsers.sandbox import SandboxedParser
 from ragline.application.ports.parser import (
+    InvalidFileContent,
     NoTextLayer,
     ParseEngineFailed,
     ParseError,
     ParseOptions,
     UnsupportedFileType,
 )
-from tests.fixtures.hostile.make_hostile import EXPECTED
+from tests.fixtures.hostile.make_hostile import EXPECTED, write_hostile_files
 
 VERDICTS: dict[str, type[ParseError] | None] = {
     "ok": None,
     "unsupported": UnsupportedFileType,
+    "invalid": InvalidFileContent,
     "engine": ParseEngineFailed,
     "no_text": NoTextLayer,
 }
@@ -57,3 +59,17 @@ def test_long_lines_are_refused_only_past_the_limit(tmp_path: Path) -> None:
     long.write_text("ok\n" + "y" * 1001 + "\nok\n", encoding="utf-8")
     with pytest.raises(ParseEngineFailed, match="longer than 1000"):
         ParserRegistry().parse(long, "md", options)
+
+
+@pytest.mark.parametrize(
+    "name", ["zip-bomb.docx", "single-line.txt", "random-bytes.pdf", "deeply-nested.html"]
+)
+def test_campaign_case_fails_alone_within_its_limits(tmp_path: Path, name: str) -> None:
+    """The hostile files campaign (benchmarks/campaigns/hostile_files), reduced: its own
+    per-case code, a 2 MB single line instead of 50 MB."""
+    from benchmarks.campaigns.hostile_files.__main__ import judge, run_case
+
+    files = write_hostile_files(tmp_path / "hostile", single_line_bytes=2 * 1024**2)
+    row = run_case(files[name])
+    assert judge(row, EXPECTED[name]) == [], row
+    assert row["code"] != "PARSE_ENGINE_FAILED" or EXPECTED[name] == "engine"

@@ -16,6 +16,7 @@ from ragline.adapters.parsers.pdf.naive import NO_TEXT_LAYER
 from ragline.adapters.parsers.pdf.opendataloader import jar_path
 from ragline.adapters.parsers.registry import ParserRegistry
 from ragline.application.ports.parser import (
+    InvalidFileContent,
     NoTextLayer,
     ParseEngineFailed,
     ParseOptions,
@@ -145,7 +146,7 @@ def test_encrypted_pdf_fails_as_encrypted(registry: ParserRegistry, tmp_path: Pa
     unlocked = pdfium.PdfDocument(str(source), password=ENCRYPTED_PDF_PASSWORD)
     assert unlocked[0].get_textpage().get_text_range() == ENCRYPTED_PDF_TEXT
     unlocked.close()
-    with pytest.raises(ParseEngineFailed, match=r"encrypted PDF \(password required\)"):
+    with pytest.raises(InvalidFileContent, match=r"encrypted PDF \(password required\)"):
         registry.parse(source, "pdf", NAIVE)
 
 
@@ -153,7 +154,7 @@ def test_encrypted_pdf_fails_as_encrypted(registry: ParserRegistry, tmp_path: Pa
 def test_truncated_pdf_fails_cleanly(registry: ParserRegistry, tmp_path: Path, cut: int) -> None:
     source = tmp_path / "cut.pdf"
     source.write_bytes(text_pdf("Hello there")[:cut])
-    with pytest.raises(ParseEngineFailed, match="corrupt or unreadable PDF"):
+    with pytest.raises(InvalidFileContent, match="PDF"):
         registry.parse(source, "pdf", NAIVE)
 
 
@@ -204,7 +205,7 @@ def test_opendataloader_sees_encryption_before_starting_the_jvm(
     source = tmp_path / "locked.pdf"
     source.write_bytes(encrypted_pdf())
     options = ParseOptions(pdf_parser_backend=PdfParserBackend.OPENDATALOADER)
-    with pytest.raises(ParseEngineFailed, match="encrypted PDF"):
+    with pytest.raises(InvalidFileContent, match="encrypted PDF"):
         registry.parse(source, "pdf", options)
 
 

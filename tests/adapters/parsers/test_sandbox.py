@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import threading
@@ -154,3 +155,165 @@ def test_workers_are_recycled(tmp_path: Path) -> None:
             sandbox.parse(source, "md", NAIVE)
             seen.update(_worker_pids(others))
         assert len(seen) >= 3
+
+
+# -- containment (issue 12) -----------------------------------------------------------------
+PROBE = "tests.adapters.parsers.probe_formats:FORMATS"
+REPO = Path(__file__).resolve().parents[3]
+
+
+@pytest.fixture
+def probing(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """A data dir with a secret key and secrets in the environment the parent runs with."""
+    monkeypatch.setenv("PYTHONPATH", str(REPO))  # the worker imports the probe from tests/
+    monkeypatch.setenv("RAGLINE_SECRET_KEY", "parent-only-key")
+    monkeypatch.setenv("RAGLINE_DATABASE_URL", "postgresql://u:hunter2@db/x")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-parent-only")
+    monkeypatch.setenv("PGPASSWORD", "hunter2")
+    monkeypatch.setenv("HF_TOKEN", "hf_parent-only")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "parent-only-aws")
+    data_dir = tmp_path / "data"
+    (data_dir / "tmp").mkdir(parents=True)
+    (data_dir / "secret.key").write_text("the-fernet-key\n", encoding="utf-8")
+    return data_dir
+
+
+def _order(folder: Path, name: str, **order: str) -> Path:
+    path = folder / f"{name}.probe"
+    path.write_text(json.dumps(order), encoding="utf-8")
+    return path
+
+
+def test_a_parser_sees_no_secret_in_its_environment(probing: Path) -> None:
+    with SandboxedParser(formats=PROBE) as parser:
+        seen = json.loads(
+            parser.parse(_order(probing, "env", do="environ"), "probe", NAIVE).markdown
+        )
+    assert not [name for name in seen if name.startswith("RAGLINE_")]
+    assert "OPENAI_API_KEY" not in seen and "PGPASSWORD" not in seen
+    assert "HF_TOKEN" not in seen and "AWS_SECRET_ACCESS_KEY" not in seen
+    assert "hunter2" not in json.dumps(seen) and "parent-only" not in json.dumps(seen)
+    assert "PATH" in seen  # the allow-list keeps what a parser needs
+
+
+def test_a_parser_cannot_read_the_secret_key(probing: Path) -> None:
+    key = probing / "secret.key"
+    tmp = probing / "tmp"
+    with SandboxedParser(formats=PROBE, hidden=[key], readable=[tmp]) as parser:
+        denied = parser.parse(_order(tmp, "key", do="read", path=str(key)), "probe", NAIVE)
+        near = probing / "tmp" / "beside.txt"
+        near.write_text("ordinary", encoding="utf-8")  # created after the worker started
+        allowed = parser.parse(_order(tmp, "near", do="read", path=str(near)), "probe", NAIVE)
+        assert parser.parse(
+            SAMPLES / "tea-brewing-guide.md", "md", NAIVE
+        ).title  # parsers still work
+    assert denied.markdown == "refused:PermissionError"
+    assert allowed.markdown == "read:ordinary"
+
+
+def test_a_parser_reads_back_its_own_temp_files(probing: Path) -> None:
+    """The key under /tmp makes /tmp an ancestor whose new entries are unreadable; the
+    worker's TMPDIR is therefore the readable temp dir (opendataloader writes there)."""
+    tmp = probing / "tmp"
+    with SandboxedParser(formats=PROBE, hidden=[probing / "secret.key"], readable=[tmp]) as parser:
+        scratch = parser.parse(_order(tmp, "scratch", do="tempfile"), "probe", NAIVE)
+    assert scratch.markdown == "read:scratch"
+    assert scratch.title and Path(scratch.title).is_relative_to(tmp), scratch.title
+
+
+def test_a_parser_cannot_read_the_data_dir_but_its_temp_dir(probing: Path) -> None:
+    """What bootstrap hides: the whole data dir (database, every tenant's objects)."""
+    objects = probing / "objects" / "bucket"
+    objects.mkdir(parents=True)
+    (objects / "other-tenant.md").write_text("not yours", encoding="utf-8")
+    (probing / "ragline.db").write_text("rows", encoding="utf-8")
+    tmp = probing / "tmp"
+    with SandboxedParser(formats=PROBE, hidden=[probing], readable=[tmp]) as parser:
+        seen = {
+            name: parser.parse(_order(tmp, name, do="read", path=str(path)), "probe", NAIVE)
+            for name, path in [
+                ("object", objects / "other-tenant.md"),
+                ("db", probing / "ragline.db"),
+                ("key", probing / "secret.key"),
+                ("own", tmp / "own.probe"),
+            ]
+        }
+    assert {n: d.markdown.split(":")[0] for n, d in seen.items()} == {
+        "object": "refused",
+        "db": "refused",
+        "key": "refused",
+        "own": "read",
+    }
+
+
+def test_the_key_path_is_never_sent_to_the_worker(probing: Path) -> None:
+    from ragline.adapters.parsers.landlock import readable_entries
+
+    key = probing / "secret.key"
+    (probing / "objects").mkdir()
+    os.symlink(probing / "objects", probing.parent / "link-into-data")  # a side door
+    entries = readable_entries([key], [probing / "tmp"])
+    assert entries and str(key.resolve()) not in entries
+    assert not any(key.resolve().is_relative_to(entry) for entry in entries)
+    hiding_dir = readable_entries([probing], [probing / "tmp"])
+    assert str(probing.resolve() / "tmp") in hiding_dir
+    assert not any(
+        Path(entry).is_relative_to(probing.resolve()) and entry != str(probing.resolve() / "tmp")
+        for entry in hiding_dir
+    )
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def test_a_grandchild_dies_with_a_killed_worker(probing: Path) -> None:
+    pid_file = probing / "tmp" / "grandchild.pid"
+    options = ParseOptions(limits=ParseLimits(max_seconds=2))
+    with SandboxedParser(formats=PROBE, grace_seconds=0.5) as parser:
+        order = _order(probing / "tmp", "spawn", do="grandchild", pid_file=str(pid_file))
+        with pytest.raises(ParseEngineFailed, match="timed out"):
+            parser.parse(order, "probe", options)
+    grandchild = int(pid_file.read_text())
+    deadline = time.monotonic() + 30  # reaping by init is asynchronous: wait for it, bounded
+    while _alive(grandchild) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(grandchild), "the parser's grandchild outlived the killed worker"
+
+
+def test_a_grandchild_left_behind_dies_when_the_worker_is_stopped(probing: Path) -> None:
+    pid_file = probing / "tmp" / "orphan.pid"
+    with SandboxedParser(formats=PROBE) as parser:
+        order = _order(
+            probing / "tmp", "orphan", do="grandchild", pid_file=str(pid_file), then="return"
+        )
+        assert parser.parse(order, "probe", NAIVE).markdown == "left a child behind"
+        grandchild = int(pid_file.read_text())
+        assert _alive(grandchild)
+    deadline = time.monotonic() + 30  # reaping by init is asynchronous: wait for it, bounded
+    while _alive(grandchild) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(grandchild), "a grandchild outlived the stopped worker"
+
+
+def test_ocr_still_reads_an_image_with_the_data_dir_hidden(tmp_path: Path) -> None:
+    """Containment as bootstrap wires it (data dir hidden, temp dir readable and TMPDIR)
+    leaves tesseract what it needs: its binary, its language data, its scratch files."""
+    from ragline.domain.parse_batch import ParseTier
+    from tests.adapters.parsers.test_ocr import EN_WORDS
+    from tests.fixtures.scanned.make_scanned import make_scanned_image
+
+    data_dir = tmp_path / "data"
+    (data_dir / "tmp").mkdir(parents=True)
+    (data_dir / "secret.key").write_text("k\n", encoding="utf-8")
+    source = make_scanned_image(data_dir / "tmp" / "notice.png")
+    quality = ParseOptions(tier=ParseTier.QUALITY)
+    with SandboxedParser(hidden=[data_dir], readable=[data_dir / "tmp"]) as parser:
+        parsed = parser.parse(source, "png", quality)
+        assert [w.unrestricted for w in parser._idle] == [None]  # Landlock was in force
+    assert parsed.backend == "tesseract"
+    assert all(word in parsed.markdown for word in EN_WORDS)

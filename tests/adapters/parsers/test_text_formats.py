@@ -10,7 +10,10 @@ from hypothesis import strategies as st
 
 from ragline.adapters.parsers.plaintext import escape_block_markers
 from ragline.adapters.parsers.registry import ParserRegistry
-from ragline.application.ports.parser import ParseEngineFailed, UnsupportedFileType
+from ragline.application.ports.parser import (
+    InvalidFileContent,
+    UnsupportedFileType,
+)
 from tests.adapters.parsers.conftest import NAIVE, block_tokens
 
 
@@ -35,7 +38,7 @@ def test_markdown_bom_is_allowed(registry: ParserRegistry, tmp_path: Path) -> No
 def test_markdown_must_be_utf8(registry: ParserRegistry, tmp_path: Path) -> None:
     source = tmp_path / "legacy.md"
     source.write_bytes("# 标题\n\n正文\n".encode("gb18030"))
-    with pytest.raises(ParseEngineFailed, match=r"invalid UTF-8 in \.md file at byte 2"):
+    with pytest.raises(InvalidFileContent, match=r"invalid UTF-8 in \.md file at byte 2"):
         registry.parse(source, "md", NAIVE)
 
 
@@ -71,7 +74,7 @@ def test_txt_utf16_with_bom(registry: ParserRegistry, tmp_path: Path) -> None:
 def test_txt_undecodable_fails_clearly(registry: ParserRegistry, tmp_path: Path) -> None:
     source = tmp_path / "bad.txt"
     source.write_bytes(b"ok \x81\x20\xff\xfe end")
-    with pytest.raises(ParseEngineFailed, match=r"not UTF-8 .* nor GB18030"):
+    with pytest.raises(InvalidFileContent, match=r"not UTF-8 .* nor GB18030"):
         registry.parse(source, "txt", NAIVE)
 
 

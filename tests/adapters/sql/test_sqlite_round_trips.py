@@ -11,10 +11,16 @@ import threading
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from ragline.adapters.sql import SqlUnitOfWorkFactory, create_unit_of_work_factory, upgrade_to_head
+from ragline.adapters.sql import (
+    SqlUnitOfWorkFactory,
+    create_unit_of_work_factory,
+    sqlite_connection,
+    upgrade_to_head,
+)
 from ragline.adapters.sql.sqlite_connection import InlineConnection
 from ragline.application.ports.unit_of_work import PersistenceError
 from ragline.domain.parse_run import ParseRun
@@ -96,23 +102,29 @@ async def test_statements_run_on_the_event_loop_thread(factory: SqlUnitOfWorkFac
     assert threads == {threading.get_ident()}
 
 
-def _hold_write_lock(path: Path, seconds: float, held: threading.Event) -> None:
+def _hold_write_lock(
+    path: Path, seconds: float, held: threading.Event, release: threading.Event
+) -> None:
     other = sqlite3.connect(path, isolation_level=None)
     try:
         other.execute("BEGIN IMMEDIATE")
         held.set()
-        threading.Event().wait(seconds)
+        release.wait(seconds)
         other.execute("ROLLBACK")
     finally:
         other.close()
 
 
 @contextlib.contextmanager
-def lock_held_elsewhere(path: Path, seconds: float) -> Iterator[None]:
+def lock_held_elsewhere(
+    path: Path, seconds: float, release: threading.Event | None = None
+) -> Iterator[None]:
     """Another connection (here: another thread, as another process would) holds the write
-    lock for `seconds` from the moment this is entered."""
+    lock from the moment this is entered, for `seconds` or until `release` is set."""
     held = threading.Event()
-    holder = threading.Thread(target=_hold_write_lock, args=(path, seconds, held))
+    holder = threading.Thread(
+        target=_hold_write_lock, args=(path, seconds, held, release or threading.Event())
+    )
     holder.start()
     held.wait(5)
     try:
@@ -121,27 +133,48 @@ def lock_held_elsewhere(path: Path, seconds: float) -> Iterator[None]:
         holder.join()
 
 
-async def test_waiting_for_the_write_lock_keeps_the_event_loop_running(
-    db_file: Path, factory: SqlUnitOfWorkFactory
-) -> None:
-    ticks = 0
+class _CountingSleeps:
+    """The sqlite_connection module's `asyncio`, counting the BEGIN retry sleeps it takes."""
 
-    async def ticker() -> None:
-        nonlocal ticks
-        while True:
-            await asyncio.sleep(0.005)
-            ticks += 1
+    def __init__(self) -> None:
+        self.sleeps = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(asyncio, name)
+
+    async def sleep(self, delay: float) -> None:
+        self.sleeps += 1
+        await asyncio.sleep(delay)
+
+
+async def test_waiting_for_the_write_lock_keeps_the_event_loop_running(
+    db_file: Path, factory: SqlUnitOfWorkFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The lock is released only by a coroutine that runs while the unit of work waits for
+    it: if the wait blocked the loop, the holder would give up after 10 s instead and
+    `released_by_the_loop` would stay False."""
+    counting = _CountingSleeps()
+    monkeypatch.setattr(sqlite_connection, "asyncio", counting)
+    release = threading.Event()
+    released_by_the_loop = False
+
+    async def release_once_the_unit_waits() -> None:
+        nonlocal released_by_the_loop
+        while counting.sleeps == 0:  # the unit of work has not met the lock yet
+            await asyncio.sleep(0)
+        released_by_the_loop = not release.is_set()
+        release.set()
 
     run = ParseRun.open(identity(), datetime(2026, 1, 1, tzinfo=UTC))
-    with lock_held_elsewhere(db_file, 0.15):
-        beat = asyncio.create_task(ticker())
+    with lock_held_elsewhere(db_file, 10.0, release):
+        releaser = asyncio.create_task(release_once_the_unit_waits())
         try:
             async with factory() as uow:
                 await uow.runs.add(run)  # waits for the holder, then goes on
                 await uow.commit()
         finally:
-            beat.cancel()
-    assert ticks >= 10  # the loop kept running while the unit of work waited ~150 ms
+            releaser.cancel()
+    assert released_by_the_loop and counting.sleeps >= 1
     async with factory() as uow:
         assert await uow.runs.get(run.task_id) == run
 

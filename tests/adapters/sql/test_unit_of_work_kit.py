@@ -15,12 +15,14 @@ from ragline.adapters.sql import (
     upgrade_to_head,
 )
 from ragline.adapters.sql.tables import model_config
+from ragline.application.ports.unit_of_work import UnitOfWorkFactory
 from ragline.testing.kits.parse_batches import ParseBatchContract
 from ragline.testing.kits.unit_of_work import (
     EncryptedApiKeysContract,
     StoredApiKey,
     UnitOfWorkContract,
 )
+from tests.adapters.sql.gate import until_queued
 
 
 class SqlUnitOfWorkKit(UnitOfWorkContract, EncryptedApiKeysContract, ParseBatchContract):
@@ -64,6 +66,10 @@ class SqlUnitOfWorkKit(UnitOfWorkContract, EncryptedApiKeysContract, ParseBatchC
 
 class TestSqliteUnitOfWork(SqlUnitOfWorkKit):
     serializes_transactions = True
+
+    async def until_queued(self, factory: UnitOfWorkFactory) -> None:
+        assert isinstance(factory, SqlUnitOfWorkFactory)
+        await until_queued(factory)
 
     @pytest.fixture
     def database_url(self, tmp_path: Path) -> str:

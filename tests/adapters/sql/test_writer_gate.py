@@ -17,6 +17,7 @@ from ragline.adapters.sql import (
     upgrade_to_head,
 )
 from ragline.application.ports.unit_of_work import PersistenceError
+from tests.adapters.sql.gate import until_queued
 
 
 @pytest.fixture
@@ -57,8 +58,9 @@ async def test_units_of_work_queue_in_order_and_hand_over_at_once(
     async with factory() as uow:
         order.append("first in")
         waiting = asyncio.create_task(second())
-        await asyncio.sleep(0.05)
+        await until_queued(factory)
         assert order == ["first in"]  # queued behind the open unit of work
+        assert not waiting.done()
         await uow.commit()
     await waiting
     assert order == ["first in", "second in"]

@@ -10,13 +10,23 @@ import pytest
 
 from ragline.adapters.local_storage import LocalObjectStorage
 from ragline.application.ports.object_storage import InvalidObjectKey, ObjectStorage
-from ragline.testing.kits.object_storage import ObjectStorageContract, PresignedUrlContract
+from ragline.testing.kits.object_storage import (
+    FilesystemConfinementContract,
+    ObjectStorageContract,
+    PresignedUrlContract,
+)
 
 
-class TestLocalObjectStorage(ObjectStorageContract, PresignedUrlContract):
+class TestLocalObjectStorage(
+    ObjectStorageContract, PresignedUrlContract, FilesystemConfinementContract
+):
     @pytest.fixture
-    def storage(self, tmp_path: Path) -> ObjectStorage:
-        return LocalObjectStorage(tmp_path / "store")
+    def store_root(self, tmp_path: Path) -> Path:
+        return tmp_path / "store"
+
+    @pytest.fixture
+    def storage(self, store_root: Path) -> ObjectStorage:
+        return LocalObjectStorage(store_root)
 
 
 @pytest.fixture

@@ -1,0 +1,46 @@
+"""How hybrid search orders its candidates: fusion weights and the steps after fusion.
+
+Defaults are the figures tuned on the development sets (docs/retrieval.md); settings may
+override them. Every step is deterministic and needs no model or network, except the
+optional re-ranker, which is off unless configured.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import attrs
+
+RETRIEVERS = ("dense", "sparse", "bm25")
+FUSIONS = ("rrf", "score", "zscore")
+
+
+def _default_weights() -> dict[str, float]:
+    return {"dense": 1.0, "sparse": 0.5, "bm25": 0.5}
+
+
+@attrs.frozen
+class SearchTuning:
+    candidates_per_retriever: int = 4
+    """Each retriever returns this many times top_k candidates before fusion."""
+    weights: Mapping[str, float] = attrs.field(factory=_default_weights)
+    """Weight of each retriever's reciprocal-rank contributions."""
+    rrf_k: int = 60
+    fusion: str = "zscore"
+    """"rrf" (ranks only), "score" (min-max normalised scores) or "zscore" (standardised)."""
+    parent_evidence: bool = True
+    """Score each parent from all its children found, return its best child (one per parent)."""
+    sibling_bonus: float = 0.0
+    """With parent_evidence: a parent's score is its best child's plus this times the others'."""
+    dedupe: bool = False
+    """Drop a hit whose text (whitespace and case aside) another, better hit already shows."""
+    rerank_depth: int = 0
+    """With a re-ranker configured: how many of the top candidates it re-orders."""
+
+    def __attrs_post_init__(self) -> None:
+        if self.candidates_per_retriever < 1 or self.rrf_k < 1 or self.rerank_depth < 0:
+            raise ValueError("candidates_per_retriever and rrf_k must be >= 1, rerank_depth >= 0")
+        if self.fusion not in FUSIONS:
+            raise ValueError(f"fusion is one of {FUSIONS}")
+        if set(self.weights) - set(RETRIEVERS) or any(w < 0 for w in self.weights.values()):
+            raise ValueError(f"weights are non-negative numbers for {RETRIEVERS}")

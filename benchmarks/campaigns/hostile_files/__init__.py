@@ -1,0 +1,1 @@
+"""Hostile files campaign: `.venv/bin/python -m benchmarks.campaigns.hostile_files`."""

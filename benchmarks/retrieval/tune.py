@@ -1,0 +1,130 @@
+"""Grid search of fusion weights and post-fusion steps on dev gold sets, in one process.
+
+    .venv/bin/python -m benchmarks.retrieval.tune --data-dir DIR GOLD.jsonl... [--top 15]
+
+Traces every question once through HybridSearch.trace_many (each retriever's 40 candidates,
+as `ragline eval` sees them), then re-fuses those lists under each setting with the
+application's own fusion and evidence functions and scores them with the domain's metrics.
+Only tune on dev sets; confirm the pick with `ragline eval` (benchmarks.retrieval.run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from ragline.adapters.cli.app import provided
+from ragline.adapters.cli.evaluate import read_gold
+from ragline.application.evaluation import GoldQuestion
+from ragline.application.search.evidence import by_parent, dedupe
+from ragline.application.search.tuning import FUSIONS, SearchTuning
+from ragline.application.search.use_case import SearchTrace, fuse
+from ragline.bootstrap.container import container_for
+from ragline.domain.evaluation import mean_scores, score_ranking
+
+TOP_K = 10
+
+
+async def traces(data_dir: Path, golds: list[Path]) -> dict[str, list[tuple[GoldQuestion, Any]]]:
+    container = container_for(data_dir)
+    try:
+        search = await provided(container.hybrid_search)
+        search.tuning = SearchTuning()
+        out: dict[str, list[tuple[GoldQuestion, Any]]] = {}
+        for gold in golds:
+            questions = read_gold(gold)
+            got: list[SearchTrace] = []
+            for start in range(0, len(questions), 32):
+                batch = questions[start : start + 32]
+                got += await search.trace_many([q.query for q in batch], "1", "1", TOP_K)
+            out[gold.stem] = list(zip(questions, got, strict=True))
+        return out
+    finally:
+        await container.shutdown_resources()
+
+
+def final_hits(trace: SearchTrace, tuning: SearchTuning) -> list[Any]:
+    hydrated = {h.chunk_id: h for hits in trace.rankings.values() for h in hits}
+    scored = {
+        name: [(h.chunk_id, h.score) for h in trace.rankings[name]]
+        for name in ("dense", "sparse", "bm25")
+    }
+    hits = [attrs.evolve(hydrated[i], score=s) for i, s in fuse(scored, tuning)]
+    if tuning.parent_evidence:
+        hits = by_parent(hits, tuning.sibling_bonus)
+    if tuning.dedupe:
+        hits = dedupe(hits)
+    return hits[:TOP_K]
+
+
+def grid() -> list[SearchTuning]:
+    out = []
+    for fusion, dense, sparse, bm25, k in itertools.product(
+        FUSIONS, (1.0, 1.5, 2.0, 3.0, 4.0), (0.0, 0.5, 1.0), (0.5, 1.0), (60, 20)
+    ):
+        if fusion != "rrf" and k != 60:
+            continue
+        for parent, bonus in ((False, 0.0), (True, 0.0), (True, 0.2)):
+            out.append(
+                SearchTuning(
+                    weights={"dense": dense, "sparse": sparse, "bm25": bm25},
+                    rrf_k=k,
+                    fusion=fusion,
+                    parent_evidence=parent,
+                    sibling_bonus=bonus,
+                )
+            )
+    return out
+
+
+def describe(t: SearchTuning) -> str:
+    w = t.weights
+    parent = f" parent+{t.sibling_bonus}" if t.parent_evidence else ""
+    k = f" k={t.rrf_k}" if t.fusion == "rrf" else ""
+    return f"{t.fusion}{k} d{w['dense']} s{w['sparse']} b{w['bm25']}{parent}"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("gold", type=Path, nargs="+")
+    ap.add_argument("--data-dir", type=Path, required=True)
+    ap.add_argument("--top", type=int, default=15)
+    ap.add_argument("--fusion", choices=FUSIONS, help="only this fusion")
+    args = ap.parse_args()
+    sets = asyncio.run(traces(args.data_dir, args.gold))
+    rows = []
+    tried = [t for t in grid() if args.fusion in (None, t.fusion)]
+    for tuning in [SearchTuning(), *tried]:
+        figures = {}
+        for name, pairs in sets.items():
+            mean = mean_scores(
+                score_ranking(q.found(final_hits(t, tuning)), q.relevant) for q, t in pairs
+            )
+            figures[name] = mean
+        rows.append((tuning, figures))
+    paraphrased = [n for n in sets if "known" not in n]
+    known = [n for n in sets if "known" in n]
+
+    def objective(row: tuple[SearchTuning, dict[str, Any]]) -> float:
+        f = row[1]
+        gain = sum(f[n].recall_at(5) + f[n].mrr for n in paraphrased)
+        penalty = sum(max(0.0, 0.95 - f[n].recall_at(1)) * 4 for n in known)
+        return gain - penalty
+
+    baseline = rows[0]
+    rows.sort(key=objective, reverse=True)
+    for tuning, f in [baseline, *rows[: args.top]]:
+        cells = "  ".join(
+            f"{n}: R@1 {f[n].recall_at(1):.3f} R@5 {f[n].recall_at(5):.3f} MRR {f[n].mrr:.3f}"
+            for n in sets
+        )
+        print(f"{describe(tuning):34} {cells}")
+
+
+if __name__ == "__main__":
+    main()
