@@ -32,7 +32,7 @@ from ragline.application.parsing import (
 )
 from ragline.application.pipeline.errors import StageFailure
 from ragline.application.ports.object_storage import ObjectStorage, StorageError
-from ragline.application.ports.parser import ParsedDocument
+from ragline.application.ports.parser import ParsedDocument, ParseError
 from ragline.domain.parse_batch import (
     PageRange,
     ParseBatch,
@@ -106,11 +106,14 @@ class CleaningParseCache:
         source: SourceRef,
         tier: ParseTier,
         backend: str | None = None,
-    ) -> ParsedDocument:
-        """The document's Markdown from the cache, parsing (here) only what is missing.
-        Raises ParseEngineFailed when the pages cannot be counted, StageFailure when a
-        batch failed."""
-        sha256, page_count = await self._submit.measure(path, file_type)
+    ) -> ParsedDocument | None:
+        """The document's Markdown from the cache, parsing (here) only what is missing;
+        StageFailure when a batch failed. None when the pages cannot be counted (a file
+        that is not what its type says): the parser itself is then asked, and says why."""
+        try:
+            sha256, page_count = await self._submit.measure(path, file_type)
+        except ParseError:
+            return None
         local = LocalSource(sha256, path)
         tag = await self._version(source)
         submitted = await self._submit.local(

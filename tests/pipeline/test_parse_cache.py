@@ -303,3 +303,18 @@ def test_holds_compares_the_stores_own_digests() -> None:
     assert holds(f'"{hashlib.md5(data).hexdigest()}"', len(data), data)
     assert not holds(hashlib.sha256(data).hexdigest(), len(data) + 1, data)
     assert not holds("0123abcd-2", len(data), data)  # a multipart S3 tag: write again
+
+
+async def test_a_file_whose_pages_cannot_be_counted_is_left_to_the_parser(
+    tmp_path: Path,
+) -> None:
+    h = harness(tmp_path)
+
+    def cannot_count(source: Path, file_type: str) -> int:
+        raise ParseEngineFailed("not a PDF")
+
+    h.page_counter.count = cannot_count  # type: ignore[method-assign]
+    task = h.task("pdf", content=PAGED, pdf_parser_backend="naive")
+    await h.pipeline.handle(task)
+    assert h.run(task.task_id).pipeline_status is PipelineStatus.SUCCESS  # the parser decided
+    assert len(h.parser.calls) == 1 and h.db.parse_batches == {}

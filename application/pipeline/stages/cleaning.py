@@ -190,11 +190,13 @@ class CleaningStage(PipelineStage):
         """The parse cache first (identical bytes at the same tier are parsed once); without
         it, the parser."""
         cache = self._cache_for(options)
-        if cache is None:
-            return await asyncio.to_thread(parser.parse, path, file_type, options)
-        source = SourceRef(task.source_bucket, task.source_object_key, file_type)
-        backend = options.pdf_parser_backend.value
-        return await cache.parse(path, file_type, source, options.tier, backend)
+        if cache is not None:
+            source = SourceRef(task.source_bucket, task.source_object_key, file_type)
+            backend = options.pdf_parser_backend.value
+            found = await cache.parse(path, file_type, source, options.tier, backend)
+            if found is not None:
+                return found
+        return await asyncio.to_thread(parser.parse, path, file_type, options)
 
     async def _direct_pull(self, task: ParseTaskCommand, options: ParseOptions) -> ParseOptions:
         """MinerU fetches the object itself: check it exists, hand over a presigned URL."""
