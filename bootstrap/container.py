@@ -23,6 +23,7 @@ from ragline.application.evaluation import EvaluateRetrieval
 from ragline.application.health import CheckHealth, adapter_probes
 from ragline.application.ingest.use_case import IngestFiles
 from ragline.application.outbox import ManageOutbox
+from ragline.application.parsing import ParseBatchRunner, ReadParse, RequestParse, SubmitParse
 from ragline.application.pipeline.orchestrator import ParseTaskPipeline
 from ragline.application.pipeline.outbox_relay import OutboxRelay
 from ragline.application.pipeline.services import StageServices
@@ -71,6 +72,49 @@ class Container(containers.DeclarativeContainer):
     )
     workspace = providers.Singleton(factories.workspace, settings=settings)
     pipeline_settings = providers.Singleton(factories.pipeline_settings, settings=settings)
+
+    # the parse cache (ADR-0003): planning, batch workers, reading
+    page_counter = providers.Singleton(factories.page_counter)
+    parse_cache_settings = providers.Singleton(factories.parse_cache_settings, settings=settings)
+    page_store = providers.Singleton(
+        factories.page_store, storage=storage, workspace=workspace, cache=parse_cache_settings
+    )
+    request_parse = providers.Factory(
+        RequestParse,
+        uow_factory,
+        clock,
+        pages_per_batch=parse_cache_settings.provided.pages_per_batch,
+    )
+    submit_parse = providers.Factory(
+        SubmitParse,
+        uow_factory=uow_factory,
+        storage=storage,
+        workspace=workspace,
+        counter=page_counter,
+        pages=page_store,
+        request_parse=request_parse,
+    )
+    read_parse = providers.Factory(ReadParse, uow_factory=uow_factory, pages=page_store)
+    batch_owner = providers.Singleton(factories.batch_owner)
+    parse_batch_runner = providers.Singleton(
+        ParseBatchRunner,
+        uow_factory=uow_factory,
+        storage=storage,
+        parser=parser,
+        workspace=workspace,
+        clock=clock,
+        pages=page_store,
+        settings=parse_cache_settings,
+        owner=batch_owner,
+    )
+    cleaning_parse_cache = providers.Singleton(
+        factories.cleaning_parse_cache,
+        settings=settings,
+        submit=submit_parse,
+        runner=parse_batch_runner,
+        reader=read_parse,
+        storage=storage,
+    )
     stage_services = providers.Singleton(
         StageServices,
         uow=uow_factory,
@@ -88,6 +132,7 @@ class Container(containers.DeclarativeContainer):
         settings=pipeline_settings,
         metrics=metrics,
         tracing=tracing,
+        parse_cache=cleaning_parse_cache,
         mineru=mineru_parser,
     )
     pipeline = providers.Singleton(ParseTaskPipeline, services=stage_services)

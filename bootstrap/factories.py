@@ -13,7 +13,15 @@ from datetime import timedelta
 from functools import partial
 
 from ragline.application.chunking import ChunkDocument
+from ragline.application.parsing import (
+    PageStore,
+    ParseBatchRunner,
+    ParseCacheSettings,
+    ReadParse,
+    SubmitParse,
+)
 from ragline.application.pipeline.chunker import MarkdownChunker
+from ragline.application.pipeline.parse_cache import CleaningParseCache
 from ragline.application.pipeline.settings import MineruPolicy, PipelineSettings
 from ragline.application.pipeline.workspace import Workspace
 from ragline.application.ports.clock import Clock
@@ -23,6 +31,7 @@ from ragline.application.ports.llm import ChatModel
 from ragline.application.ports.messaging import MessageBus
 from ragline.application.ports.metrics import NO_METRICS, PipelineMetrics
 from ragline.application.ports.object_storage import ObjectStorage
+from ragline.application.ports.page_count import PageCounter
 from ragline.application.ports.parser import ParseLimits, Parser, PdfParserBackend
 from ragline.application.ports.reranker import Reranker
 from ragline.application.ports.sparse_encoder import SparseEncoder
@@ -370,3 +379,51 @@ def pipeline_settings(settings: Settings) -> PipelineSettings:
 
 def pdf_backend(settings: Settings) -> PdfParserBackend:
     return PdfParserBackend(settings.pdf_backend)
+
+
+def page_counter() -> PageCounter:
+    from ragline.adapters.page_count import PdfiumPageCounter
+
+    return PdfiumPageCounter()
+
+
+def parse_cache_settings(settings: Settings) -> ParseCacheSettings:
+    from datetime import timedelta
+
+    return ParseCacheSettings(
+        bucket=settings.parse_cache_bucket,
+        prefix=settings.parse_cache_prefix,
+        pages_per_batch=settings.parse_pages_per_batch,
+        lease=timedelta(seconds=settings.parse_batch_lease_seconds),
+        limits=ParseLimits(
+            max_seconds=settings.parse_timeout_seconds,
+            max_memory_bytes=settings.parse_max_memory_mb * 1024 * 1024,
+        ),
+    )
+
+
+def page_store(
+    storage: ObjectStorage, workspace: Workspace, cache: ParseCacheSettings
+) -> PageStore:
+    return PageStore(storage, workspace, cache.bucket, cache.prefix)
+
+
+def batch_owner() -> str:
+    """Who holds a claim: host, process and a random tag (a restarted process is another)."""
+    import os
+    import socket
+    import uuid
+
+    return f"{socket.gethostname()[:64]}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+
+
+def cleaning_parse_cache(
+    settings: Settings,
+    submit: SubmitParse,
+    runner: ParseBatchRunner,
+    reader: ReadParse,
+    storage: ObjectStorage,
+) -> CleaningParseCache | None:
+    if not settings.parse_cache:
+        return None
+    return CleaningParseCache(submit, runner, reader, storage)

@@ -259,6 +259,27 @@ class Settings(BaseSettings):
         "the stale-run sweep ends it FAILED INTERRUPTED_TASK (at least 3 heartbeats).",
     )
 
+    # the parse cache (docs/parse-cache.md)
+    parse_cache: bool = Field(
+        True, description="CLEANING asks the parse cache first (identical bytes, same tier)."
+    )
+    parse_cache_bucket: str = Field(
+        "parse-cache", description="Bucket of the parse cache's per-page Markdown and sources."
+    )
+    parse_cache_prefix: str = Field("v1", description="Key prefix inside parse_cache_bucket.")
+    parse_pages_per_batch: int = Field(
+        50, ge=1, le=10_000, description="Most pages one parse batch covers (large PDFs split)."
+    )
+    parse_batch_lease_seconds: float = Field(
+        60.0, gt=0, description="A claim not renewed for this long is taken over by another worker."
+    )
+    parse_batch_workers: int = Field(
+        1,
+        ge=0,
+        le=16,
+        description="Background parse-batch loops in `ragline worker` and `serve` (0: none).",
+    )
+
     log_format: str = Field(
         "text",
         pattern="^(text|json)$",

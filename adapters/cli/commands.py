@@ -7,6 +7,7 @@ from ragline.adapters.cli import (  # noqa: F401
     ingest,
     models,
     outbox,
+    parse,
     retry,
     search,
     serve,

@@ -33,7 +33,8 @@ def worker(
     http_host: str = typer.Option("127.0.0.1", "--http-host", help="Interface for --http-port."),
     data_dir: Path | None = DATA_DIR_OPTION,
 ) -> None:
-    """Run the parse-task consumer and the result relay (Kafka or RabbitMQ per MQ_VENDOR)."""
+    """Run the parse-task consumer, the result relay (Kafka or RabbitMQ per MQ_VENDOR) and
+    RAGLINE_PARSE_BATCH_WORKERS parse-batch loops."""
     ctx.obj.choose(data_dir)
     container = ctx.obj.get()
     settings = container.settings()
@@ -54,7 +55,7 @@ def worker(
             concurrency=concurrency or settings.worker_concurrency,
         )
         if http_port is None:
-            await worker.run_until(stop)
+            await with_parse_batches(container, worker, stop)
             return
         server = operations_server(container, http_host, http_port)
         serving = asyncio.create_task(server.serve())
@@ -65,12 +66,19 @@ def worker(
             raise typer.Exit(1)
         stop_on_signals()  # uvicorn took the signals for itself while starting
         try:
-            await worker.run_until(stop)
+            await with_parse_batches(container, worker, stop)
         finally:
             server.should_exit = True
             await serving
 
     run_session(container, main)
+
+
+async def with_parse_batches(container: Any, worker: Any, stop: asyncio.Event) -> None:
+    """The worker until `stop`, with `parse_batch_workers` parse-batch loops beside it."""
+    batches = await provided(container.parse_batch_runner)
+    async with batches.running(container.settings().parse_batch_workers):
+        await worker.run_until(stop)
 
 
 def operations_server(container: object, host: str, port: int) -> Any:

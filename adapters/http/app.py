@@ -23,6 +23,7 @@ from ragline.adapters.http import (
     health_routes,
     model_config_routes,
     outbox_routes,
+    parse_routes,
     problems,
     run_routes,
     search_routes,
@@ -58,12 +59,13 @@ def create_app(
         try:
             bus = await obtain(container.bus)
             alongside = bus.in_process if run_worker is None else run_worker
-            if alongside:
-                worker = await obtain(container.worker)
-                async with worker.running():
+            async with parse_batch_loops(container):
+                if alongside:
+                    worker = await obtain(container.worker)
+                    async with worker.running():
+                        yield
+                else:
                     yield
-            else:
-                yield
         finally:
             closing = container.shutdown_resources()
             if closing is not None:
@@ -86,6 +88,7 @@ def create_app(
         model_config_routes,
         search_routes,
         chunk_routes,
+        parse_routes,
         outbox_routes,
         health_routes,
     ):
@@ -105,6 +108,14 @@ def create_app(
 
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)  # outermost: before any parsing
     return app
+
+
+@contextlib.asynccontextmanager
+async def parse_batch_loops(container: Any) -> AsyncIterator[None]:
+    """`parse_batch_workers` background loops claiming parse batches while inside."""
+    runner = await obtain(container.parse_batch_runner)
+    async with runner.running(container.settings().parse_batch_workers):
+        yield
 
 
 def create_operations_app(container: Any) -> FastAPI:

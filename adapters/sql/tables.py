@@ -3,7 +3,9 @@ compares the migrated database with this metadata on every backend.
 
 Tables: parsed_log (snapshot of each task as received), parse_run (the run state machine,
 one column group per stage as in the source design), chunk (chunk truth rows), model_config
-(per-user model settings, API key encrypted), outbox (results waiting to be published).
+(per-user model settings, API key encrypted), outbox (results waiting to be published),
+parse_batch (the parse cache: what was parsed, at which tier, which pages) and
+parse_plan_lock (one row per (sha256, tier), locked while a request is planned).
 """
 
 from __future__ import annotations
@@ -197,5 +199,48 @@ outbox = Table(
     Column("claimed_until", UtcDateTime(), nullable=True),
     UniqueConstraint("task_id"),
     Index(None, "status", "next_attempt_at"),
+    **MYSQL_TABLE_ARGS,
+)
+
+SHA256 = 64
+TIER = 16
+
+parse_batch = Table(
+    "parse_batch",
+    metadata,
+    Column("id", Integer(), primary_key=True, autoincrement=True),
+    Column("sha256", String(SHA256), nullable=False),
+    Column("tier", String(TIER), nullable=False),
+    Column("first_page", Integer(), nullable=False),
+    Column("last_page", Integer(), nullable=False),
+    Column("status", String(STATUS), nullable=False),
+    Column("priority", Integer(), nullable=False),
+    Column("source_bucket", String(BUCKET), nullable=False),
+    Column("source_key", String(OBJECT_KEY), nullable=False),
+    Column("file_type", String(32), nullable=False),
+    Column("created_at", UtcDateTime(), nullable=False),
+    Column("started_at", UtcDateTime(), nullable=True),
+    Column("done_at", UtcDateTime(), nullable=True),
+    Column("error_code", String(64), nullable=True),
+    Column("error_msg", long_text(), nullable=True),
+    Column("owner", String(128), nullable=True),
+    Column("lease_until", UtcDateTime(), nullable=True),
+    Column("claims", Integer(), nullable=False),
+    Column("backend", String(64), nullable=True),
+    Column("page_count", Integer(), nullable=True),
+    Column("source_tag", String(SHA256), nullable=True),
+    Column("requested_backend", String(32), nullable=True),
+    Column("warnings", long_text(), nullable=True),  # JSON array of strings
+    Index(None, "sha256", "tier"),
+    Index(None, "source_tag"),
+    Index(None, "status", "priority"),
+    **MYSQL_TABLE_ARGS,
+)
+
+parse_plan_lock = Table(
+    "parse_plan_lock",
+    metadata,
+    Column("sha256", String(SHA256), primary_key=True),
+    Column("tier", String(TIER), primary_key=True),
     **MYSQL_TABLE_ARGS,
 )

@@ -1,4 +1,4 @@
-"""The SQL UnitOfWork: one connection, one transaction, five repositories on it."""
+"""The SQL UnitOfWork: one connection, one transaction, six repositories on it."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from ragline.adapters.sql.errors import store_errors
 from ragline.adapters.sql.repositories.chunks import SqlChunkRepository
 from ragline.adapters.sql.repositories.model_configs import SqlModelConfigRepository
 from ragline.adapters.sql.repositories.outbox import SqlOutboxRepository
+from ragline.adapters.sql.repositories.parse_batches import SqlParseBatchRepository
 from ragline.adapters.sql.repositories.parsed_logs import SqlParsedLogRepository
 from ragline.adapters.sql.repositories.runs import SqlParseRunRepository
 from ragline.adapters.sql.sqlite_connection import InlineEngine
@@ -42,6 +43,7 @@ class SqlUnitOfWork:
         self.chunks = SqlChunkRepository(self._slot)
         self.model_configs = SqlModelConfigRepository(self._slot, cipher)
         self.outbox = SqlOutboxRepository(self._slot, clock)
+        self.parse_batches = SqlParseBatchRepository(self._slot)
 
     async def __aenter__(self) -> Self:
         if self._opened:

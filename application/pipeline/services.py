@@ -8,6 +8,7 @@ from __future__ import annotations
 import attrs
 
 from ragline.application.pipeline.chunker import MarkdownChunker
+from ragline.application.pipeline.parse_cache import CleaningParseCache
 from ragline.application.pipeline.settings import PipelineSettings
 from ragline.application.pipeline.workspace import Workspace
 from ragline.application.ports.clock import Clock
@@ -43,5 +44,7 @@ class StageServices:
     settings: PipelineSettings = attrs.field(factory=PipelineSettings)
     metrics: PipelineMetrics = NO_METRICS
     tracing: Tracing = NO_TRACING
+    parse_cache: CleaningParseCache | None = None
+    """CLEANING asks it first (docs/parse-cache.md); None: every CLEANING parses."""
     mineru: Parser | None = None
     """The MinerU client (backend mineru, direct pull); None when no token is configured."""

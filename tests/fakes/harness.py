@@ -6,6 +6,7 @@ same providers the CLI and the worker use; only the ports are overridden with fa
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ from dependency_injector import providers
 
 from ragline.adapters.task_consumer import TaskConsumer
 from ragline.adapters.wire_json import JsonWireFormat, command_of
+from ragline.application.parsing import ParseCacheSettings
 from ragline.application.pipeline.chunker import PlanChunker
 from ragline.application.pipeline.context import document_scope
 from ragline.application.pipeline.orchestrator import ParseTaskPipeline
@@ -36,7 +38,7 @@ from tests.fakes.models import (
     FakeSparseEncoder,
     FakeTokenizer,
 )
-from tests.fakes.parsing import FakeParser
+from tests.fakes.parsing import FakePageCounter, FakeParser
 from tests.fakes.storage import FakeObjectStorage
 from tests.fakes.unit_of_work import FakeDatabase
 
@@ -63,6 +65,7 @@ class Harness:
         self,
         tmp: Path,
         settings: PipelineSettings | None = None,
+        parse_cache: ParseCacheSettings | None = None,
         mineru: bool = True,
         storage: ObjectStorage | None = None,
     ) -> None:
@@ -73,6 +76,7 @@ class Harness:
         self.storage = FakeObjectStorage(self.faults)
         self.storage.buckets.add(MD_BUCKET)
         self.parser = FakeParser(self.faults)
+        self.page_counter = FakePageCounter()
         self.embedders = FakeEmbedderResolver(self.faults)
         self.vectors = FakeVectorIndex(self.faults)
         self.keywords = FakeKeywordIndex(self.faults)
@@ -88,6 +92,7 @@ class Harness:
             "clock": self.clock,
             "storage": self.storage if storage is None else storage,
             "parser": self.parser,
+            "page_counter": self.page_counter,
             # the fake answers mineru (direct pull) too; mineru=False: no MinerU client
             "mineru_parser": self.parser if mineru else None,
             "chunker": PlanChunker(SMALL_PLAN),
@@ -99,6 +104,8 @@ class Harness:
             "workspace": self.workspace,
             "wire_format": self.wire,
             "pipeline_settings": self.settings,
+            "parse_cache_settings": parse_cache or ParseCacheSettings(poll=timedelta(0)),
+            "batch_owner": "harness",
         }.items():
             getattr(container, name).override(providers.Object(fake))
         container.relay.override(

@@ -39,6 +39,16 @@ class FakeParser:
         text = source.read_text(encoding="utf-8", errors="replace")
         if file_type in ("md", "markdown"):  # like the real Markdown parser: validate only
             return ParsedDocument(text, backend="fake-markdown")
+        if file_type == "pdf" and PAGE_BREAK in text:  # a paged file: per-page Markdown
+            every = [
+                f"## Page {n}\n\n{body.strip()}\n"
+                for n, body in enumerate(text.split(PAGE_BREAK), 1)
+            ]
+            wanted = options.page_range
+            pages = every if wanted is None else every[wanted.first - 1 : wanted.last]
+            return ParsedDocument(
+                "\n".join(pages), page_count=len(every), pages=tuple(pages), backend="fake"
+            )
         images = dict(self.images) if options.extract_images else {}
         links = "".join(f"\n![]({target})\n" for target in images)
         return ParsedDocument(
@@ -47,3 +57,19 @@ class FakeParser:
             backend="fake",
             images=images,
         )
+
+
+PAGE_BREAK = "\f"
+
+
+class FakePageCounter:
+    """A "pdf" of the fakes is text whose pages are separated by form feeds."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def count(self, source: Path, file_type: str) -> int:
+        self.calls += 1
+        if file_type != "pdf":
+            return 1
+        return source.read_text(encoding="utf-8", errors="replace").count(PAGE_BREAK) + 1

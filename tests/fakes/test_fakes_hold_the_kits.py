@@ -23,6 +23,7 @@ from ragline.testing.kits.embedder import EmbedderContract
 from ragline.testing.kits.keyword_index import KeywordIndexContract
 from ragline.testing.kits.messaging import MessagingContract, MessagingHarness
 from ragline.testing.kits.object_storage import ObjectStorageContract
+from ragline.testing.kits.parse_batches import ParseBatchContract
 from ragline.testing.kits.unit_of_work import UnitOfWorkContract
 from ragline.testing.kits.vector_index import VectorIndexContract
 from ragline.testing.parse_run import ParseRunMachine, RunStore
@@ -34,7 +35,7 @@ from tests.fakes.storage import FakeObjectStorage
 from tests.fakes.unit_of_work import FakeDatabase
 
 
-class TestFakeUnitOfWork(UnitOfWorkContract):
+class TestFakeUnitOfWork(UnitOfWorkContract, ParseBatchContract):
     """FakeDatabase as the UnitOfWorkFactory. Row locks with read-committed visibility, so the
     retry race really interleaves (`serializes_transactions` stays False).
 

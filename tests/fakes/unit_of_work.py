@@ -38,11 +38,19 @@ from ragline.application.ports.unit_of_work import (
     DuplicateTaskId,
     EmbeddingConfig,
     ModelKind,
+    NewParseBatch,
     OutboxMessage,
     ParsedLog,
     PersistenceError,
     RunPage,
     RunQuery,
+)
+from ragline.domain.parse_batch import (
+    BatchStatus,
+    IllegalBatchMove,
+    ParseBatch,
+    ParseTier,
+    SourceRef,
 )
 from ragline.domain.parse_run import ChunkIndexStatus, ChunkStatusMove, ParseRun, PipelineStatus
 from tests.fakes.faults import Faults
@@ -99,6 +107,9 @@ class FakeDatabase:
         self.configs: dict[str, EmbeddingConfig] = {}
         self.chat_configs: dict[str, ChatConfig] = {}
         self.outbox: dict[str, OutboxMessage] = {}
+        self.parse_batches: dict[int, ParseBatch] = {}
+        self._batch_ids = itertools.count(1)
+        self.source_tags: dict[int, str | None] = {}  # batch id -> source_tag (a column)
         self.outbox_puts: Counter[str] = Counter()  # committed outbox.put calls per task_id
         self.commits = 0
         self.units_opened = 0  # units of work asked of the factory
@@ -702,6 +713,151 @@ class FakeOutbox(_Repo):
         return self._row(task_id)
 
 
+class FakeParseBatches(_Repo):
+    """Rows locked by id for writes; planning locks ("plan", sha256, tier)."""
+
+    def _merged(self) -> dict[int, ParseBatch]:
+        return dict(self.db.parse_batches) | self.uow.pending_batches
+
+    async def lock_document(self, sha256: str, tier: ParseTier) -> None:
+        await self.check("parse_batches.lock_document")
+        await self.uow.lock(("plan", (sha256, tier)))
+
+    async def list_for(self, sha256: str, tier: ParseTier) -> list[ParseBatch]:
+        await self.check("parse_batches.list_for")
+        return sorted(
+            (b for b in self._merged().values() if b.sha256 == sha256 and b.tier is tier),
+            key=lambda b: b.id,
+        )
+
+    async def add(self, batch: NewParseBatch) -> ParseBatch:
+        await self.check("parse_batches.add")
+        row = ParseBatch(
+            id=next(self.db._batch_ids),
+            sha256=batch.sha256,
+            tier=batch.tier,
+            page_range=batch.page_range,
+            status=BatchStatus.PENDING,
+            priority=batch.priority,
+            created_at=utc(batch.created_at),
+            source=batch.source,
+            page_count=batch.page_count,
+            requested_backend=batch.requested_backend,
+        )
+        self.db.source_tags[row.id] = batch.source_tag
+        await self.uow.lock(("batch", row.id))
+        self.uow.pending_batches[row.id] = row
+        return row
+
+    async def get_many(self, ids: Sequence[int]) -> list[ParseBatch]:
+        await self.check("parse_batches.get_many")
+        merged = self._merged()
+        return [merged[i] for i in dict.fromkeys(ids) if i in merged]
+
+    async def _locked(self, batch_id: int) -> ParseBatch | None:
+        await self.uow.lock(("batch", batch_id))
+        return self._merged().get(batch_id)
+
+    async def raise_priority(self, batch_id: int, priority: int) -> bool:
+        await self.check("parse_batches.raise_priority")
+        row = await self._locked(batch_id)
+        if row is None or not row.is_active or row.priority >= priority:
+            return False
+        self.uow.pending_batches[batch_id] = attrs.evolve(row, priority=priority)
+        return True
+
+    async def claim_next(
+        self,
+        owner: str,
+        now: datetime,
+        lease_until: datetime,
+        *,
+        ids: Sequence[int] | None = None,
+    ) -> ParseBatch | None:
+        await self.check("parse_batches.claim_next")
+        now, lease_until = utc(now), utc(lease_until)
+        wanted = None if ids is None else set(ids)
+        candidates = sorted(
+            (
+                b
+                for b in self._merged().values()
+                if b.claimable(now) and (wanted is None or b.id in wanted)
+            ),
+            key=lambda b: (-b.priority, b.id),
+        )
+        for seen in candidates:
+            row = await self._locked(seen.id)  # then re-check, as the UPDATE's WHERE does
+            if row is None or row.claims != seen.claims or not row.claimable(now):
+                continue
+            claimed = row.claim(owner, now, lease_until - now)
+            self.uow.pending_batches[row.id] = claimed
+            return claimed
+        return None
+
+    async def _held(self, batch_id: int, owner: str, claims: int) -> ParseBatch | None:
+        row = await self._locked(batch_id)
+        if row is None or row.status is not BatchStatus.PARSING:
+            return None
+        return row if (row.owner, row.claims) == (owner, claims) else None
+
+    async def renew(self, batch_id: int, owner: str, claims: int, lease_until: datetime) -> bool:
+        await self.check("parse_batches.renew")
+        row = await self._held(batch_id, owner, claims)
+        if row is None:
+            return False
+        self.uow.pending_batches[batch_id] = attrs.evolve(row, lease_until=utc(lease_until))
+        return True
+
+    async def finish(
+        self,
+        batch_id: int,
+        owner: str,
+        claims: int,
+        done_at: datetime,
+        backend: str,
+        warnings: Sequence[str] = (),
+    ) -> bool:
+        await self.check("parse_batches.finish")
+        row = await self._held(batch_id, owner, claims)
+        if row is None:
+            return False
+        self.uow.pending_batches[batch_id] = row.finish(utc(done_at), backend[:64], tuple(warnings))
+        return True
+
+    async def fail(
+        self, batch_id: int, owner: str, claims: int, at: datetime, code: str, message: str
+    ) -> bool:
+        await self.check("parse_batches.fail")
+        row = await self._held(batch_id, owner, claims)
+        if row is None:
+            return False
+        try:
+            self.uow.pending_batches[batch_id] = row.fail(code[:64], message, utc(at))
+        except IllegalBatchMove:
+            return False
+        return True
+
+    async def release(self, batch_id: int, owner: str, claims: int) -> bool:
+        await self.check("parse_batches.release")
+        row = await self._held(batch_id, owner, claims)
+        if row is None:
+            return False
+        self.uow.pending_batches[batch_id] = attrs.evolve(
+            row, status=BatchStatus.PENDING, owner=None, lease_until=None
+        )
+        return True
+
+    async def find_by_source_tag(self, tag: str) -> ParseBatch | None:
+        await self.check("parse_batches.find_by_source_tag")
+        tagged = [b for b in self._merged().values() if self.db.source_tags.get(b.id) == tag]
+        return max(tagged, key=lambda b: b.id) if tagged else None
+
+    async def latest_source(self, sha256: str) -> SourceRef | None:
+        await self.check("parse_batches.latest_source")
+        mine = [b for b in self._merged().values() if b.sha256 == sha256]
+        return max(mine, key=lambda b: b.id).source if mine else None
+
+
 class FakeUnitOfWork:
     def __init__(self, db: FakeDatabase) -> None:
         self.db = db
@@ -712,12 +868,14 @@ class FakeUnitOfWork:
         self.pending_outbox: dict[str, OutboxMessage] = {}
         self.pending_puts: list[str] = []
         self.pending_tombstones: dict[str, datetime] = {}
+        self.pending_batches: dict[int, ParseBatch] = {}
         self.pending_heartbeats: dict[str, datetime] = {}
         self.parsed_logs = FakeParsedLogs(self)
         self.runs = FakeRuns(self)
         self.chunks = FakeChunks(self)
         self.model_configs = FakeModelConfigs(self)
         self.outbox = FakeOutbox(self)
+        self.parse_batches = FakeParseBatches(self)
         self._active = False
         self._owner = object()
 
@@ -763,8 +921,17 @@ class FakeUnitOfWork:
         db.outbox.update(self.pending_outbox)
         db.outbox_puts.update(self.pending_puts)
         db.document_deleted_at.update(self.pending_tombstones)
+        db.parse_batches.update(self.pending_batches)
         db.heartbeats.update(self.pending_heartbeats)
-        if any((self.pending_logs, self.pending_runs, self.pending_chunks, self.pending_outbox)):
+        if any(
+            (
+                self.pending_logs,
+                self.pending_runs,
+                self.pending_chunks,
+                self.pending_outbox,
+                self.pending_batches,
+            )
+        ):
             db.commits += 1
         self._clear()
         await db.release(self._owner)
@@ -776,5 +943,6 @@ class FakeUnitOfWork:
     def _clear(self) -> None:
         self.pending_logs, self.pending_runs, self.pending_chunks = {}, {}, {}
         self.pending_configs, self.pending_outbox, self.pending_tombstones = {}, {}, {}
+        self.pending_batches = {}
         self.pending_heartbeats = {}
         self.pending_puts = []

@@ -12,7 +12,7 @@ from ragline.application.pipeline.validation import invalid_context
 from ragline.application.pipeline.workspace import Workspace
 from ragline.contracts.wire import ParseTask
 from ragline.domain.parse_run import FailureCode
-from tests.fakes.harness import Harness
+from tests.fakes.harness import MD_BUCKET, Harness
 
 
 def test_clean_removes_every_leftover(tmp_path: Path) -> None:
@@ -38,7 +38,8 @@ async def test_temp_file_is_gone_before_the_markdown_upload(h: Harness) -> None:
     original = h.storage.put_bytes
 
     async def spying_put(*args, **kwargs):  # type: ignore[no-untyped-def]
-        seen.append(h.workspace.leftovers())
+        if args[0] == MD_BUCKET:  # the Markdown upload (not the parse cache's page writes)
+            seen.append(h.workspace.leftovers())
         return await original(*args, **kwargs)
 
     h.storage.put_bytes = spying_put  # type: ignore[method-assign]

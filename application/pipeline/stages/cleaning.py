@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+from pathlib import Path
 from typing import ClassVar
 
 from ragline.application.pipeline.context import (
@@ -18,6 +19,7 @@ from ragline.application.pipeline.context import (
     markdown_location,
 )
 from ragline.application.pipeline.errors import StageFailure, describe
+from ragline.application.pipeline.parse_cache import CleaningParseCache
 from ragline.application.pipeline.settings import MineruPolicy
 from ragline.application.pipeline.stages.base import PipelineStage
 from ragline.application.pipeline.stages.images import publish_images, wants_images
@@ -43,6 +45,7 @@ from ragline.application.ports.parser import (
 )
 from ragline.application.ports.unit_of_work import UnitOfWork
 from ragline.application.tasks import ParseTaskCommand
+from ragline.domain.parse_batch import SourceRef
 from ragline.domain.parse_run import FailureCode, MarkdownLocation, Stage
 
 MARKDOWN_CONTENT_TYPE = "text/markdown; charset=utf-8"
@@ -69,7 +72,8 @@ class CleaningStage(PipelineStage):
             if is_disk_full(error):
                 raise disk_full(error) from error
             raise
-        await self._upload(location, markdown)
+        if not await self._unchanged(location, markdown):
+            await self._upload(location, markdown)
         ctx.markdown = markdown
         return location
 
@@ -123,9 +127,10 @@ class CleaningStage(PipelineStage):
         backend = self._backend(task, notes) if file_type == "pdf" else PdfParserBackend.AUTO
         with services.workspace.temp_file(task.task_id, file_type) as path:
             options = self._options(task, backend)
+            cached = None
             if backend is PdfParserBackend.MINERU:
                 options = await self._direct_pull(task, options)
-            else:
+            elif (cached := await self._cached(task, file_type, options)) is None:
                 await download(
                     services,
                     task.source_bucket,
@@ -135,7 +140,8 @@ class CleaningStage(PipelineStage):
                 )
             parser = self._parser_for(backend)
             try:
-                document = await asyncio.to_thread(parser.parse, path, file_type, options)
+                # the parse cache knew this stored version: nothing downloaded, nothing parsed
+                document = cached or await self._parse_file(task, parser, path, file_type, options)
             except UnsupportedFileType as error:
                 raise StageFailure(FailureCode.UNSUPPORTED_FILE_TYPE, error.reason) from error
             except InvalidFileContent as error:
@@ -147,6 +153,50 @@ class CleaningStage(PipelineStage):
             discard(path)  # the Markdown exists: the source copy goes now, not at the end
         self._record(ctx, document, notes)
         return await publish_images(services.storage, task, document)
+
+    def _cache_for(self, options: ParseOptions) -> CleaningParseCache | None:
+        """The parse cache, except for MinerU's direct pull (no bytes here to hash) and a
+        task that wants its images uploaded (they are this task's output, not cached)."""
+        direct_pull = options.pdf_parser_backend is PdfParserBackend.MINERU
+        if direct_pull or options.extract_images:
+            return None
+        return self.services.parse_cache
+
+    async def _cached(
+        self, task: ParseTaskCommand, file_type: str, options: ParseOptions
+    ) -> ParsedDocument | None:
+        cache = self._cache_for(options)
+        if cache is None:
+            return None
+        source = SourceRef(task.source_bucket, task.source_object_key, file_type)
+        backend = options.pdf_parser_backend.value
+        return await cache.cached(file_type, source, options.tier, backend)
+
+    async def _unchanged(self, location: MarkdownLocation, markdown: str) -> bool:
+        """A forced re-run of an unchanged file need not write the same Markdown again."""
+        cache = self.services.parse_cache
+        return cache is not None and await cache.unchanged(
+            location.bucket, location.object_key, markdown
+        )
+
+    async def _parse_file(
+        self,
+        task: ParseTaskCommand,
+        parser: Parser,
+        path: Path,
+        file_type: str,
+        options: ParseOptions,
+    ) -> ParsedDocument:
+        """The parse cache first (identical bytes at the same tier are parsed once); without
+        it, the parser."""
+        cache = self._cache_for(options)
+        if cache is not None:
+            source = SourceRef(task.source_bucket, task.source_object_key, file_type)
+            backend = options.pdf_parser_backend.value
+            found = await cache.parse(path, file_type, source, options.tier, backend)
+            if found is not None:
+                return found
+        return await asyncio.to_thread(parser.parse, path, file_type, options)
 
     async def _direct_pull(self, task: ParseTaskCommand, options: ParseOptions) -> ParseOptions:
         """MinerU fetches the object itself: check it exists, hand over a presigned URL."""

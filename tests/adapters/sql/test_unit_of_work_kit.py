@@ -16,6 +16,7 @@ from ragline.adapters.sql import (
 )
 from ragline.adapters.sql.tables import model_config
 from ragline.application.ports.unit_of_work import UnitOfWorkFactory
+from ragline.testing.kits.parse_batches import ParseBatchContract
 from ragline.testing.kits.unit_of_work import (
     EncryptedApiKeysContract,
     StoredApiKey,
@@ -24,7 +25,7 @@ from ragline.testing.kits.unit_of_work import (
 from tests.adapters.sql.gate import until_queued
 
 
-class SqlUnitOfWorkKit(UnitOfWorkContract, EncryptedApiKeysContract):
+class SqlUnitOfWorkKit(UnitOfWorkContract, EncryptedApiKeysContract, ParseBatchContract):
     """The whole kit (every capability) with its fixtures for the SQL adapter; subclasses
     name the database."""
 

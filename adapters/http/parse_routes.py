@@ -1,0 +1,280 @@
+"""The parse cache over HTTP (ADR-0003): request a parse, ask batch statuses by id, ask the
+coverage of a document at a tier, read the cached Markdown.
+
+`doc_ref` is a sha256 (bytes the cache has seen) or `bucket/key` of a stored object. Only a
+service token may name an object (a user token could otherwise read any object in the store);
+any token may use a sha256, which only someone holding the bytes can know. Bad tiers and page
+ranges are 422 problems; a range past the last page is 422 too; an unknown document is 404.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, HTTPException, Query, Request, status
+from pydantic import BaseModel, ConfigDict, Field
+
+from ragline.adapters.http.auth import Principal, principal
+from ragline.adapters.http.container_calls import use_case
+from ragline.adapters.http.problems import PROBLEM_RESPONSES, Problem
+from ragline.application.parsing import (
+    NotCached,
+    PageRangeOutOfBounds,
+    ParseResponse,
+    ReadParse,
+    SubmitParse,
+    UnknownDocument,
+    is_sha256,
+)
+from ragline.application.ports.parser import ParseError
+from ragline.domain.parse_batch import PageRange, ParseBatch, ParseTier
+
+router = APIRouter(prefix="/api/v1/parses", tags=["parses"], responses=PROBLEM_RESPONSES)
+
+RANGE_PATTERN = r"^\s*\d+\s*(-\s*\d+\s*)?$"
+IDS = re.compile(r"^\s*\d+(\s*,\s*\d+)*\s*$")
+MAX_IDS = 500
+SHA = "9f2c" * 16
+CONFLICT: dict[int | str, dict[str, Any]] = {
+    409: {
+        "model": Problem,
+        "content": {"application/problem+json": {}},
+        "description": "Some pages are not parsed yet at this tier",
+    }
+}
+
+
+class ParseRequestBody(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={"examples": [{"doc_ref": SHA, "tier": "basic", "page_range": "1-10"}]},
+    )
+
+    doc_ref: str = Field(
+        min_length=1,
+        max_length=1300,
+        description="sha256 of the bytes, or bucket/key of a stored object (service tokens).",
+    )
+    tier: ParseTier = ParseTier.BASIC
+    page_range: str | None = Field(
+        None, pattern=RANGE_PATTERN, description="N or N-M, 1-based inclusive; empty: all."
+    )
+    force: bool = Field(False, description="Skip the done cache (active batches still reused).")
+    file_type: str | None = Field(
+        None, max_length=16, description="When the object key has no usable extension."
+    )
+
+
+class ParseResponseView(BaseModel):
+    sha256: str
+    tier: str
+    page_range: str
+    status: str
+    wait_parse_ids: list[int]
+    created_parse_ids: list[int]
+    reused_parse_ids: list[int]
+
+
+class ParseBatchView(BaseModel):
+    id: int
+    sha256: str
+    tier: str
+    page_range: str
+    status: str
+    priority: int
+    error_code: str | None
+    error_msg: str | None
+    backend: str | None
+    created_at: datetime
+    started_at: datetime | None
+    done_at: datetime | None
+
+
+class ParseBatchesView(BaseModel):
+    parses: list[ParseBatchView]
+
+
+class CoverageView(BaseModel):
+    sha256: str
+    tier: str
+    page_range: str
+    status: str = Field(description="done when every page is cached, else pending/parsing.")
+    missing_pages: list[int]
+    parses: list[ParseBatchView] = Field(
+        description="The done batches the pages are read from, then the active ones."
+    )
+
+
+class MarkdownView(BaseModel):
+    sha256: str
+    tier: str
+    page_range: str
+    markdown: str
+    pages: list[str]
+    parse_ids: list[int] = Field(description="The batch each page was read from.")
+
+
+def response_view(response: ParseResponse) -> ParseResponseView:
+    return ParseResponseView(
+        sha256=response.sha256,
+        tier=response.tier.value,
+        page_range=str(response.page_range),
+        status=response.status.value,
+        wait_parse_ids=list(response.wait_parse_ids),
+        created_parse_ids=list(response.created_parse_ids),
+        reused_parse_ids=list(response.reused_parse_ids),
+    )
+
+
+def batch_view(batch: ParseBatch) -> ParseBatchView:
+    return ParseBatchView(
+        id=batch.id,
+        sha256=batch.sha256,
+        tier=batch.tier.value,
+        page_range=str(batch.page_range),
+        status=batch.status.value,
+        priority=batch.priority,
+        error_code=batch.error_code,
+        error_msg=batch.error_msg,
+        backend=batch.backend,
+        created_at=batch.created_at,
+        started_at=batch.started_at,
+        done_at=batch.done_at,
+    )
+
+
+def _unprocessable(detail: str) -> HTTPException:
+    return HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, detail)
+
+
+def page_range_of(text: str | None) -> PageRange | None:
+    if text is None or not text.strip():
+        return None
+    try:
+        return PageRange.parse(text)
+    except ValueError as error:
+        raise _unprocessable(f"page_range: {error}") from None
+
+
+def _may_name(caller: Principal, doc_ref: str) -> None:
+    if not is_sha256(doc_ref.lower()) and not caller.is_service:
+        raise HTTPException(
+            status.HTTP_403_FORBIDDEN, "only a service token may name a stored object"
+        )
+
+
+def _ref(doc_ref: str) -> str:
+    ref = doc_ref.strip()
+    return ref.lower() if is_sha256(ref.lower()) else ref
+
+
+@router.post("", response_model=ParseResponseView)
+async def request_parse(
+    request: Request, body: ParseRequestBody, caller: Annotated[Principal, Depends(principal)]
+) -> ParseResponseView:
+    """Plan a parse: reuse done pages (unless `force`) and active batches, create batches
+    for the rest. Wait on exactly `wait_parse_ids` (GET ?ids=...)."""
+    doc_ref = _ref(body.doc_ref)
+    _may_name(caller, doc_ref)
+    submit: SubmitParse = await use_case(request, "submit_parse")
+    try:
+        submitted = await submit.ref(
+            doc_ref,
+            body.tier,
+            page_range_of(body.page_range),
+            file_type=body.file_type,
+            force=body.force,
+        )
+    except UnknownDocument as error:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, str(error)) from None
+    except PageRangeOutOfBounds as error:
+        raise _unprocessable(str(error)) from None
+    except ParseError as error:  # cannot count its pages, or not a type we parse
+        raise _unprocessable(error.reason) from None
+    return response_view(submitted.response)
+
+
+@router.get("", response_model=ParseBatchesView | CoverageView, responses=CONFLICT)
+async def parses(
+    request: Request,
+    caller: Annotated[Principal, Depends(principal)],
+    ids: Annotated[
+        str | None, Query(max_length=8000, description="Batch ids, comma separated.")
+    ] = None,
+    doc_ref: Annotated[str | None, Query(min_length=1, max_length=1300)] = None,
+    tier: ParseTier = ParseTier.BASIC,
+    page_range: Annotated[str | None, Query(pattern=RANGE_PATTERN)] = None,
+) -> ParseBatchesView | CoverageView:
+    """`ids=12,13`: those batches (status, pages, error, done_at). `doc_ref=...&tier=...
+    [&page_range=...]`: the document's coverage at that tier (404 when nothing is known)."""
+    reader: ReadParse = await use_case(request, "read_parse")
+    if (ids is None) == (doc_ref is None):
+        raise _unprocessable("give either ids or doc_ref")
+    if ids is not None:
+        if not IDS.match(ids):
+            raise _unprocessable("ids: comma-separated batch ids")
+        wanted = [int(part) for part in ids.split(",")]
+        if len(wanted) > MAX_IDS:
+            raise _unprocessable(f"ids: at most {MAX_IDS}")
+        return ParseBatchesView(parses=[batch_view(b) for b in await reader.batches(wanted)])
+    if doc_ref is None:  # unreachable after the either/or check; narrows the type
+        raise _unprocessable("give either ids or doc_ref")
+    ref = _ref(doc_ref)
+    _may_name(caller, ref)
+    pages = page_range_of(page_range)
+    sha256 = await _sha256(request, ref)
+    found = await reader.coverage(sha256, tier, pages)
+    if found is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, "nothing is known of it at this tier")
+    used = list(dict.fromkeys(found.done[p] for p in sorted(found.done)))
+    return CoverageView(
+        sha256=sha256,
+        tier=tier.value,
+        page_range=str(found.page_range),
+        status=found.status.value,
+        missing_pages=found.missing,
+        parses=[batch_view(b) for b in (*used, *found.active)],
+    )
+
+
+async def _sha256(request: Request, ref: str) -> str:
+    submit: SubmitParse = await use_case(request, "submit_parse")
+    try:
+        return await submit.sha256_for(ref)
+    except UnknownDocument as error:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, str(error)) from None
+
+
+@router.get("/markdown", response_model=MarkdownView, responses=CONFLICT)
+async def markdown(
+    request: Request,
+    caller: Annotated[Principal, Depends(principal)],
+    doc_ref: Annotated[str, Query(min_length=1, max_length=1300)],
+    tier: ParseTier = ParseTier.BASIC,
+    page_range: Annotated[str | None, Query(pattern=RANGE_PATTERN)] = None,
+) -> MarkdownView:
+    """The cached Markdown, per page from the newest done batch (409 if pages are missing)."""
+    ref = _ref(doc_ref)
+    _may_name(caller, ref)
+    sha256 = await _sha256(request, ref)
+    reader: ReadParse = await use_case(request, "read_parse")
+    pages = page_range_of(page_range)
+    if pages is None:
+        found = await reader.coverage(sha256, tier, None)
+        if found is None:
+            raise HTTPException(status.HTTP_404_NOT_FOUND, "nothing is known of it at this tier")
+        pages = found.page_range
+    try:
+        cached = await reader.markdown(sha256, tier, pages)
+    except NotCached as error:
+        raise HTTPException(status.HTTP_409_CONFLICT, str(error)) from None
+    return MarkdownView(
+        sha256=sha256,
+        tier=tier.value,
+        page_range=str(pages),
+        markdown=cached.markdown,
+        pages=list(cached.pages),
+        parse_ids=list(cached.batch_ids),
+    )

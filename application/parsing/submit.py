@@ -1,0 +1,201 @@
+"""SubmitParse: a parse request from a local file or a document reference, planned.
+
+A reference is a sha256 (64 hex digits: bytes the cache has seen) or `bucket/key` (an object
+in storage). The file is hashed and its pages counted; a local file is uploaded once under
+its content address (`PageStore.source_key`), so any worker can fetch it. A page range past
+the last page is refused (PageRangeOutOfBounds) before anything is planned.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import itertools
+import re
+from pathlib import Path, PurePosixPath
+
+import attrs
+
+from ragline.application.parsing.batch_runner import LocalSource
+from ragline.application.parsing.page_store import PageStore
+from ragline.application.parsing.request_parse import ParseResponse, RequestParse
+from ragline.application.pipeline.workspace import Workspace
+from ragline.application.ports.object_storage import ObjectNotFound, ObjectStorage
+from ragline.application.ports.page_count import PageCounter
+from ragline.application.ports.parser import SUPPORTED_FILE_TYPES, UnsupportedFileType
+from ragline.application.ports.unit_of_work import UnitOfWorkFactory
+from ragline.domain.parse_batch import PageRange, ParseBatch, ParseRequest, ParseTier, SourceRef
+
+SHA256 = re.compile(r"^[0-9a-f]{64}$")
+CHUNK = 1024 * 1024
+
+
+class PageRangeOutOfBounds(ValueError):
+    def __init__(self, pages: PageRange, page_count: int) -> None:
+        super().__init__(f"page range {pages} is past the last page ({page_count})")
+        self.pages = pages
+        self.page_count = page_count
+
+
+class UnknownDocument(LookupError):
+    """The reference names no object, or a sha256 the cache has never seen."""
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while block := handle.read(CHUNK):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def is_sha256(ref: str) -> bool:
+    return SHA256.match(ref) is not None
+
+
+def file_type_of(name: str) -> str:
+    suffix = PurePosixPath(name).suffix.lower().lstrip(".")
+    if suffix not in SUPPORTED_FILE_TYPES:
+        raise UnsupportedFileType(f"file type {suffix or '(none)'!r} of {name!r}")
+    return suffix
+
+
+def split_object_ref(ref: str) -> tuple[str, str]:
+    bucket, _, key = ref.partition("/")
+    if not bucket or not key:
+        raise UnknownDocument(f"{ref!r} is neither a sha256 nor bucket/key")
+    return bucket, key
+
+
+@attrs.frozen
+class Submitted:
+    response: ParseResponse
+    source: SourceRef
+    page_count: int
+    known: tuple[ParseBatch, ...] = ()
+    """Every batch of (sha256, tier) as planning left them (a done request reads these
+    instead of asking the store again)."""
+
+
+class SubmitParse:
+    def __init__(
+        self,
+        uow_factory: UnitOfWorkFactory,
+        storage: ObjectStorage,
+        workspace: Workspace,
+        counter: PageCounter,
+        pages: PageStore,
+        request_parse: RequestParse,
+    ) -> None:
+        self._uow_factory = uow_factory
+        self._storage = storage
+        self._workspace = workspace
+        self._counter = counter
+        self._pages = pages
+        self._request = request_parse
+        self._temps = itertools.count()
+
+    async def version(
+        self, tag: str, source: SourceRef, tier: ParseTier, backend: str | None = None
+    ) -> Submitted | None:
+        """Every page of a stored object version seen before (no bytes needed), or None."""
+        found = await self._request.planned_for_version(tag, tier, source, backend)
+        if found is None:
+            return None
+        response, known, page_count = found
+        return Submitted(response, source, page_count, tuple(known))
+
+    async def measure(self, path: Path, file_type: str) -> tuple[str, int]:
+        """(sha256, page count) of a local file (one trip off the event loop)."""
+
+        def both() -> tuple[str, int]:
+            return sha256_of(path), self._counter.count(path, file_type)
+
+        return await asyncio.to_thread(both)
+
+    async def local(
+        self,
+        local: LocalSource,
+        source: SourceRef,
+        page_count: int,
+        tier: ParseTier,
+        pages: PageRange | None = None,
+        *,
+        force: bool = False,
+        priority: int = 0,
+        source_tag: str | None = None,
+        backend: str | None = None,
+    ) -> Submitted:
+        """Plan a request for bytes already measured (CLEANING, or after `file`)."""
+        wanted = pages or PageRange(1, page_count)
+        if wanted.last > page_count:
+            raise PageRangeOutOfBounds(wanted, page_count)
+        request = ParseRequest(local.sha256, tier, wanted, force=force, priority=priority)
+        response, known = await self._request.planned(
+            request, source, page_count=page_count, source_tag=source_tag, backend=backend
+        )
+        return Submitted(response, source, page_count, tuple(known))
+
+    async def file(
+        self,
+        path: Path,
+        tier: ParseTier,
+        pages: PageRange | None = None,
+        *,
+        file_type: str | None = None,
+        force: bool = False,
+    ) -> tuple[Submitted, LocalSource]:
+        """A local file: hashed, counted, uploaded once under its content address."""
+        kind = file_type or file_type_of(path.name)
+        digest, count = await self.measure(path, kind)
+        await self._pages.ensure_bucket()
+        key = self._pages.source_key(digest, kind)
+        if await self._storage.stat(self._pages.bucket, key) is None:
+            await self._storage.put_file(self._pages.bucket, key, path)
+        local = LocalSource(digest, path)
+        source = SourceRef(self._pages.bucket, key, kind)
+        submitted = await self.local(local, source, count, tier, pages, force=force)
+        return submitted, local
+
+    async def ref(
+        self,
+        doc_ref: str,
+        tier: ParseTier,
+        pages: PageRange | None = None,
+        *,
+        file_type: str | None = None,
+        force: bool = False,
+    ) -> Submitted:
+        """A sha256 the cache knows, or `bucket/key` of a stored object."""
+        if is_sha256(doc_ref):
+            async with self._uow_factory() as uow:
+                source = await uow.parse_batches.latest_source(doc_ref)
+            if source is None:
+                raise UnknownDocument(f"no parse of sha256 {doc_ref} is known")
+        else:
+            bucket, key = split_object_ref(doc_ref)
+            source = SourceRef(bucket, key, file_type or file_type_of(key))
+        with self._workspace.temp_file(f"submit-{next(self._temps)}", source.file_type) as path:
+            try:
+                await self._storage.get_to_file(source.bucket, source.key, path)
+            except ObjectNotFound as error:
+                raise UnknownDocument(str(error)) from None
+            digest, count = await self.measure(path, source.file_type)
+            if is_sha256(doc_ref) and digest != doc_ref:
+                raise UnknownDocument(f"the object recorded for {doc_ref} has changed")
+            return await self.local(
+                LocalSource(digest, path), source, count, tier, pages, force=force
+            )
+
+    async def sha256_for(self, doc_ref: str, file_type: str | None = None) -> str:
+        """The sha256 a reference names: itself, or the hash of the stored object's bytes."""
+        if is_sha256(doc_ref):
+            return doc_ref
+        bucket, key = split_object_ref(doc_ref)
+        kind = file_type or PurePosixPath(key).suffix.lstrip(".").lower() or "bin"
+        with self._workspace.temp_file(f"identify-{next(self._temps)}", kind) as path:
+            try:
+                await self._storage.get_to_file(bucket, key, path)
+            except ObjectNotFound as error:
+                raise UnknownDocument(str(error)) from None
+            return await asyncio.to_thread(sha256_of, path)
