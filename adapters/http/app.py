@@ -93,6 +93,7 @@ def create_app(
         health_routes,
     ):
         app.include_router(module.router)
+    app.include_router(parse_routes.adr_router)
 
     @app.middleware("http")
     async def measured(

@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Request, status
+from fastapi.routing import APIRoute
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragline.adapters.http.auth import Principal, principal
@@ -278,3 +279,17 @@ async def markdown(
         pages=list(cached.pages),
         parse_ids=list(cached.batch_ids),
     )
+
+
+adr_router = APIRouter(prefix="/parses", include_in_schema=False)
+"""The same operations at ADR-0003's own paths (`POST /parses`, `GET /parses?ids=…`), for
+producers written against the ADR; documented once, under /api/v1/parses."""
+for _route in router.routes:
+    if isinstance(_route, APIRoute):
+        adr_router.add_api_route(
+            _route.path.removeprefix(router.prefix),
+            _route.endpoint,
+            methods=sorted(_route.methods or ()),
+            response_model=_route.response_model,
+            responses=_route.responses,
+        )

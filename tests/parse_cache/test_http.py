@@ -149,3 +149,17 @@ def test_bad_tiers_ranges_and_references_are_problems(api: TestClient) -> None:
         api.get("/api/v1/parses/markdown", params={"doc_ref": pending["sha256"]}, headers=SERVICE),
         409,
     )
+
+
+def test_the_adr_paths_answer_the_same_operations(api: TestClient, other: OtherWorker) -> None:
+    """POST /parses and GET /parses?ids=… (ADR-0003's own paths) are the /api/v1 operations."""
+    response = api.post("/parses", json={"doc_ref": REF}, headers=SERVICE)
+    assert response.status_code == 200, response.text
+    first = response.json()
+    assert first["wait_parse_ids"] == first["created_parse_ids"] and first["status"] == "pending"
+    other.run(first["wait_parse_ids"])
+    listed = api.get("/parses", params={"ids": ",".join(map(str, first["wait_parse_ids"]))},
+                     headers=SERVICE)  # fmt: skip
+    assert listed.status_code == 200 and {b["status"] for b in listed.json()["parses"]} == {"done"}
+    assert post(api)["wait_parse_ids"] == []  # the same cache behind both paths
+    assert api.post("/parses", json={"doc_ref": REF}).status_code == 401
