@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Callable
-
 from ragline.adapters.kafka.connection import KafkaConnection
 from ragline.adapters.kafka.publisher import KafkaPublisher
 from ragline.adapters.kafka.source import KafkaTaskSource
+from ragline.adapters.shared_publishers import SharedPublishers
 from ragline.adapters.tcp_probe import accepts_connections
-from ragline.application.ports.messaging import MessageBusError, Publisher, TaskSource
+from ragline.application.ports.messaging import Publisher, TaskSource
 from ragline.contracts.wire import dead_letter_topic
-
-log = logging.getLogger(__name__)
 
 
 class KafkaEndpoints:
@@ -32,8 +28,7 @@ class KafkaEndpoints:
         self._result_topic = result_topic
         self._group_id = group_id
         self._max_poll_interval_ms = max_poll_interval_ms
-        self._publishers: dict[str, KafkaPublisher] = {}  # one per role, shared
-        self._closed = False
+        self._publishers = SharedPublishers[KafkaPublisher]()
 
     @property
     def in_process(self) -> bool:
@@ -51,17 +46,17 @@ class KafkaEndpoints:
         )
 
     def task_publisher(self) -> Publisher:
-        return self._shared(
+        return self._publishers.get(
             "task_publisher", lambda: KafkaPublisher(self._connection, self._task_topic)
         )
 
     def result_publisher(self) -> Publisher:
-        return self._shared(
+        return self._publishers.get(
             "result_publisher", lambda: KafkaPublisher(self._connection, self._result_topic)
         )
 
     def result_dead_letters(self) -> Publisher:
-        return self._shared(
+        return self._publishers.get(
             "result_dead_letters",
             lambda: KafkaPublisher(self._connection, dead_letter_topic(self._result_topic)),
         )
@@ -69,27 +64,8 @@ class KafkaEndpoints:
     def result_reader(self) -> TaskSource:
         return KafkaTaskSource(self._connection, self._result_topic, None)
 
-    def _shared(self, role: str, build: Callable[[], KafkaPublisher]) -> KafkaPublisher:
-        """One publisher per role for the bus's lifetime (a Kafka producer per use-case
-        call would pile up connections), closed by `close()`."""
-        if self._closed:
-            raise MessageBusError("the message bus is closed")
-        publisher = self._publishers.get(role)
-        if publisher is None:
-            publisher = self._publishers[role] = build()
-        return publisher
-
     async def close(self) -> None:
-        """Close every publisher handed out (a Kafka producer left open is only noticed by
-        the garbage collector: "Unclosed AIOKafkaProducer"); one failing does not stop the
-        others."""
-        self._closed = True
-        publishers, self._publishers = self._publishers, {}
-        for publisher in publishers.values():
-            try:
-                await publisher.close()
-            except Exception as error:
-                log.warning("closing a %s publisher failed: %r", type(publisher).__name__, error)
+        await self._publishers.close()
 
     async def probe(self) -> str:
         host, _, port = self._bootstrap_servers.split(",")[0].rpartition(":")
