@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import json
 import math
-import subprocess
 import threading
 import uuid
 from collections.abc import Iterator
@@ -21,11 +20,9 @@ from pathlib import Path
 import psycopg
 
 from tests.services.fixtures import (
-    VENV_BIN,
-    free_port,
+    start_noida,
     start_tansu,
     stop_process,
-    wait_for_http,
 )
 
 PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
@@ -61,29 +58,8 @@ def elasticsearch(work: Path) -> Iterator[str]:
     """noida-db serving only its Elasticsearch API on a free port."""
     data_dir = work / "noida"
     data_dir.mkdir(parents=True, exist_ok=True)
-    port = free_port()
-    log = work / "noida.log"
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [
-                str(VENV_BIN / "noida-db"),
-                "start",
-                "--data-dir",
-                str(data_dir),
-                "--host",
-                "127.0.0.1",
-                "--only",
-                "elasticsearch",
-                "--elasticsearch-port",
-                str(port),
-            ],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    url = f"http://127.0.0.1:{port}"
+    proc, url = start_noida(data_dir, work / "noida.log")
     try:
-        wait_for_http(url, proc, log)
         yield url
     finally:
         stop_process(proc)

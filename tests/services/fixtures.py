@@ -82,12 +82,9 @@ def s3_endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         stop_process(proc)
 
 
-@pytest.fixture(scope="session")
-def elasticsearch_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """An Elasticsearch-API server (noida-db emulator) on loopback, no auth."""
+def start_noida(data_dir: Path, log: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """noida-db serving only its Elasticsearch API on a free loopback port, answering."""
     port = free_port()
-    data_dir = tmp_path_factory.mktemp("noida")
-    log = data_dir.parent / f"{data_dir.name}.log"
     with log.open("wb") as out:
         proc = subprocess.Popen(
             [
@@ -109,6 +106,18 @@ def elasticsearch_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]
     url = f"http://127.0.0.1:{port}"
     try:
         wait_for_http(url, proc, log)
+    except BaseException:
+        stop_process(proc)
+        raise
+    return proc, url
+
+
+@pytest.fixture(scope="session")
+def elasticsearch_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """An Elasticsearch-API server (noida-db emulator) on loopback, no auth."""
+    data_dir = tmp_path_factory.mktemp("noida")
+    proc, url = start_noida(data_dir, data_dir.parent / f"{data_dir.name}.log")
+    try:
         yield url
     finally:
         stop_process(proc)
