@@ -287,7 +287,7 @@ class SandboxedParser:
         keep: _Worker | None = None
         try:
             reply = self._exchange(
-                worker, encode_request(source, file_type, options), limits.max_seconds
+                worker, encode_request(source.absolute(), file_type, options), limits.max_seconds
             )
             worker.parses += 1
             if worker.alive() and worker.parses < self._max_parses:

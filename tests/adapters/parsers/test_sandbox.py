@@ -61,6 +61,17 @@ def test_results_equal_in_process(sandbox: SandboxedParser) -> None:
         assert sandbox.parse(source, kind, NAIVE) == registry.parse(source, kind, NAIVE)
 
 
+def test_a_relative_source_path_is_read_from_the_callers_folder(
+    sandbox: SandboxedParser, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The worker runs in `/`: a relative path (the default `.ragline/tmp` workspace) must
+    reach it as the caller meant it."""
+    _small_md(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    parsed = sandbox.parse(Path("ok.md"), "md", NAIVE)
+    assert "Still working." in parsed.markdown
+
+
 def test_errors_keep_their_type_across_the_process_boundary(
     sandbox: SandboxedParser, tmp_path: Path
 ) -> None:
