@@ -87,6 +87,17 @@ def _seen(log: Path) -> tuple[set[str], set[str], set[str]]:
     return worked, ended, settled
 
 
+def _interrupted(log: Path) -> set[str]:
+    """Task ids this worker found interrupted on redelivery: runs another worker had begun."""
+    found = set()
+    for line in log.read_text(errors="replace").splitlines():
+        if line.startswith("{"):
+            record = json.loads(line)
+            if str(record.get("message", "")).endswith("redelivered: interrupted"):
+                found.add(str(record["task_id"]))
+    return found
+
+
 async def _scenario(setup: Setup) -> dict[str, Any]:
     env = _env(setup)
     await _provision(setup, env, [], 0)
@@ -136,6 +147,7 @@ async def _scenario(setup: Setup) -> dict[str, Any]:
         "order": [t.task_id for t in tasks],
         "first": _seen(first_log),
         "second": _seen(second_log),
+        "interrupted_second": _interrupted(second_log),
         "answers": answers,
     }
 
@@ -155,6 +167,9 @@ def test_a_sigkill_mid_batch_redelivers_only_the_unsettled(
     order: list[str] = seen["order"]
     worked_first, ended_first, settled_first = seen["first"]
     worked_second, _, _ = seen["second"]
+    # a task the first worker had begun but not yet logged a stage of (CLEANING still
+    # running: identical sources wait on one parse batch) is found interrupted by the second
+    worked_first |= seen["interrupted_second"]
     unfinished = worked_first - ended_first  # its run not ended: it cannot have been acked
     assert len(worked_first) >= 3, "several tasks were in flight at once"
     assert unfinished, "the kill came while tasks were running"
