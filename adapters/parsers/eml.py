@@ -30,7 +30,6 @@ from ragline.adapters.parsers.markdown_escape import escape_block_markers
 from ragline.adapters.parsers.output_budget import OutputBudget
 from ragline.adapters.parsers.text_decoding import normalise_newlines, read_bounded
 from ragline.application.ports.parser import (
-    NoTextLayer,
     ParsedDocument,
     ParseEngineFailed,
     ParseError,
@@ -168,7 +167,7 @@ class _Render:
         try:
             parsed = self._parse(path, kind, self._options)
         except ParseError as error:
-            code = _failure_code_of(error)
+            code = error.failure_code.value
             self.warnings.append(f"attachment {name!r} not parsed: {code}: {error.reason}")
             return ""
         finally:
@@ -236,12 +235,3 @@ def shift_headings(markdown: str, by: int) -> str:
             line = "#" * level + line[heading.end() :]
         out.append(line)
     return "".join(out)
-
-
-def _failure_code_of(error: ParseError) -> str:
-    """The failure code the error would give a whole file, named in the attachment warning."""
-    if isinstance(error, UnsupportedFileType):
-        return "UNSUPPORTED_FILE_TYPE"
-    if isinstance(error, NoTextLayer):
-        return "NO_TEXT_LAYER"
-    return "PARSE_ENGINE_FAILED"

@@ -15,14 +15,11 @@ from ragline.application.pipeline.workspace import Workspace
 from ragline.application.ports.object_storage import ObjectNotFound, ObjectStorage
 from ragline.application.ports.parser import (
     SUPPORTED_FILE_TYPES,
-    InvalidFileContent,
-    NoTextLayer,
-    ParseEngineFailed,
+    ParseError,
     ParseLimits,
     ParseOptions,
     Parser,
     PdfParserBackend,
-    UnsupportedFileType,
     tier_of,
 )
 from ragline.domain.parse_run import FailureCode
@@ -89,14 +86,8 @@ class ExtractMarkdown:
         )
         try:
             document = await asyncio.to_thread(self._parser.parse, path, kind, options)
-        except UnsupportedFileType as error:
-            raise ExtractionFailed(FailureCode.UNSUPPORTED_FILE_TYPE, error.reason) from error
-        except InvalidFileContent as error:
-            raise ExtractionFailed(FailureCode.FILE_CONTENT_INVALID, error.reason) from error
-        except NoTextLayer as error:
-            raise ExtractionFailed(FailureCode.NO_TEXT_LAYER, error.reason) from error
-        except ParseEngineFailed as error:
-            raise ExtractionFailed(FailureCode.PARSE_ENGINE_FAILED, error.reason) from error
+        except ParseError as error:
+            raise ExtractionFailed(error.failure_code, error.reason) from error
         return ExtractedMarkdown(
             document.markdown, document.title, document.page_count, tuple(document.warnings)
         )

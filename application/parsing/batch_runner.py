@@ -28,14 +28,11 @@ from ragline.application.pipeline.workspace import Workspace
 from ragline.application.ports.clock import Clock
 from ragline.application.ports.object_storage import ObjectNotFound, ObjectStorage, StorageError
 from ragline.application.ports.parser import (
-    InvalidFileContent,
-    NoTextLayer,
     ParsedDocument,
-    ParseEngineFailed,
+    ParseError,
     ParseOptions,
     Parser,
     PdfParserBackend,
-    UnsupportedFileType,
 )
 from ragline.application.ports.unit_of_work import UnitOfWorkFactory
 from ragline.domain.parse_batch import PageRange, ParseBatch, ParseTier, RequestOutcome, outcome
@@ -260,14 +257,8 @@ class ParseBatchRunner:
                 document = await asyncio.to_thread(self._parser.parse, source, file_type, options)
             pages = batch_pages(document, batch.page_range)
             await self._pages.write(batch, pages)
-        except UnsupportedFileType as error:
-            raise BatchFailure(FailureCode.UNSUPPORTED_FILE_TYPE, error.reason) from error
-        except NoTextLayer as error:
-            raise BatchFailure(FailureCode.NO_TEXT_LAYER, error.reason) from error
-        except InvalidFileContent as error:
-            raise BatchFailure(FailureCode.FILE_CONTENT_INVALID, error.reason) from error
-        except ParseEngineFailed as error:
-            raise BatchFailure(FailureCode.PARSE_ENGINE_FAILED, error.reason) from error
+        except ParseError as error:
+            raise BatchFailure(error.failure_code, error.reason) from error
         except BatchFailure:
             raise
         except (StorageError, OSError) as error:

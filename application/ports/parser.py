@@ -10,9 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Protocol
+from typing import ClassVar, Protocol
 
 from ragline.domain.parse_batch import PageRange, ParseTier
+from ragline.domain.parse_run import FailureCode
 
 IMAGE_FILE_TYPES: frozenset[str] = frozenset({"png", "jpg", "jpeg", "tif", "tiff"})
 """Images are read by OCR only (the quality tier), one section per image or TIFF frame."""
@@ -97,7 +98,10 @@ class ParsedDocument:
 
 
 class ParseError(Exception):
-    """Base of parser failures; ``reason`` is short and safe to put in failure_reason."""
+    """Base of parser failures; ``reason`` is short and safe to put in failure_reason;
+    ``failure_code`` is the one code each kind of failure maps to, wherever it is caught."""
+
+    failure_code: ClassVar[FailureCode] = FailureCode.PARSE_ENGINE_FAILED
 
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
@@ -111,9 +115,13 @@ class NoTextLayer(ParseError):
     """Maps to NO_TEXT_LAYER: the basic tier found no text at all (a scan); OCR is the
     quality tier's job, so retrying at the basic tier cannot help."""
 
+    failure_code = FailureCode.NO_TEXT_LAYER
+
 
 class UnsupportedFileType(ParseError):
     """Maps to UNSUPPORTED_FILE_TYPE: no parser for this type, or the bytes are not that type."""
+
+    failure_code = FailureCode.UNSUPPORTED_FILE_TYPE
 
 
 class InvalidFileContent(ParseError):
@@ -121,10 +129,14 @@ class InvalidFileContent(ParseError):
     type they claim (wrong magic bytes, corrupt container, truncated, encrypted, zip bomb).
     The same bytes fail the same way on every retry, so a retry loop must not be invited."""
 
+    failure_code = FailureCode.FILE_CONTENT_INVALID
+
 
 class ParseEngineFailed(ParseError):
     """Maps to PARSE_ENGINE_FAILED (recoverable): the engine failed on a file that may be fine
     (timed out, out of memory, crashed, output over a limit, engine missing)."""
+
+    failure_code = FailureCode.PARSE_ENGINE_FAILED
 
 
 class Parser(Protocol):

@@ -33,14 +33,11 @@ from ragline.application.pipeline.workspace import discard
 from ragline.application.ports.object_storage import InvalidObjectKey, StorageError
 from ragline.application.ports.parser import (
     SUPPORTED_FILE_TYPES,
-    InvalidFileContent,
-    NoTextLayer,
     ParsedDocument,
-    ParseEngineFailed,
+    ParseError,
     ParseOptions,
     Parser,
     PdfParserBackend,
-    UnsupportedFileType,
     tier_of,
 )
 from ragline.application.ports.unit_of_work import UnitOfWork
@@ -142,14 +139,8 @@ class CleaningStage(PipelineStage):
             try:
                 # the parse cache knew this stored version: nothing downloaded, nothing parsed
                 document = cached or await self._parse_file(task, parser, path, file_type, options)
-            except UnsupportedFileType as error:
-                raise StageFailure(FailureCode.UNSUPPORTED_FILE_TYPE, error.reason) from error
-            except InvalidFileContent as error:
-                raise StageFailure(FailureCode.FILE_CONTENT_INVALID, error.reason) from error
-            except NoTextLayer as error:
-                raise StageFailure(FailureCode.NO_TEXT_LAYER, error.reason) from error
-            except ParseEngineFailed as error:
-                raise StageFailure(FailureCode.PARSE_ENGINE_FAILED, error.reason) from error
+            except ParseError as error:
+                raise StageFailure(error.failure_code, error.reason) from error
             discard(path)  # the Markdown exists: the source copy goes now, not at the end
         self._record(ctx, document, notes)
         return await publish_images(services.storage, task, document)
