@@ -16,6 +16,8 @@ import attrs
 from fastapi import Depends, HTTPException, Request, status
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
+from ragline.application.access import Caller
+
 SERVICE = "*"
 
 
@@ -33,6 +35,11 @@ class Principal:
     @property
     def is_service(self) -> bool:
         return self.user_id is None
+
+    @property
+    def caller(self) -> Caller:
+        """The caller as the application's trust rules know it."""
+        return Caller(self.user_id)
 
     def acting_user(self, requested: str | int | None) -> str:
         """The user a request acts for: a user principal is always itself; a service must
