@@ -20,6 +20,7 @@ import typer
 from rich.console import Console
 
 from ragline.adapters.cli.app import DATA_DIR_OPTION, app, provided, run_session
+from ragline.application.access import Caller
 from ragline.application.parsing import (
     LocalSource,
     PageRangeOutOfBounds,
@@ -97,8 +98,13 @@ def parse(
                     path, tier, page_range, file_type=file_type, force=force
                 )
             else:
-                submitted = await submit.ref(
-                    target, tier, page_range, file_type=file_type, force=force
+                submitted = await submit.ref(  # the operator: any object but the cache's
+                    target,
+                    tier,
+                    page_range,
+                    caller=Caller.service(),
+                    file_type=file_type,
+                    force=force,
                 )
         except PageRangeOutOfBounds as error:
             raise typer.BadParameter(str(error), param_hint="--pages") from None

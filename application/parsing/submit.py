@@ -1,8 +1,10 @@
 """SubmitParse: a parse request from a local file or a document reference, planned.
 
 A reference is a sha256 (64 hex digits: bytes the cache has seen) or `bucket/key` (an object
-in storage). The file is hashed and its pages counted; a local file is uploaded once under
-its content address (`PageStore.source_key`), so any worker can fetch it. A page range past
+in storage, checked against who asks by the ReferencePolicy before it is read: a tenant names
+only its own `<user_id>/` keys of the tenant buckets). The file is hashed and its pages
+counted; a local file is uploaded once under its content address (`PageStore.source_key`),
+so any worker can fetch it. A page range past
 the last page is refused (PageRangeOutOfBounds) before anything is planned.
 """
 
@@ -16,6 +18,7 @@ from pathlib import Path, PurePosixPath
 
 import attrs
 
+from ragline.application.access import Caller, ReferencePolicy
 from ragline.application.parsing.batch_runner import LocalSource
 from ragline.application.parsing.page_store import PageStore
 from ragline.application.parsing.request_parse import ParseResponse, RequestParse
@@ -86,8 +89,10 @@ class SubmitParse:
         counter: PageCounter,
         pages: PageStore,
         request_parse: RequestParse,
+        references: ReferencePolicy,
     ) -> None:
         self._uow_factory = uow_factory
+        self._references = references
         self._storage = storage
         self._workspace = workspace
         self._counter = counter
@@ -163,17 +168,19 @@ class SubmitParse:
         tier: ParseTier,
         pages: PageRange | None = None,
         *,
+        caller: Caller,
         file_type: str | None = None,
         force: bool = False,
     ) -> Submitted:
-        """A sha256 the cache knows, or `bucket/key` of a stored object."""
+        """A sha256 the cache knows, or `bucket/key` of a stored object `caller` may read
+        (ReferenceRefused otherwise, before anything is read)."""
         if is_sha256(doc_ref):
             async with self._uow_factory() as uow:
                 source = await uow.parse_batches.latest_source(doc_ref)
             if source is None:
                 raise UnknownDocument(f"no parse of sha256 {doc_ref} is known")
         else:
-            bucket, key = split_object_ref(doc_ref)
+            bucket, key = self._object_ref(caller, doc_ref)
             source = SourceRef(bucket, key, file_type or file_type_of(key))
         with self._workspace.temp_file(f"submit-{next(self._temps)}", source.file_type) as path:
             try:
@@ -187,11 +194,14 @@ class SubmitParse:
                 LocalSource(digest, path), source, count, tier, pages, force=force
             )
 
-    async def sha256_for(self, doc_ref: str, file_type: str | None = None) -> str:
-        """The sha256 a reference names: itself, or the hash of the stored object's bytes."""
+    async def sha256_for(
+        self, doc_ref: str, *, caller: Caller, file_type: str | None = None
+    ) -> str:
+        """The sha256 a reference names: itself, or the hash of the stored object's bytes
+        (an object `caller` may read: ReferenceRefused otherwise, before it is read)."""
         if is_sha256(doc_ref):
             return doc_ref
-        bucket, key = split_object_ref(doc_ref)
+        bucket, key = self._object_ref(caller, doc_ref)
         kind = file_type or PurePosixPath(key).suffix.lstrip(".").lower() or "bin"
         with self._workspace.temp_file(f"identify-{next(self._temps)}", kind) as path:
             try:
@@ -199,3 +209,8 @@ class SubmitParse:
             except ObjectNotFound as error:
                 raise UnknownDocument(str(error)) from None
             return await asyncio.to_thread(sha256_of, path)
+
+    def _object_ref(self, caller: Caller, doc_ref: str) -> tuple[str, str]:
+        bucket, key = split_object_ref(doc_ref)
+        self._references.check_read(caller, "doc_ref", bucket, key)
+        return bucket, key
