@@ -208,6 +208,7 @@ class Container(containers.DeclarativeContainer):
         keywords=keywords,
         storage=storage,
         clock=clock,
+        references=reference_policy,
     )
     reindex_document = providers.Factory(
         ReindexDocument,
