@@ -359,7 +359,6 @@ class SqlParseRunRepository:
             )
         return int(result.rowcount)
 
-
     async def objects_in_use(
         self, objects: Sequence[MarkdownLocation], besides: DocumentScope
     ) -> set[MarkdownLocation]:
@@ -407,9 +406,7 @@ def _in_use(objects: Sequence[MarkdownLocation], besides: DocumentScope) -> Any:
             parse_run.c.markdown_bucket,
             parse_run.c.markdown_object_key,
         )
-        .select_from(
-            parse_run.outerjoin(parsed_log, parsed_log.c.task_id == parse_run.c.task_id)
-        )
+        .select_from(parse_run.outerjoin(parsed_log, parsed_log.c.task_id == parse_run.c.task_id))
         .where((elsewhere & (as_source | as_markdown)) | (converting & as_source))
     )
 
