@@ -39,11 +39,10 @@ async def submit_task(
     caller: Annotated[Principal, Depends(principal)],
 ) -> Submitted:
     """Accept a ParseTask, put it on the configured task topic, answer with its task_id.
-    A user token submits for itself only (the body's user_id must be its own)."""
-    if not caller.is_service and str(task.user_id) != caller.user_id:
-        raise HTTPException(status.HTTP_403_FORBIDDEN, "user_id must be the token's own user")
+    A user token submits for itself only, naming only objects under its own `<user_id>/`
+    prefix of the tenant buckets (403 otherwise, nothing published; docs/security.md)."""
     submit = await use_case(request, "submit_task")
-    task_id: str = await submit(command_of(task))
+    task_id: str = await submit(caller.caller, command_of(task))
     return Submitted(task_id=task_id, routing_key=task.routing_key)
 
 
@@ -55,13 +54,15 @@ async def send_parse_task(
 ) -> Published:
     """Publish a ParseTask message exactly as given, as the admin side would (service tokens
     only): the worker decides what it is, answering FAILED INVALID_TASK_CONTEXT or
-    dead-lettering it as it does for any producer. The routing key is its `file_type`."""
+    dead-lettering it as it does for any producer. The routing key is its `file_type`.
+    Without tokens the default user may too, with a readable body's object references
+    checked as a submit's (403)."""
     if not caller.is_service and not request.app.state.tokens.open:
         raise HTTPException(status.HTTP_403_FORBIDDEN, "raw messages need a service token")
     body = await request.body()
     key = message.file_type
     publish = await use_case(request, "publish_task_message")
-    await publish(body, key)
+    await publish(caller.caller, body, key)
     settings = request.app.state.container.settings()
     return Published(topic=settings.parse_task_topic, routing_key=key, bytes=len(body))
 
@@ -78,7 +79,8 @@ async def extract_sync(
     ] = None,
 ) -> Extracted:
     """Parse an uploaded file, or an object-store key, to Markdown and return it (nothing is
-    stored). Bounded like CLEANING: the upload by the request size limit, the parse by the
+    stored). A user token names only its own `<user_id>/` keys of the tenant buckets (403
+    otherwise). Bounded like CLEANING: the upload by the request size limit, the parse by the
     parser's time, memory and output limits."""
     extract = await use_case(request, "extract_markdown")
     try:
@@ -95,9 +97,8 @@ async def extract_sync(
                 raise HTTPException(
                     status.HTTP_422_UNPROCESSABLE_CONTENT, f"source: {error}"
                 ) from None
-            if not caller.is_service:
-                raise HTTPException(status.HTTP_403_FORBIDDEN, "object keys need a service token")
             result = await extract.from_object(
+                caller.caller,
                 target.bucket,
                 target.object_key,
                 target.file_type,

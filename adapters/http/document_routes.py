@@ -91,8 +91,9 @@ async def delete_document(
     user_id: UserQuery = None,
 ) -> DeletedDocumentView:
     """Delete the document's chunk rows, dense and sparse points, keyword docs and the
-    Markdown ragline wrote (never the source). A failure midway answers 5xx and a repeat
-    finishes the job; once done, the document is not found (404)."""
+    Markdown ragline wrote (never a source, nor an object another live document names:
+    docs/security.md). A failure midway answers 5xx and a repeat finishes the job; once
+    done, the document is not found (404)."""
     user = caller.acting_user(user_id)
     delete = await use_case(request, "delete_document")
     try:
@@ -122,11 +123,12 @@ async def reindex_document(
     """Re-index the document from the Markdown its newest run stored: a new parse task
     (task_id `<newest>-x<N>`) that re-chunks and re-indexes that Markdown without parsing
     the source again; follow it with GET /api/v1/runs/{task_id}. 409 while a run is in
-    progress or when no Markdown is stored."""
+    progress or when no Markdown is stored; 403 when the stored Markdown or image prefix is
+    not the token's to name (docs/security.md)."""
     user = caller.acting_user(user_id)
     reindex = await use_case(request, "reindex_document")
     try:
-        task: ParseTaskCommand = await reindex(user, dataset_id, doc_id)
+        task: ParseTaskCommand = await reindex(caller.caller, user, dataset_id, doc_id)
     except DocumentNotFound:
         raise HTTPException(status.HTTP_404_NOT_FOUND, "no such document") from None
     except (DocumentBusy, NotReindexable) as error:
