@@ -30,6 +30,8 @@ def h(tmp_path: Path) -> Harness:
         harness.configure_embedding(user)
     return harness
 
+TENANT_BUCKET = "sources"  # a tenant bucket of the default settings (RAGLINE_TENANT_BUCKETS)
+
 
 def reader(h: Harness) -> ReadParse:
     read: ReadParse = h.container.read_parse()
@@ -83,9 +85,9 @@ async def test_a_cached_stored_version_makes_the_new_runs_user_a_holder(h: Harne
 
 async def test_a_parse_request_naming_an_object_makes_the_caller_a_holder(h: Harness) -> None:
     await h.pipeline.handle(h.task("txt"))
-    h.storage.add(SOURCE_BUCKET, "8/copy.txt", DOCUMENT_TEXT.encode())
+    h.storage.add(TENANT_BUCKET, "8/copy.txt", DOCUMENT_TEXT.encode())
     assert await reader(h).known(SHA, TIER, caller=OTHER) == []
-    submitted = await submit(h).ref(f"{SOURCE_BUCKET}/8/copy.txt", TIER, caller=OTHER)
+    submitted = await submit(h).ref(f"{TENANT_BUCKET}/8/copy.txt", TIER, caller=OTHER)
     assert submitted.response.sha256 == SHA and submitted.response.wait_parse_ids == ()
     assert ("8", SHA) in h.db.parse_holdings
     assert await reader(h).known(SHA, TIER, caller=OTHER) != []
@@ -93,8 +95,8 @@ async def test_a_parse_request_naming_an_object_makes_the_caller_a_holder(h: Har
 
 async def test_identifying_an_object_for_a_tenant_makes_it_a_holder(h: Harness) -> None:
     await h.pipeline.handle(h.task("txt"))
-    h.storage.add(SOURCE_BUCKET, "8/copy.txt", DOCUMENT_TEXT.encode())
-    sha256 = await submit(h).sha256_for(f"{SOURCE_BUCKET}/8/copy.txt", caller=OTHER)
+    h.storage.add(TENANT_BUCKET, "8/copy.txt", DOCUMENT_TEXT.encode())
+    sha256 = await submit(h).sha256_for(f"{TENANT_BUCKET}/8/copy.txt", caller=OTHER)
     assert sha256 == SHA and ("8", SHA) in h.db.parse_holdings
     assert await reader(h).coverage(SHA, TIER, None, caller=OTHER) is not None
     # naming a sha256 proves nothing: it is not recorded

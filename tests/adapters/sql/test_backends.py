@@ -219,9 +219,9 @@ def test_sqlite_data_dir_is_created(tmp_path: Path) -> None:
 def test_task_sources_are_filled_in_from_the_tasks_stored_before_them(
     empty_database: str,
 ) -> None:
-    """0006_task_sources: a parsed log written before it names its source in payload_json
+    """0007_task_sources: a parsed log written before it names its source in payload_json
     only; the migration records it, so a delete protects those sources as well."""
-    upgrade_to_head(empty_database, "0005_parse_batches")
+    upgrade_to_head(empty_database, "0006_parse_holdings")
     task = '{"task_id": "old-1", "source_bucket": "uploads", "source_object_key": "原/a.pdf"}'
     rows = [
         ("old-1", task),

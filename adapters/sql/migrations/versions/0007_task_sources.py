@@ -4,7 +4,7 @@ A document delete never removes an object a live document's run names as its sou
 Markdown (docs/security.md); the runs' Markdown is on parse_run, the sources are recorded
 here. Rows written before this revision get theirs from the stored task (payload_json).
 
-Revision ID: 0006_task_sources
+Revision ID: 0007_task_sources
 Revises: 0005_parse_batches
 Create Date: 2026-12-02
 """
@@ -16,8 +16,8 @@ import json
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0006_task_sources"
-down_revision = "0005_parse_batches"
+revision = "0007_task_sources"
+down_revision = "0006_parse_holdings"
 branch_labels = None
 depends_on = None
 
