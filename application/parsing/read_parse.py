@@ -3,6 +3,8 @@
 Content is assembled page by page from the newest done batch of each page (the domain's
 read rule). Whether a request succeeded is a different question, answered by its wait
 batches only (`outcome`): an older done page is readable even when this request failed.
+A range past the document's last page (as its batches know it) is refused before anything
+is read: what a read costs follows the document, not the range a caller names.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from collections.abc import Sequence
 import attrs
 
 from ragline.application.parsing.page_store import PageStore
+from ragline.application.parsing.submit import PageRangeOutOfBounds
 from ragline.application.ports.unit_of_work import UnitOfWorkFactory
 from ragline.domain.parse_batch import (
     Coverage,
@@ -21,7 +24,9 @@ from ragline.domain.parse_batch import (
     ParseTier,
     RequestOutcome,
     coverage,
+    known_page_count,
     outcome,
+    written,
 )
 
 PARALLEL_READS = 8  # batch objects fetched at once
@@ -30,10 +35,17 @@ PARALLEL_READS = 8  # batch objects fetched at once
 class NotCached(LookupError):
     """Some requested pages have no done batch."""
 
-    def __init__(self, missing: Sequence[int]) -> None:
-        shown = ", ".join(map(str, missing[:20])) + (" ..." if len(missing) > 20 else "")
+    def __init__(self, missing: Sequence[PageRange]) -> None:
+        shown = written(missing[:20]) + (" ..." if len(missing) > 20 else "")
         super().__init__(f"pages not parsed yet at this tier: {shown}")
         self.missing = list(missing)
+
+
+def within_document(page_range: PageRange, known: Sequence[ParseBatch]) -> None:
+    """PageRangeOutOfBounds when the range ends past the document's last page."""
+    count = known_page_count(known)
+    if count is not None and page_range.last > count:
+        raise PageRangeOutOfBounds(page_range, count)
 
 
 @attrs.frozen
@@ -73,12 +85,14 @@ class ReadParse:
         self, sha256: str, tier: ParseTier, page_range: PageRange | None
     ) -> Coverage | None:
         """None: nothing is known of this file at this tier. Without a range: the pages
-        batches have been planned for (1 to the highest page any batch covers)."""
+        batches have been planned for (1 to the highest page any batch covers). A range
+        past the document's last page: PageRangeOutOfBounds."""
         known = await self.known(sha256, tier)
+        if not known:
+            return None
         if page_range is None:
-            if not known:
-                return None
             page_range = PageRange(1, max(b.page_range.last for b in known))
+        within_document(page_range, known)
         return coverage(page_range, known)
 
     async def markdown(
@@ -88,11 +102,13 @@ class ReadParse:
         page_range: PageRange,
         known: Sequence[ParseBatch] | None = None,
     ) -> CachedMarkdown:
-        """`known`: the batches of (sha256, tier) when the caller has just read them."""
+        """`known`: the batches of (sha256, tier) when the caller has just read them.
+        NotCached when pages are missing; PageRangeOutOfBounds past the last page."""
         batches = await self.known(sha256, tier) if known is None else known
+        within_document(page_range, batches)
         found = coverage(page_range, batches)
-        if found.missing:
-            raise NotCached(found.missing)
+        if found.missing_ranges:
+            raise NotCached(found.missing_ranges)
         gate = asyncio.Semaphore(PARALLEL_READS)
 
         used = list({b.id: b for b in found.done.values()}.values())

@@ -22,9 +22,20 @@ from ragline.application.parsing.request_parse import ParseResponse, RequestPars
 from ragline.application.pipeline.workspace import Workspace
 from ragline.application.ports.object_storage import ObjectNotFound, ObjectStorage
 from ragline.application.ports.page_count import PageCounter
-from ragline.application.ports.parser import SUPPORTED_FILE_TYPES, UnsupportedFileType
+from ragline.application.ports.parser import (
+    SUPPORTED_FILE_TYPES,
+    InvalidFileContent,
+    UnsupportedFileType,
+)
 from ragline.application.ports.unit_of_work import UnitOfWorkFactory
-from ragline.domain.parse_batch import PageRange, ParseBatch, ParseRequest, ParseTier, SourceRef
+from ragline.domain.parse_batch import (
+    MAX_PAGE,
+    PageRange,
+    ParseBatch,
+    ParseRequest,
+    ParseTier,
+    SourceRef,
+)
 
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
 CHUNK = 1024 * 1024
@@ -106,12 +117,16 @@ class SubmitParse:
         return Submitted(response, source, page_count, tuple(known))
 
     async def measure(self, path: Path, file_type: str) -> tuple[str, int]:
-        """(sha256, page count) of a local file (one trip off the event loop)."""
+        """(sha256, page count) of a local file (one trip off the event loop). A file of
+        more pages than ragline plans (MAX_PAGE) is refused as content it cannot take."""
 
         def both() -> tuple[str, int]:
             return sha256_of(path), self._counter.count(path, file_type)
 
-        return await asyncio.to_thread(both)
+        digest, count = await asyncio.to_thread(both)
+        if count > MAX_PAGE:
+            raise InvalidFileContent(f"{count} pages, more than the {MAX_PAGE} ragline parses")
+        return digest, count
 
     async def local(
         self,
