@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ragline.adapters.http.auth import Principal, principal
 from ragline.adapters.http.container_calls import use_case
 from ragline.adapters.http.problems import PROBLEM_RESPONSES, Problem
+from ragline.adapters.http.schemas import MAX_ID
 from ragline.application.parsing import (
     NotCached,
     PageRangeOutOfBounds,
@@ -38,7 +39,6 @@ RANGE_PATTERN = r"^\s*\d+\s*(-\s*\d+\s*)?$"
 RANGE_CHARS = 64
 IDS = re.compile(r"^\s*\d+(\s*,\s*\d+)*\s*$")
 MAX_IDS = 500
-MAX_ID = 2**63 - 1  # the largest id a database column holds
 SHA = "9f2c" * 16
 CONFLICT: dict[int | str, dict[str, Any]] = {
     409: {

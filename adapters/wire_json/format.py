@@ -66,7 +66,8 @@ def unreadable(rejected: wire.RejectedMessage, body: bytes) -> UnreadableTask:
         for name in _SALVAGED_IDS:
             value = document.get(name)
             if isinstance(value, int) and not isinstance(value, bool):
-                fields[name] = str(value)
+                if wire.LONG_MIN <= value <= wire.LONG_MAX:  # a result can carry it
+                    fields[name] = str(value)
         file_type = document.get("file_type")
         if isinstance(file_type, str):
             fields["file_type"] = file_type[:32]
