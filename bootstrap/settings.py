@@ -314,6 +314,18 @@ class Settings(BaseSettings):
         "only, as the default user.",
     )
     http_max_body_mb: int = Field(64, ge=1, description="Largest request body (uploads).")
+    http_cpu_workers: int = Field(
+        2,
+        ge=1,
+        description="Chunk previews and synchronous extracts run at once, off the event loop "
+        "(worker threads; an extract waits on the parser sandbox).",
+    )
+    http_cpu_queue: int = Field(
+        8,
+        ge=0,
+        description="Previews and extracts that may wait for one of those; past it a 503 "
+        "with Retry-After.",
+    )
 
     @property
     def resolved_vector_index(self) -> VectorVendor:

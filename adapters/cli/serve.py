@@ -56,5 +56,11 @@ def serve(
             port,
             tokens.default_user,
         )
-    api = create_app(container, tokens, max_body_bytes=settings.http_max_body_mb * 1024 * 1024)
+    api = create_app(
+        container,
+        tokens,
+        max_body_bytes=settings.http_max_body_mb * 1024 * 1024,
+        cpu_workers=settings.http_cpu_workers,
+        cpu_queue=settings.http_cpu_queue,
+    )
     uvicorn.run(api, host=host, port=port, log_config=None, access_log=False)

@@ -30,6 +30,7 @@ from ragline.adapters.http import (
 )
 from ragline.adapters.http.auth import ApiTokens
 from ragline.adapters.http.body_limit import BodyLimit
+from ragline.adapters.http.work_gate import WorkGate
 from ragline.application.health import obtain
 
 REQUESTS = Counter(
@@ -51,8 +52,11 @@ def create_app(
     max_body_bytes: int = 64 * 1024 * 1024,
     retry_timeout_seconds: float = 600.0,
     run_worker: bool | None = None,
+    cpu_workers: int = 2,
+    cpu_queue: int = 8,
 ) -> FastAPI:
-    """`run_worker` None: a worker runs in this process iff the bus is in-process."""
+    """`run_worker` None: a worker runs in this process iff the bus is in-process.
+    `cpu_workers`/`cpu_queue`: the WorkGate of chunk previews and synchronous extracts."""
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -80,6 +84,7 @@ def create_app(
     app.state.container = container
     app.state.tokens = tokens
     app.state.retry_timeout = retry_timeout_seconds
+    app.state.work_gate = WorkGate(cpu_workers, cpu_queue)
     problems.install(app)
     for module in (
         debug_routes,

@@ -106,7 +106,9 @@ class ParseBatchContract:
         assert source == quality.source
         assert unknown is None
 
-    async def test_ids_past_any_stored_one_are_not_found(self, uow_factory: UnitOfWorkFactory) -> None:
+    async def test_ids_past_any_stored_one_are_not_found(
+        self, uow_factory: UnitOfWorkFactory
+    ) -> None:
         """Any id a caller may name (up to 2**63 - 1, the HTTP bound) is found or not: an
         id wider than the id column is not found, never a database error."""
         (stored,) = await self.add(uow_factory, new_batch(sha(), 1, 2))

@@ -110,7 +110,10 @@ def test_deep_nesting_and_huge_numbers_do_not_escape() -> None:
     assert rejected(huge).task_id == "task-20260516-001"
 
 
-@pytest.mark.parametrize("field", ["original_file_id", "document_parse_task_id", "user_id", "dataset_id"])
+IDS = ["original_file_id", "document_parse_task_id", "user_id", "dataset_id"]
+
+
+@pytest.mark.parametrize("field", IDS)
 @pytest.mark.parametrize("value", [2**63, -(2**63) - 1, 10**30])
 def test_ids_past_a_java_long_are_invalid_fields(field: str, value: int) -> None:
     """An id is a 64-bit signed integer (issue 18: wider ones reached storage)."""

@@ -152,7 +152,8 @@ def test_the_document_bounds_every_integer(client: TestClient) -> None:
     unbounded = []
     for method, path, operation in operations(doc):
         schemas = [p["schema"] for p in operation.get("parameters", [])]
-        schemas += [c["schema"] for c in operation.get("requestBody", {}).get("content", {}).values()]
+        bodies = operation.get("requestBody", {}).get("content", {}).values()
+        schemas += [c["schema"] for c in bodies]
         for schema in schemas:
             for at in integer_paths(doc, schema):
                 node: Any = schema

@@ -45,8 +45,9 @@ def test_a_range_past_the_cap_is_refused_on_every_route(api: TestClient) -> None
         str(MAX_PAGE),
     )
     unprocessable(
-        api.post("/parses", json={"doc_ref": REF, "page_range": f"1-{MAX_PAGE + 1}"},
-                 headers=SERVICE),  # fmt: skip
+        api.post(
+            "/parses", json={"doc_ref": REF, "page_range": f"1-{MAX_PAGE + 1}"}, headers=SERVICE
+        ),
         str(MAX_PAGE),
     )
     sha256 = api.post("/api/v1/parses", json={"doc_ref": REF}, headers=SERVICE).json()["sha256"]
@@ -54,8 +55,11 @@ def test_a_range_past_the_cap_is_refused_on_every_route(api: TestClient) -> None
         for ref in (sha256, REF):
             asked = {"doc_ref": ref, "page_range": HUGE}
             unprocessable(api.get(path, params=asked, headers=SERVICE), str(MAX_PAGE))
-        unprocessable(api.get(path, params={"doc_ref": sha256, "page_range": "1-" + "9" * 5000},
-                              headers=SERVICE))  # fmt: skip
+        unprocessable(
+            api.get(
+                path, params={"doc_ref": sha256, "page_range": "1-" + "9" * 5000}, headers=SERVICE
+            )
+        )
 
 
 def test_a_range_past_the_last_page_is_refused_before_it_is_read(api: TestClient) -> None:
@@ -63,8 +67,9 @@ def test_a_range_past_the_last_page_is_refused_before_it_is_read(api: TestClient
     for path in ("/api/v1/parses", "/api/v1/parses/markdown"):
         asked = {"doc_ref": sha256, "page_range": f"1-{MAX_PAGE}"}
         unprocessable(api.get(path, params=asked, headers=SERVICE), "past the last page (4)")
-    covered = api.get("/api/v1/parses", params={"doc_ref": sha256, "page_range": "2-4"},
-                      headers=SERVICE)  # fmt: skip
+    covered = api.get(
+        "/api/v1/parses", params={"doc_ref": sha256, "page_range": "2-4"}, headers=SERVICE
+    )
     assert covered.status_code == 200 and covered.json()["missing_pages"] == [2, 3, 4]
     unknown = {"doc_ref": "e" * 64, "page_range": "1-3"}  # no batches: no page count either
     assert api.get("/api/v1/parses", params=unknown, headers=SERVICE).status_code == 404
