@@ -314,6 +314,18 @@ class Settings(BaseSettings):
         "only, as the default user.",
     )
     http_max_body_mb: int = Field(64, ge=1, description="Largest request body (uploads).")
+    http_header_timeout_seconds: float = Field(
+        10.0,
+        gt=0,
+        description="A request head must arrive within this (from the connection's start or "
+        "the previous response); else 408 and the connection is closed.",
+    )
+    http_body_timeout_seconds: float = Field(
+        120.0,
+        gt=0,
+        description="A request body must arrive within this after its head; else 408 and the "
+        "connection is closed (raise it for big uploads over slow links).",
+    )
     http_cpu_workers: int = Field(
         2,
         ge=1,

@@ -34,6 +34,7 @@ def serve(
     import uvicorn
 
     from ragline.adapters.http import ApiTokens, TokenConfigError, create_app
+    from ragline.adapters.http.deadlines import deadline_protocol
     from ragline.adapters.log_format import configure_logging
 
     container = ctx.obj.get()
@@ -63,4 +64,13 @@ def serve(
         cpu_workers=settings.http_cpu_workers,
         cpu_queue=settings.http_cpu_queue,
     )
-    uvicorn.run(api, host=host, port=port, log_config=None, access_log=False)
+    uvicorn.run(
+        api,
+        host=host,
+        port=port,
+        log_config=None,
+        access_log=False,
+        http=deadline_protocol(
+            settings.http_header_timeout_seconds, settings.http_body_timeout_seconds
+        ),
+    )

@@ -13,6 +13,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException
+from starlette.requests import ClientDisconnect
 
 log = logging.getLogger("ragline.http")
 
@@ -57,6 +58,7 @@ _TITLES = {
     401: "Unauthorized",
     403: "Forbidden",
     404: "Not Found",
+    408: "Request Timeout",
     409: "Conflict",
     413: "Payload Too Large",
     422: "Unprocessable Content",
@@ -93,6 +95,13 @@ def install(app: FastAPI) -> None:
         ]
         detail = "; ".join(f"{e.field}: {e.message}" for e in errors)[:1000]
         return problem(422, "Unprocessable Content", detail, errors=errors)
+
+    @app.exception_handler(ClientDisconnect)
+    async def gone(request: Request, error: ClientDisconnect) -> JSONResponse:
+        """The client left (or was cut off by a deadline) while its body was read: nobody
+        hears this answer, and it is not a server error."""
+        log.info("client gone before its request body arrived: %s", request.url.path)
+        return problem(408, "Request Timeout", "the request did not arrive in time")
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, error: Exception) -> JSONResponse:
