@@ -30,6 +30,7 @@ from ragline.adapters.http import (
 )
 from ragline.adapters.http.auth import ApiTokens
 from ragline.adapters.http.body_limit import BodyLimit
+from ragline.adapters.http.loopback import LoopbackGuard
 from ragline.adapters.http.work_gate import WorkGate
 from ragline.application.health import obtain
 
@@ -112,7 +113,9 @@ def create_app(
         REQUESTS.labels(request.method, path, str(response.status_code)).inc()
         return response
 
-    app.add_middleware(BodyLimit, max_bytes=max_body_bytes)  # outermost: before any parsing
+    app.add_middleware(BodyLimit, max_bytes=max_body_bytes)  # before any parsing
+    if tokens.open:  # no tokens: loopback callers only (outermost: before anything is read)
+        app.add_middleware(LoopbackGuard)
     return app
 
 
