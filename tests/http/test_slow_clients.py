@@ -118,9 +118,8 @@ def test_whole_requests_are_answered_however_slow_the_route_and_kept_alive(
 ) -> None:
     with connect(server) as sock:
         for path in ("/slow", "/x"):  # two requests on one connection, each re-armed
-            sock.sendall(
-                f"POST {path} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: 5\r\n\r\nhello".encode()
-            )
+            head = f"POST {path} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: 5\r\n\r\n"
+            sock.sendall(head.encode() + b"hello")
             answer = read_response(sock)
             assert answer.startswith(b"HTTP/1.1 200 OK\r\n") and answer.endswith(b"\r\n\r\n5")
         assert read_all(sock) == b""  # then idle: closed, nothing more said
