@@ -1,6 +1,8 @@
 """Every error as one documented shape: RFC 9457 problem details (application/problem+json).
 
-`errors` names each offending field for a 422; a 500 never leaks an exception's text.
+`errors` names each offending field for a 422; a 500 never leaks an exception's text, and
+no detail shows a filesystem path of the server (`without_paths`, the last guard: errors are
+worded without them where they are raised).
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect
+
+from ragline.application.pipeline.errors import without_paths
 
 log = logging.getLogger("ragline.http")
 
@@ -48,7 +52,8 @@ PROBLEM_RESPONSES: dict[int | str, dict[str, Any]] = {
 
 
 def problem(status: int, title: str, detail: str | None = None, **extra: Any) -> JSONResponse:
-    body = Problem(title=title, status=status, detail=detail, **extra)
+    shown = None if detail is None else without_paths(detail)
+    body = Problem(title=title, status=status, detail=shown, **extra)
     return JSONResponse(
         body.model_dump(exclude_none=True), status_code=status, media_type=PROBLEM_JSON
     )
@@ -89,7 +94,7 @@ def install(app: FastAPI) -> None:
             FieldError(
                 field=".".join(str(part) for part in item.get("loc", ()) if part != "body")
                 or "body",
-                message=str(item.get("msg", "invalid")),
+                message=without_paths(str(item.get("msg", "invalid"))),
             )
             for item in error.errors()
         ]
