@@ -327,10 +327,11 @@ class Settings(BaseSettings):
         "connection is closed (raise it for big uploads over slow links).",
     )
     http_cpu_workers: int = Field(
-        2,
+        1,
         ge=1,
         description="Chunk previews and synchronous extracts run at once, off the event loop "
-        "(worker threads; an extract waits on the parser sandbox).",
+        "(worker threads; an extract waits on the parser sandbox). More than one adds no "
+        "throughput to a preview (pure Python, one GIL) and slows the event loop.",
     )
     http_cpu_queue: int = Field(
         8,

@@ -53,7 +53,7 @@ def create_app(
     max_body_bytes: int = 64 * 1024 * 1024,
     retry_timeout_seconds: float = 600.0,
     run_worker: bool | None = None,
-    cpu_workers: int = 2,
+    cpu_workers: int = 1,
     cpu_queue: int = 8,
 ) -> FastAPI:
     """`run_worker` None: a worker runs in this process iff the bus is in-process.

@@ -11,7 +11,7 @@ phase after phase:
    coverage, Markdown and parse-request routes (both path families), 16 at once;
 2. huge integers: batch ids, the outbox's after_id, search user/dataset ids, the ids of a
    submitted task, page numbers, a model dimension: 2^63, 2^64, 10^30, -2^63-1;
-3. chunk previews of 2 MB, 16 at once (the WorkGate runs 2, queues 8, refuses the rest 503);
+3. chunk previews of 2 MB, 16 at once (the WorkGate runs 1, queues 8, refuses the rest 503);
 4. slow clients: connections trickling a request head one byte at a time, and bodies
    trickling after a complete head, until the server cuts them off.
 
@@ -431,7 +431,7 @@ def main() -> int:
     found["settings"] = {
         "header_timeout_s": HEADER_TIMEOUT,
         "body_timeout_s": BODY_TIMEOUT,
-        "cpu_workers": 2,
+        "cpu_workers": 1,
         "cpu_queue": 8,
         "slow_heads": args.slow_clients,
         "slow_bodies": args.slow_bodies,
