@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import itertools
 import re
+import uuid
 from pathlib import Path, PurePosixPath
 
 import attrs
@@ -104,7 +104,6 @@ class SubmitParse:
         self._counter = counter
         self._pages = pages
         self._request = request_parse
-        self._temps = itertools.count()
 
     async def version(
         self, tag: str, source: SourceRef, tier: ParseTier, backend: str | None = None
@@ -190,7 +189,8 @@ class SubmitParse:
         else:
             bucket, key = split_object_ref(doc_ref)
             source = SourceRef(bucket, key, file_type or file_type_of(key))
-        with self._workspace.temp_file(f"submit-{next(self._temps)}", source.file_type) as path:
+        # a name of its own: requests run at once, each with a SubmitParse of its own
+        with self._workspace.temp_file(f"submit-{uuid.uuid4().hex}", source.file_type) as path:
             try:
                 await self._storage.get_to_file(source.bucket, source.key, path)
             except ObjectNotFound as error:
@@ -208,7 +208,7 @@ class SubmitParse:
             return doc_ref
         bucket, key = split_object_ref(doc_ref)
         kind = file_type or PurePosixPath(key).suffix.lstrip(".").lower() or "bin"
-        with self._workspace.temp_file(f"identify-{next(self._temps)}", kind) as path:
+        with self._workspace.temp_file(f"identify-{uuid.uuid4().hex}", kind) as path:
             try:
                 await self._storage.get_to_file(bucket, key, path)
             except ObjectNotFound as error:
