@@ -426,7 +426,11 @@ def main() -> int:
             found["serve_alive_after"] = serve.poll() is None
         finally:
             stop_process(serve)
-        tracebacks = log.read_text(errors="replace").count("Traceback")
+        logged = log.read_text(errors="replace")
+        tracebacks = logged.count("Traceback")
+        if tracebacks:  # the first one, to say what broke
+            first = logged.index("Traceback")
+            found["serve_log_first_traceback"] = logged[max(0, first - 300) : first + 3000]
     found["serve_log_tracebacks"] = tracebacks
     found["settings"] = {
         "header_timeout_s": HEADER_TIMEOUT,
