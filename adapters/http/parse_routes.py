@@ -275,9 +275,9 @@ async def markdown(
     """The cached Markdown, per page from the newest done batch (409 if pages are missing)."""
     ref = _ref(doc_ref)
     _may_name(caller, ref)
+    pages = page_range_of(page_range)  # a bad range is refused before the object is fetched
     sha256 = await _sha256(request, ref)
     reader: ReadParse = await use_case(request, "read_parse")
-    pages = page_range_of(page_range)
     if pages is None:
         found = await reader.coverage(sha256, tier, None)
         if found is None:
