@@ -17,6 +17,7 @@ from ragline.bootstrap.container import container_for
 from ragline.domain.parse_batch import MAX_PAGE
 from tests.http.conftest import SERVICE_TOKEN, TOKENS, bearer
 from tests.parse_cache.conftest import OtherWorker, make_pdf
+from tests.parse_cache.test_cli import Cli
 
 REF = "uploads/four.pdf"
 SERVICE = bearer(SERVICE_TOKEN)
@@ -80,3 +81,13 @@ def test_batch_ids_past_a_database_column_are_refused(api: TestClient) -> None:
         unprocessable(api.get("/api/v1/parses", params={"ids": ids}, headers=SERVICE), "ids")
     largest = api.get("/api/v1/parses", params={"ids": str(2**63 - 1)}, headers=SERVICE)
     assert largest.status_code == 200 and largest.json() == {"parses": []}
+
+
+def test_ragline_parse_refuses_a_range_past_the_cap(
+    settings: dict[str, Any], tmp_path: Path
+) -> None:
+    pdf = make_pdf(tmp_path / "four.pdf")
+    code, _out, err = Cli(settings)(str(pdf), "--pages", HUGE)
+    assert code == 2 and str(MAX_PAGE) in err
+    code, _out, err = Cli(settings)(str(pdf), "--pages", "1-50")
+    assert code == 2 and "past the last page (4)" in err
