@@ -320,6 +320,31 @@ class Settings(BaseSettings):
         "only, as the default user.",
     )
     http_max_body_mb: int = Field(64, ge=1, description="Largest request body (uploads).")
+    http_header_timeout_seconds: float = Field(
+        10.0,
+        gt=0,
+        description="A request head must arrive within this (from the connection's start or "
+        "the previous response); else 408 and the connection is closed.",
+    )
+    http_body_timeout_seconds: float = Field(
+        120.0,
+        gt=0,
+        description="A request body must arrive within this after its head; else 408 and the "
+        "connection is closed (raise it for big uploads over slow links).",
+    )
+    http_cpu_workers: int = Field(
+        1,
+        ge=1,
+        description="Chunk previews and synchronous extracts run at once, off the event loop "
+        "(worker threads; an extract waits on the parser sandbox). More than one adds no "
+        "throughput to a preview (pure Python, one GIL) and slows the event loop.",
+    )
+    http_cpu_queue: int = Field(
+        8,
+        ge=0,
+        description="Previews and extracts that may wait for one of those; past it a 503 "
+        "with Retry-After.",
+    )
 
     @property
     def resolved_vector_index(self) -> VectorVendor:

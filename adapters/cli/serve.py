@@ -34,6 +34,7 @@ def serve(
     import uvicorn
 
     from ragline.adapters.http import ApiTokens, TokenConfigError, create_app
+    from ragline.adapters.http.deadlines import deadline_protocol
     from ragline.adapters.log_format import configure_logging
 
     container = ctx.obj.get()
@@ -56,5 +57,20 @@ def serve(
             port,
             tokens.default_user,
         )
-    api = create_app(container, tokens, max_body_bytes=settings.http_max_body_mb * 1024 * 1024)
-    uvicorn.run(api, host=host, port=port, log_config=None, access_log=False)
+    api = create_app(
+        container,
+        tokens,
+        max_body_bytes=settings.http_max_body_mb * 1024 * 1024,
+        cpu_workers=settings.http_cpu_workers,
+        cpu_queue=settings.http_cpu_queue,
+    )
+    uvicorn.run(
+        api,
+        host=host,
+        port=port,
+        log_config=None,
+        access_log=False,
+        http=deadline_protocol(
+            settings.http_header_timeout_seconds, settings.http_body_timeout_seconds
+        ),
+    )

@@ -86,8 +86,17 @@ def operations_server(container: object, host: str, port: int) -> Any:
     import uvicorn
 
     from ragline.adapters.http import create_operations_app
+    from ragline.adapters.http.deadlines import deadline_protocol
 
+    settings = container.settings()  # type: ignore[attr-defined]
     config = uvicorn.Config(
-        create_operations_app(container), host=host, port=port, log_config=None, lifespan="off"
+        create_operations_app(container),
+        host=host,
+        port=port,
+        log_config=None,
+        lifespan="off",
+        http=deadline_protocol(
+            settings.http_header_timeout_seconds, settings.http_body_timeout_seconds
+        ),
     )
     return uvicorn.Server(config)

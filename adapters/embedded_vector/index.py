@@ -58,6 +58,7 @@ T = TypeVar("T")
 DENSE, SPARSE = "dense", "sparse"
 IN_BATCH = 500  # ids per `WHERE id IN (...)` (well under SQLite's variable limit)
 INLINE_POINTS = 256  # a write of at most this many points may run on the event loop
+WHERE = "the embedded vector index"  # in errors, instead of the file's path
 _BUSY = object()  # an inline attempt that would have waited for a lock
 
 _UPSERT = """
@@ -105,7 +106,8 @@ class EmbeddedVectorIndex:
         except PoolClosed as exc:
             raise VectorIndexError("vector index is closed") from exc
         except (sqlite3.Error, OSError, FormatMismatch) as exc:
-            raise VectorIndexUnavailable(f"{self._connections.file}: {exc}") from exc
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            raise VectorIndexUnavailable(f"{WHERE}: {reason}") from exc  # not the file's path
 
     def _pooled(self, call: Callable[[sqlite3.Connection], T]) -> T:
         with self._connections.borrow() as connection:
@@ -225,9 +227,7 @@ class EmbeddedVectorIndex:
         if self._dimension is not None and not self._closed:
             # the stored dimension is written once and never changes: already checked
             if self._dimension != dimension:
-                raise EmbeddingDimensionMismatch(
-                    self._dimension, dimension, str(self._connections.file)
-                )
+                raise EmbeddingDimensionMismatch(self._dimension, dimension, WHERE)
             return
 
         def ensure(connection: sqlite3.Connection) -> int:
@@ -245,7 +245,7 @@ class EmbeddedVectorIndex:
         stored = await self._run(ensure, inline=True)
         self._dimension = stored
         if stored != dimension:
-            raise EmbeddingDimensionMismatch(stored, dimension, str(self._connections.file))
+            raise EmbeddingDimensionMismatch(stored, dimension, WHERE)
 
     async def upsert_dense(self, points: Sequence[DensePoint]) -> None:
         if not points:

@@ -21,7 +21,9 @@ process itself: no CDN, no internet). Deploying it: [operations.md](operations.m
   token → `user_id`, or `"*"` for a trusted service acting for the user a request names).
   No token or a wrong one: 401. Another tenant's run or document: 404. A user token acts
   for its own user whatever a body says; model-config writes and raw messages need `*`.
-  With no tokens configured the server binds loopback only and acts as user `1`.
+  With no tokens configured the server binds loopback only and acts as user `1`; it then
+  answers only a loopback `Host` (421 otherwise) and refuses a cross-site request that
+  changes state (an `Origin` that is not loopback, `Sec-Fetch-Site: cross-site`: 403).
 - **Object references** (buckets, keys, prefixes in a body or query): a user token names only
   keys under its own `<user_id>/` prefix of `RAGLINE_TENANT_BUCKETS`; `*` names any object
   but the parse cache's area. Refused: 403 whose `detail` is `<field>: <reason>`, before
@@ -29,6 +31,10 @@ process itself: no CDN, no internet). Deploying it: [operations.md](operations.m
 - **Errors**: RFC 9457 problem details (`application/problem+json`):
   `{"type", "title", "status", "detail", "errors": [{"field", "message"}]}`; a 422 names
   every offending field, a 413 says the size limit (`RAGLINE_HTTP_MAX_BODY_MB`).
+- **Bounds**: integers are range-checked (422), page ranges end at page 100,000 and at the
+  document's last page (422); a request head or body that does not arrive in time is 408
+  and the connection is closed; chunk previews and synchronous extracts beyond their
+  slots and queue are 503 with `Retry-After` ([security.md](security.md#bounded-work)).
 - `BASE=http://127.0.0.1:8000` and `TOKEN=...` in the examples.
 """
 

@@ -30,6 +30,8 @@ from ragline.adapters.http import (
 )
 from ragline.adapters.http.auth import ApiTokens
 from ragline.adapters.http.body_limit import BodyLimit
+from ragline.adapters.http.loopback import LoopbackGuard
+from ragline.adapters.http.work_gate import WorkGate
 from ragline.application.health import obtain
 
 REQUESTS = Counter(
@@ -51,8 +53,11 @@ def create_app(
     max_body_bytes: int = 64 * 1024 * 1024,
     retry_timeout_seconds: float = 600.0,
     run_worker: bool | None = None,
+    cpu_workers: int = 1,
+    cpu_queue: int = 8,
 ) -> FastAPI:
-    """`run_worker` None: a worker runs in this process iff the bus is in-process."""
+    """`run_worker` None: a worker runs in this process iff the bus is in-process.
+    `cpu_workers`/`cpu_queue`: the WorkGate of chunk previews and synchronous extracts."""
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -80,6 +85,7 @@ def create_app(
     app.state.container = container
     app.state.tokens = tokens
     app.state.retry_timeout = retry_timeout_seconds
+    app.state.work_gate = WorkGate(cpu_workers, cpu_queue)
     problems.install(app)
     for module in (
         debug_routes,
@@ -107,7 +113,9 @@ def create_app(
         REQUESTS.labels(request.method, path, str(response.status_code)).inc()
         return response
 
-    app.add_middleware(BodyLimit, max_bytes=max_body_bytes)  # outermost: before any parsing
+    app.add_middleware(BodyLimit, max_bytes=max_body_bytes)  # before any parsing
+    if tokens.open:  # no tokens: loopback callers only (outermost: before anything is read)
+        app.add_middleware(LoopbackGuard)
     return app
 
 

@@ -18,8 +18,9 @@ from ragline.adapters.http.schemas import (
     Submitted,
     seed_example,
 )
+from ragline.adapters.http.work_gate import BUSY, gate_of
 from ragline.adapters.wire_json import command_of
-from ragline.application.debug import ExtractedMarkdown, ExtractionFailed
+from ragline.application.debug import ExtractedMarkdown, ExtractionFailed, ExtractMarkdown
 from ragline.application.ports.parser import PdfParserBackend
 from ragline.contracts.wire import ParseTask
 
@@ -67,7 +68,7 @@ async def send_parse_task(
     return Published(topic=settings.parse_task_topic, routing_key=key, bytes=len(body))
 
 
-@router.post("/parser/extract_sync", response_model=Extracted)
+@router.post("/parser/extract_sync", response_model=Extracted, responses=BUSY)
 async def extract_sync(
     request: Request,
     caller: Annotated[Principal, Depends(principal)],
@@ -83,6 +84,18 @@ async def extract_sync(
     otherwise). Bounded like CLEANING: the upload by the request size limit, the parse by the
     parser's time, memory and output limits."""
     extract = await use_case(request, "extract_markdown")
+    async with gate_of(request).slot():  # the parse waits on the sandbox in a thread
+        return await _extract(extract, caller, file, file_type, pdf_parser_backend, source)
+
+
+async def _extract(
+    extract: ExtractMarkdown,
+    caller: Principal,
+    file: UploadFile | None,
+    file_type: str | None,
+    pdf_parser_backend: str,
+    source: str | None,
+) -> Extracted:
     try:
         if file is not None:
             kind = file_type or (file.filename or "").rsplit(".", 1)[-1]

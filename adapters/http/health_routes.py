@@ -12,6 +12,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
 from ragline.adapters.http.container_calls import use_case
 from ragline.adapters.http.schemas import Alive, Check, Readiness
 from ragline.application.health import Check as HealthCheck
+from ragline.application.pipeline.errors import without_paths
 
 router = APIRouter(tags=["operations"])
 
@@ -39,7 +40,10 @@ async def readyz(request: Request) -> JSONResponse:
         return JSONResponse(body.model_dump(), status_code=503)
     body = Readiness(
         ready=all(c.ok for c in checks),
-        checks=[Check(part=c.part, adapter=c.adapter, ok=c.ok, detail=c.detail) for c in checks],
+        checks=[  # unauthenticated: what answers, never where its files are (doctor shows that)
+            Check(part=c.part, adapter=c.adapter, ok=c.ok, detail=without_paths(c.detail))
+            for c in checks
+        ],
     )
     return JSONResponse(body.model_dump(), status_code=200 if body.ready else 503)
 

@@ -13,6 +13,7 @@ from ragline.adapters.http.auth import Principal, principal
 from ragline.adapters.http.container_calls import use_case
 from ragline.adapters.http.problems import PROBLEM_RESPONSES
 from ragline.adapters.http.schemas import (
+    MAX_ID,
     OutboxPageView,
     OutboxRowView,
     RedriveRequest,
@@ -54,7 +55,7 @@ async def list_outbox(
         str | None, Query(alias="status", description="pending, sent or dead (any case).")
     ] = None,
     task_id: Annotated[str | None, Query(min_length=1, max_length=256)] = None,
-    after_id: Annotated[int, Query(ge=0)] = 0,
+    after_id: Annotated[int, Query(ge=0, le=MAX_ID)] = 0,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> OutboxPageView:
     """Outbox rows in id order (`status=dead`: the results the relay gave up on)."""

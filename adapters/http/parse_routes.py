@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ragline.adapters.http.auth import Principal, principal
 from ragline.adapters.http.container_calls import use_case
 from ragline.adapters.http.problems import PROBLEM_RESPONSES, Problem
+from ragline.adapters.http.schemas import MAX_ID
 from ragline.application.parsing import (
     NotCached,
     PageRangeOutOfBounds,
@@ -33,11 +34,12 @@ from ragline.application.parsing import (
     is_sha256,
 )
 from ragline.application.ports.parser import ParseError
-from ragline.domain.parse_batch import PageRange, ParseBatch, ParseTier
+from ragline.domain.parse_batch import MAX_PAGE, PageRange, ParseBatch, ParseTier
 
 router = APIRouter(prefix="/api/v1/parses", tags=["parses"], responses=PROBLEM_RESPONSES)
 
 RANGE_PATTERN = r"^\s*\d+\s*(-\s*\d+\s*)?$"
+RANGE_CHARS = 64
 IDS = re.compile(r"^\s*\d+(\s*,\s*\d+)*\s*$")
 MAX_IDS = 500
 SHA = "9f2c" * 16
@@ -64,7 +66,10 @@ class ParseRequestBody(BaseModel):
     )
     tier: ParseTier = ParseTier.BASIC
     page_range: str | None = Field(
-        None, pattern=RANGE_PATTERN, description="N or N-M, 1-based inclusive; empty: all."
+        None,
+        pattern=RANGE_PATTERN,
+        max_length=RANGE_CHARS,
+        description=f"N or N-M, 1-based inclusive, at most page {MAX_PAGE}; empty: all.",
     )
     force: bool = Field(False, description="Skip the done cache (active batches still reused).")
     file_type: str | None = Field(
@@ -163,6 +168,13 @@ def page_range_of(text: str | None) -> PageRange | None:
         raise _unprocessable(f"page_range: {error}") from None
 
 
+def _batch_id(text: str) -> int:
+    digits = text.strip()
+    if len(digits.lstrip("0")) > len(str(MAX_ID)) or int(digits) > MAX_ID:
+        raise _unprocessable(f"ids: each id is at most {MAX_ID}")
+    return int(digits)
+
+
 def _ref(doc_ref: str) -> str:
     ref = doc_ref.strip()
     return ref.lower() if is_sha256(ref.lower()) else ref
@@ -203,7 +215,7 @@ async def parses(
     ] = None,
     doc_ref: Annotated[str | None, Query(min_length=1, max_length=1300)] = None,
     tier: ParseTier = ParseTier.BASIC,
-    page_range: Annotated[str | None, Query(pattern=RANGE_PATTERN)] = None,
+    page_range: Annotated[str | None, Query(pattern=RANGE_PATTERN, max_length=RANGE_CHARS)] = None,
 ) -> ParseBatchesView | CoverageView:
     """`ids=12,13`: those batches (status, pages, error, done_at); a user token gets only
     those of bytes its user holds. `doc_ref=...&tier=...[&page_range=...]`: the document's
@@ -214,9 +226,10 @@ async def parses(
     if ids is not None:
         if not IDS.match(ids):
             raise _unprocessable("ids: comma-separated batch ids")
-        wanted = [int(part) for part in ids.split(",")]
-        if len(wanted) > MAX_IDS:
+        parts = ids.split(",")
+        if len(parts) > MAX_IDS:
             raise _unprocessable(f"ids: at most {MAX_IDS}")
+        wanted = [_batch_id(part) for part in parts]
         listed = await reader.batches(wanted, caller=caller.caller)
         return ParseBatchesView(parses=[batch_view(b) for b in listed])
     if doc_ref is None:  # unreachable after the either/or check; narrows the type
@@ -224,7 +237,10 @@ async def parses(
     ref = _ref(doc_ref)
     pages = page_range_of(page_range)
     sha256 = await _sha256(request, ref, caller)
-    found = await reader.coverage(sha256, tier, pages, caller=caller.caller)
+    try:
+        found = await reader.coverage(sha256, tier, pages, caller=caller.caller)
+    except PageRangeOutOfBounds as error:
+        raise _unprocessable(str(error)) from None
     if found is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, "nothing is known of it at this tier")
     used = list(dict.fromkeys(found.done[p] for p in sorted(found.done)))
@@ -252,16 +268,19 @@ async def markdown(
     caller: Annotated[Principal, Depends(principal)],
     doc_ref: Annotated[str, Query(min_length=1, max_length=1300)],
     tier: ParseTier = ParseTier.BASIC,
-    page_range: Annotated[str | None, Query(pattern=RANGE_PATTERN)] = None,
+    page_range: Annotated[str | None, Query(pattern=RANGE_PATTERN, max_length=RANGE_CHARS)] = None,
 ) -> MarkdownView:
     """The cached Markdown, per page from the newest done batch (404 when nothing is known,
     409 if pages are missing)."""
     ref = _ref(doc_ref)
+    asked = page_range_of(page_range)  # a bad range is refused before the object is fetched
     sha256 = await _sha256(request, ref, caller)
     reader: ReadParse = await use_case(request, "read_parse")
-    asked = page_range_of(page_range)
     known = await reader.known(sha256, tier, caller=caller.caller)
-    found = await reader.coverage(sha256, tier, asked, caller=caller.caller, known=known)
+    try:
+        found = await reader.coverage(sha256, tier, asked, caller=caller.caller, known=known)
+    except PageRangeOutOfBounds as error:
+        raise _unprocessable(str(error)) from None
     if found is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, "nothing is known of it at this tier")
     pages = found.page_range
@@ -269,6 +288,8 @@ async def markdown(
         cached = await reader.markdown(sha256, tier, pages, caller=caller.caller, known=known)
     except NotCached as error:
         raise HTTPException(status.HTTP_409_CONFLICT, str(error)) from None
+    except PageRangeOutOfBounds as error:
+        raise _unprocessable(str(error)) from None
     return MarkdownView(
         sha256=sha256,
         tier=tier.value,

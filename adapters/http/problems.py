@@ -1,7 +1,9 @@
 """Every error as one documented shape: RFC 9457 problem details (application/problem+json).
 
 `errors` names each offending field for a 422; a refused object reference is a 403 whose
-detail is the ReferenceRefused message; a 500 never leaks an exception's text.
+detail is the ReferenceRefused message; a 500 never leaks an exception's text, and no detail
+shows a filesystem path of the server (`without_paths`, the last guard: errors are worded
+without them where they are raised).
 """
 
 from __future__ import annotations
@@ -14,8 +16,10 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException
+from starlette.requests import ClientDisconnect
 
 from ragline.application.access import ReferenceRefused
+from ragline.application.pipeline.errors import without_paths
 
 log = logging.getLogger("ragline.http")
 
@@ -50,7 +54,8 @@ PROBLEM_RESPONSES: dict[int | str, dict[str, Any]] = {
 
 
 def problem(status: int, title: str, detail: str | None = None, **extra: Any) -> JSONResponse:
-    body = Problem(title=title, status=status, detail=detail, **extra)
+    shown = None if detail is None else without_paths(detail)
+    body = Problem(title=title, status=status, detail=shown, **extra)
     return JSONResponse(
         body.model_dump(exclude_none=True), status_code=status, media_type=PROBLEM_JSON
     )
@@ -60,6 +65,7 @@ _TITLES = {
     401: "Unauthorized",
     403: "Forbidden",
     404: "Not Found",
+    408: "Request Timeout",
     409: "Conflict",
     413: "Payload Too Large",
     422: "Unprocessable Content",
@@ -96,12 +102,19 @@ def install(app: FastAPI) -> None:
             FieldError(
                 field=".".join(str(part) for part in item.get("loc", ()) if part != "body")
                 or "body",
-                message=str(item.get("msg", "invalid")),
+                message=without_paths(str(item.get("msg", "invalid"))),
             )
             for item in error.errors()
         ]
         detail = "; ".join(f"{e.field}: {e.message}" for e in errors)[:1000]
         return problem(422, "Unprocessable Content", detail, errors=errors)
+
+    @app.exception_handler(ClientDisconnect)
+    async def gone(request: Request, error: ClientDisconnect) -> JSONResponse:
+        """The client left (or was cut off by a deadline) while its body was read: nobody
+        hears this answer, and it is not a server error."""
+        log.info("client gone before its request body arrived: %s", request.url.path)
+        return problem(408, "Request Timeout", "the request did not arrive in time")
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, error: Exception) -> JSONResponse:

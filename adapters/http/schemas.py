@@ -5,9 +5,13 @@ from __future__ import annotations
 import json
 from datetime import datetime
 from importlib import resources
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
+
+MAX_ID = 2**63 - 1
+"""No id a route takes is larger (what a 64-bit column or a Java long holds): past it, a 422."""
+Id = Annotated[int, Field(ge=1, le=MAX_ID)]
 
 
 def seed_example(name: str) -> dict[str, Any]:
@@ -97,8 +101,8 @@ class SearchRequest(BaseModel):
 
     query: str = Field(min_length=1, max_length=4000, examples=["how hot should green tea be?"])
     top_k: int = Field(5, ge=1, le=100)
-    user_id: int | None = Field(None, description="Required with a service token.", examples=[1001])
-    dataset_ids: list[int] = Field(min_length=1, max_length=20, examples=[[2001]])
+    user_id: Id | None = Field(None, description="Required with a service token.", examples=[1001])
+    dataset_ids: list[Id] = Field(min_length=1, max_length=20, examples=[[2001]])
     doc_ids: list[str] | None = Field(
         None, max_length=200, description="Only hits of these documents (original_file_id)."
     )

@@ -112,7 +112,10 @@ class LocalObjectStorage:
         except StorageError:
             raise
         except OSError as exc:
-            raise StorageUnavailable(f"local storage: {exc}") from exc
+            # the OSError's text names the file under the store root: say what, not where
+            raise StorageUnavailable(
+                f"local storage: {exc.strerror or type(exc).__name__}"
+            ) from exc
 
     def _bucket_dir(self, bucket: str) -> Path:
         return real_folder(self._root, check_bucket(bucket))

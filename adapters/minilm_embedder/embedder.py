@@ -62,10 +62,10 @@ def _load_bundled() -> Any:
     try:
         model = SentenceTransformer(str(path), device="cpu", local_files_only=True)
     except (OSError, RuntimeError, ValueError) as exc:
-        raise EmbedderUnavailable(f"{MODEL_NAME} from {path}: {exc}") from exc
+        raise EmbedderUnavailable(f"{MODEL_NAME}: {type(exc).__name__}") from exc
     dimension = model.get_embedding_dimension()
     if dimension != DIMENSION:
-        raise EmbedderUnavailable(f"{MODEL_NAME} from {path} has dimension {dimension}")
+        raise EmbedderUnavailable(f"{MODEL_NAME} has dimension {dimension}, not {DIMENSION}")
     return model
 
 

@@ -98,9 +98,10 @@ class ParserRegistry:
             raise ParseEngineFailed("document nesting too deep") from None
         except OSError as exc:
             raise ParseEngineFailed(f"cannot read source: {exc.strerror or exc}") from None
-        except Exception as exc:
+        except Exception as exc:  # its text may name the (temporary) source file: not shown
+            text = str(exc).replace(str(source), source.name)
             raise ParseEngineFailed(
-                f"{kind} parser error: {type(exc).__name__}: {exc}"[:300]
+                f"{kind} parser error: {type(exc).__name__}: {text}"[:300]
             ) from None
         if len(parsed.markdown) > options.limits.max_output_chars:
             raise ParseEngineFailed(

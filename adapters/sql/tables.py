@@ -38,6 +38,9 @@ OBJECT_KEY = 1024
 PARSE_BACKEND = 64
 STATUS = 16
 STAGE_NAME = 32
+ID_MAX = 2**31 - 1
+"""The largest value an Integer id column holds on every backend (PostgreSQL and MariaDB
+INTEGER are 32-bit): a wider id names no row, and is never sent to the database."""
 FAILURE_REASON = 512  # domain.parse_run.MAX_FAILURE_REASON_LENGTH
 
 # MySQL/MariaDB: 4-byte UTF-8 and binary (case-sensitive) comparison, as on SQLite and

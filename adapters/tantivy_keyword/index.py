@@ -67,7 +67,7 @@ class TantivyKeywordIndex:
             self._dir.mkdir(parents=True, exist_ok=True)
             self._index = tantivy.Index(self._schema, path=str(self._dir), reuse=True)
         except (OSError, ValueError) as exc:
-            raise KeywordIndexUnavailable(f"tantivy index at {self._dir}: {exc}") from exc
+            raise KeywordIndexUnavailable(f"tantivy index: {self._reason(exc)}") from exc
         self._committer = GroupCommitter(self._open_writer, self._index.reload, _write_failed)
 
     async def write(self, docs: Sequence[KeywordDoc]) -> None:
@@ -130,6 +130,10 @@ class TantivyKeywordIndex:
         await asyncio.to_thread(release)
 
     # -- blocking implementation -------------------------------------------------------
+
+    def _reason(self, error: BaseException) -> str:
+        """The engine's message without the index folder's path (errors reach callers)."""
+        return str(error).replace(str(self._dir), "<index folder>")
 
     def _document(self, doc: KeywordDoc) -> tantivy.Document:
         fields: dict[str, Any] = {
@@ -209,19 +213,19 @@ class TantivyKeywordIndex:
         except (KeywordIndexUnavailable, KeywordWriteFailed):
             raise
         except Exception as exc:
-            raise KeywordIndexUnavailable(f"tantivy index at {self._dir}: {exc}") from exc
+            raise KeywordIndexUnavailable(f"tantivy index: {self._reason(exc)}") from exc
 
     def _open_writer(self) -> Any:
         try:
             return self._index.writer(self._heap, self._threads)
         except Exception as exc:  # typically: another process holds the writer lock
-            raise KeywordIndexUnavailable(f"tantivy writer for {self._dir}: {exc}") from exc
+            raise KeywordIndexUnavailable(f"tantivy writer: {self._reason(exc)}") from exc
 
     async def _run(self, func: Callable[[], T]) -> T:
         try:
             return await asyncio.to_thread(func)
         except Exception as exc:  # tantivy raises ValueError, OSError or bare Exception
-            raise KeywordIndexUnavailable(f"tantivy index at {self._dir}: {exc}") from exc
+            raise KeywordIndexUnavailable(f"tantivy index: {self._reason(exc)}") from exc
 
 
 def _write_failed(exc: Exception) -> Exception:

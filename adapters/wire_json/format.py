@@ -65,7 +65,9 @@ def unreadable(rejected: wire.RejectedMessage, body: bytes) -> UnreadableTask:
     if isinstance(document, dict):
         for name in _SALVAGED_IDS:
             value = document.get(name)
-            if isinstance(value, int) and not isinstance(value, bool):
+            if isinstance(value, bool) or not isinstance(value, int):
+                continue
+            if wire.LONG_MIN <= value <= wire.LONG_MAX:  # a result can carry it
                 fields[name] = str(value)
         file_type = document.get("file_type")
         if isinstance(file_type, str):

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from ragline.application.chunking.chunk_document import ChunkDocument
@@ -46,7 +47,7 @@ class PreviewChunks:
 
     async def file(self, data: bytes, file_type: str, plan: str = "default") -> ChunkingResult:
         """A file as the pipeline would cut it: text as is, other formats parsed first
-        (ExtractionFailed when they cannot be)."""
+        (ExtractionFailed when they cannot be). The cut runs off the event loop."""
         chosen = self.chunk_document.plan(plan)
         kind = file_type.strip().lower().lstrip(".")
         if kind in TEXT_TYPES:
@@ -58,4 +59,4 @@ class PreviewChunks:
                 ) from None
         else:
             markdown = (await self._extract.from_bytes(data, kind)).markdown
-        return self.chunk_document(markdown, chosen)
+        return await asyncio.to_thread(self.chunk_document, markdown, chosen)

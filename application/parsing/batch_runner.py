@@ -23,7 +23,7 @@ import attrs
 
 from ragline.application.parsing.page_store import PageStore
 from ragline.application.parsing.settings import ParseCacheSettings
-from ragline.application.pipeline.errors import describe
+from ragline.application.pipeline.errors import describe, without_paths
 from ragline.application.pipeline.workspace import Workspace
 from ragline.application.ports.clock import Clock
 from ragline.application.ports.object_storage import ObjectNotFound, ObjectStorage, StorageError
@@ -287,7 +287,7 @@ class ParseBatchRunner:
                 batch.claims,
                 self._clock.now(),
                 failure.code.value,
-                failure.message,
+                without_paths(failure.message),
             )
             await uow.commit()
 

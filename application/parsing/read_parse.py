@@ -6,6 +6,8 @@ batches only (`outcome`): an older done page is readable even when this request 
 
 Every read names its caller: a tenant sees only batches of bytes it holds, and a sha256 it
 does not hold reads exactly like one nobody has seen (application/access/parse_cache.py).
+A range past the document's last page (as its batches know it) is refused before anything
+is read: what a read costs follows the document, not the range a caller names.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import attrs
 from ragline.application.access.caller import Caller
 from ragline.application.access.parse_cache import may_see, visible_batches
 from ragline.application.parsing.page_store import PageStore
+from ragline.application.parsing.submit import PageRangeOutOfBounds
 from ragline.application.ports.unit_of_work import UnitOfWorkFactory
 from ragline.domain.parse_batch import (
     Coverage,
@@ -26,7 +29,9 @@ from ragline.domain.parse_batch import (
     ParseTier,
     RequestOutcome,
     coverage,
+    known_page_count,
     outcome,
+    written,
 )
 
 PARALLEL_READS = 8  # batch objects fetched at once
@@ -35,10 +40,17 @@ PARALLEL_READS = 8  # batch objects fetched at once
 class NotCached(LookupError):
     """Some requested pages have no done batch."""
 
-    def __init__(self, missing: Sequence[int]) -> None:
-        shown = ", ".join(map(str, missing[:20])) + (" ..." if len(missing) > 20 else "")
+    def __init__(self, missing: Sequence[PageRange]) -> None:
+        shown = written(missing[:20]) + (" ..." if len(missing) > 20 else "")
         super().__init__(f"pages not parsed yet at this tier: {shown}")
         self.missing = list(missing)
+
+
+def within_document(page_range: PageRange, known: Sequence[ParseBatch]) -> None:
+    """PageRangeOutOfBounds when the range ends past the document's last page."""
+    count = known_page_count(known)
+    if count is not None and page_range.last > count:
+        raise PageRangeOutOfBounds(page_range, count)
 
 
 @attrs.frozen
@@ -90,12 +102,14 @@ class ReadParse:
     ) -> Coverage | None:
         """None: nothing is known of this file at this tier (for this caller). Without a
         range: the pages batches have been planned for (1 to the highest page any batch
-        covers). `known`: what `known` just answered the caller."""
+        covers). `known`: what `known` just answered the caller. A range past the document's
+        last page: PageRangeOutOfBounds."""
         batches = await self.known(sha256, tier, caller=caller) if known is None else known
         if not batches:
             return None
         if page_range is None:
             page_range = PageRange(1, max(b.page_range.last for b in batches))
+        within_document(page_range, batches)
         return coverage(page_range, batches)
 
     async def markdown(
@@ -108,11 +122,13 @@ class ReadParse:
         known: Sequence[ParseBatch] | None = None,
     ) -> CachedMarkdown:
         """`known`: the batches of (sha256, tier) when they were just read for the caller
-        (through `known`, or planning a request of its own)."""
+        (through `known`, or planning a request of its own). NotCached when pages are
+        missing; PageRangeOutOfBounds past the last page."""
         batches = await self.known(sha256, tier, caller=caller) if known is None else known
+        within_document(page_range, batches)
         found = coverage(page_range, batches)
-        if found.missing:
-            raise NotCached(found.missing)
+        if found.missing_ranges:
+            raise NotCached(found.missing_ranges)
         gate = asyncio.Semaphore(PARALLEL_READS)
 
         used = list({b.id: b for b in found.done.values()}.values())

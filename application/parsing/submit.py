@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import itertools
 import re
+import uuid
 from pathlib import Path, PurePosixPath
 
 import attrs
@@ -30,9 +30,20 @@ from ragline.application.parsing.request_parse import ParseResponse, RequestPars
 from ragline.application.pipeline.workspace import Workspace
 from ragline.application.ports.object_storage import ObjectNotFound, ObjectStorage
 from ragline.application.ports.page_count import PageCounter
-from ragline.application.ports.parser import SUPPORTED_FILE_TYPES, UnsupportedFileType
+from ragline.application.ports.parser import (
+    SUPPORTED_FILE_TYPES,
+    InvalidFileContent,
+    UnsupportedFileType,
+)
 from ragline.application.ports.unit_of_work import UnitOfWorkFactory
-from ragline.domain.parse_batch import PageRange, ParseBatch, ParseRequest, ParseTier, SourceRef
+from ragline.domain.parse_batch import (
+    MAX_PAGE,
+    PageRange,
+    ParseBatch,
+    ParseRequest,
+    ParseTier,
+    SourceRef,
+)
 
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
 CHUNK = 1024 * 1024
@@ -103,7 +114,6 @@ class SubmitParse:
         self._counter = counter
         self._pages = pages
         self._request = request_parse
-        self._temps = itertools.count()
 
     async def version(
         self,
@@ -122,12 +132,16 @@ class SubmitParse:
         return Submitted(response, source, page_count, tuple(known))
 
     async def measure(self, path: Path, file_type: str) -> tuple[str, int]:
-        """(sha256, page count) of a local file (one trip off the event loop)."""
+        """(sha256, page count) of a local file (one trip off the event loop). A file of
+        more pages than ragline plans (MAX_PAGE) is refused as content it cannot take."""
 
         def both() -> tuple[str, int]:
             return sha256_of(path), self._counter.count(path, file_type)
 
-        return await asyncio.to_thread(both)
+        digest, count = await asyncio.to_thread(both)
+        if count > MAX_PAGE:
+            raise InvalidFileContent(f"{count} pages, more than the {MAX_PAGE} ragline parses")
+        return digest, count
 
     async def local(
         self,
@@ -199,7 +213,8 @@ class SubmitParse:
         else:
             bucket, key = self._object_ref(caller, doc_ref)
             source = SourceRef(bucket, key, file_type or file_type_of(key))
-        with self._workspace.temp_file(f"submit-{next(self._temps)}", source.file_type) as path:
+        # a name of its own: requests run at once, each with a SubmitParse of its own
+        with self._workspace.temp_file(f"submit-{uuid.uuid4().hex}", source.file_type) as path:
             try:
                 await self._storage.get_to_file(source.bucket, source.key, path)
             except ObjectNotFound as error:
@@ -239,7 +254,7 @@ class SubmitParse:
             return doc_ref
         bucket, key = self._object_ref(caller, doc_ref)
         kind = file_type or PurePosixPath(key).suffix.lstrip(".").lower() or "bin"
-        with self._workspace.temp_file(f"identify-{next(self._temps)}", kind) as path:
+        with self._workspace.temp_file(f"identify-{uuid.uuid4().hex}", kind) as path:
             try:
                 await self._storage.get_to_file(bucket, key, path)
             except ObjectNotFound as error:

@@ -10,7 +10,14 @@ from ragline.contracts.wire.codec import (
     encode_parse_task,
 )
 from ragline.contracts.wire.parse_result import FAILURE_REASON_MAX_CHARS, ParseResult, TaskStatus
-from ragline.contracts.wire.parse_task import FILE_TYPES, ParseTask, PdfParserBackend, TriggerMode
+from ragline.contracts.wire.parse_task import (
+    FILE_TYPES,
+    LONG_MAX,
+    LONG_MIN,
+    ParseTask,
+    PdfParserBackend,
+    TriggerMode,
+)
 from ragline.contracts.wire.topics import (
     DEAD_LETTER_ORIGIN_HEADER,
     DEAD_LETTER_REASON_HEADER,
@@ -27,6 +34,8 @@ __all__ = [
     "DEFAULT_PARSE_TASK_TOPIC",
     "FAILURE_REASON_MAX_CHARS",
     "FILE_TYPES",
+    "LONG_MAX",
+    "LONG_MIN",
     "ParseResult",
     "ParseTask",
     "PdfParserBackend",

@@ -5,9 +5,9 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StrictInt, StrictStr
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StrictStr
 
-from ragline.contracts.wire.parse_task import TaskId
+from ragline.contracts.wire.parse_task import Long, TaskId
 
 FAILURE_REASON_MAX_CHARS = 512
 
@@ -23,12 +23,12 @@ class ParseResult(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True, title="ParseResult")
 
     task_id: TaskId = Field(description="The task_id of the request; routing key.")
-    original_file_id: StrictInt = Field(description="From the request.")
-    document_parsed_log_id: StrictInt = Field(
+    original_file_id: Long = Field(description="From the request.")
+    document_parsed_log_id: Long = Field(
         description="document_parsed_log.id: where the producer reads the run's details."
     )
-    dataset_id: StrictInt = Field(description="From the request.")
-    user_id: StrictInt = Field(description="From the request.")
+    dataset_id: Long = Field(description="From the request.")
+    user_id: Long = Field(description="From the request.")
     task_status: TaskStatus = Field(description="success or failed.")
     parse_finished_at: AwareDatetime = Field(
         description="When the run reached its terminal state; ISO 8601 with offset."

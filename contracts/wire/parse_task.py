@@ -23,6 +23,10 @@ FILE_TYPES: tuple[str, ...] = (
 """The `file_type` values ragline parses (lower-case extension without the dot). The field
 stays an open string: any other value is a valid message whose run fails at CLEANING with
 UNSUPPORTED_FILE_TYPE, so a producer can route new types before ragline learns them."""
+LONG_MIN, LONG_MAX = -(2**63), 2**63 - 1
+Long = Annotated[StrictInt, Field(ge=LONG_MIN, le=LONG_MAX)]
+"""An id as the producer's database keeps it: a 64-bit signed integer (a Java long). Whether
+it is a usable id (positive) is the pipeline's question (INVALID_TASK_CONTEXT)."""
 TASK_ID_MAX_CHARS = 256
 TaskId = Annotated[StrictStr, Field(min_length=1, max_length=TASK_ID_MAX_CHARS, pattern=r"\S")]
 """Idempotency key: 1-256 characters, not only whitespace."""
@@ -60,12 +64,12 @@ class ParseTask(BaseModel):
     )
 
     task_id: TaskId = Field(description="Unique id chosen by the producer; idempotency key.")
-    original_file_id: StrictInt = Field(description="Primary key of the producer's original file.")
-    document_parse_task_id: StrictInt = Field(
+    original_file_id: Long = Field(description="Primary key of the producer's original file.")
+    document_parse_task_id: Long = Field(
         description="Primary key of the producer's parse-file row (document_parse_file.id)."
     )
-    user_id: StrictInt = Field(description="Owner of the file.")
-    dataset_id: StrictInt = Field(description="Dataset the file belongs to.")
+    user_id: Long = Field(description="Owner of the file.")
+    dataset_id: Long = Field(description="Dataset the file belongs to.")
     file_type: NonEmptyStr = Field(
         description=(
             "The file's extension, lower case, without the dot; the routing key. Parsed: "

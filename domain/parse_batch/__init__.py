@@ -12,7 +12,7 @@ from ragline.domain.parse_batch.batch import (
     SourceRef,
     source_tag,
 )
-from ragline.domain.parse_batch.pages import PageRange, ParseTier
+from ragline.domain.parse_batch.pages import MAX_PAGE, PageRange, ParseTier, less, written
 from ragline.domain.parse_batch.planning import (
     Coverage,
     ParsePlan,
@@ -20,6 +20,7 @@ from ragline.domain.parse_batch.planning import (
     RequestOutcome,
     RequestStatus,
     coverage,
+    known_page_count,
     newest_pages,
     outcome,
     plan,
@@ -28,6 +29,7 @@ from ragline.domain.parse_batch.planning import (
 
 __all__ = [
     "ACTIVE_STATUSES",
+    "MAX_PAGE",
     "TERMINAL_STATUSES",
     "BatchStatus",
     "Coverage",
@@ -41,9 +43,12 @@ __all__ = [
     "RequestStatus",
     "SourceRef",
     "coverage",
+    "known_page_count",
+    "less",
     "newest_pages",
     "outcome",
     "plan",
     "source_tag",
     "split",
+    "written",
 ]

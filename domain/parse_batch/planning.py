@@ -13,6 +13,9 @@ Planning: given what is already known about (sha256, tier) — done batches and 
 Reading: per page, the newest done batch by ``done_at`` (then the higher id). A request's own
 outcome is decided by its wait batches only: one failed batch fails the request even when
 older done pages exist (they may still be read, but this request did not succeed).
+
+Both rules work on page ranges, never page by page over the range asked: their work grows
+with the batches known and the pages they hold, whatever range a caller names.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from enum import StrEnum
 import attrs
 
 from ragline.domain.parse_batch.batch import BatchStatus, ParseBatch
-from ragline.domain.parse_batch.pages import PageRange, ParseTier
+from ragline.domain.parse_batch.pages import PageRange, ParseTier, less
 
 
 @attrs.frozen
@@ -70,18 +73,18 @@ def plan(request: ParseRequest, known: Iterable[ParseBatch], pages_per_batch: in
     if pages_per_batch < 1:
         raise ValueError("pages_per_batch must be at least 1")
     mine = [b for b in known if b.sha256 == request.sha256 and b.tier is request.tier]
-    wanted = set(request.page_range.pages())
+    wanted = [request.page_range]  # disjoint, in page order
     if not request.force:
         for batch in mine:
             if batch.status is BatchStatus.DONE:
-                wanted -= set(batch.page_range.pages())
+                wanted = less(wanted, batch.page_range)
     reused: list[ParseBatch] = []
     for batch in sorted((b for b in mine if b.is_active), key=lambda b: b.id):
-        covered = wanted & set(batch.page_range.pages())
-        if covered:
-            wanted -= covered
+        if any(r.overlaps(batch.page_range) for r in wanted):
+            wanted = less(wanted, batch.page_range)
             reused.append(batch.raised_to(reused_priority(batch, request)))
-    return ParsePlan(request, tuple(reused), tuple(split(sorted(wanted), pages_per_batch)))
+    created = tuple(piece for r in wanted for piece in r.chunks(pages_per_batch))
+    return ParsePlan(request, tuple(reused), created)
 
 
 def split(pages: Sequence[int], pages_per_batch: int) -> list[PageRange]:
@@ -106,22 +109,39 @@ def split(pages: Sequence[int], pages_per_batch: int) -> list[PageRange]:
 
 def newest_pages(page_range: PageRange, known: Iterable[ParseBatch]) -> dict[int, ParseBatch]:
     """Per requested page, the done batch whose content is read: newest done_at, then id.
-    A page no done batch covers is absent."""
+    A page no done batch covers is absent. Only the pages done batches hold in the range
+    are visited."""
     chosen: dict[int, tuple[datetime, int, ParseBatch]] = {}
     for batch in known:
         if batch.status is not BatchStatus.DONE or batch.done_at is None:
             continue
+        held = batch.page_range.overlap(page_range)
+        if held is None:
+            continue
         rank = (batch.done_at, batch.id, batch)
-        for page in batch.page_range.pages():
-            if page in page_range:
-                best = chosen.get(page)
-                if best is None or rank[:2] > best[:2]:
-                    chosen[page] = rank
+        for page in held.pages():
+            best = chosen.get(page)
+            if best is None or rank[:2] > best[:2]:
+                chosen[page] = rank
     return {page: rank[2] for page, rank in sorted(chosen.items())}
 
 
+def missing_ranges(page_range: PageRange, chosen: dict[int, ParseBatch]) -> list[PageRange]:
+    """The pages of the range `chosen` does not hold, as ranges (visits the chosen pages
+    only)."""
+    missing: list[PageRange] = []
+    start = page_range.first
+    for page in sorted(p for p in chosen if p in page_range):
+        if page > start:
+            missing.append(PageRange(start, page - 1))
+        start = page + 1
+    if start <= page_range.last:
+        missing.append(PageRange(start, page_range.last))
+    return missing
+
+
 def missing_pages(page_range: PageRange, chosen: dict[int, ParseBatch]) -> list[int]:
-    return [page for page in page_range.pages() if page not in chosen]
+    return [page for r in missing_ranges(page_range, chosen) for page in r.pages()]
 
 
 @attrs.frozen
@@ -172,16 +192,31 @@ class Coverage:
     active: tuple[ParseBatch, ...]
 
     @property
+    def missing_ranges(self) -> list[PageRange]:
+        return missing_ranges(self.page_range, self.done)
+
+    @property
     def missing(self) -> list[int]:
+        """Page by page: as many as the range has pages no done batch holds."""
         return missing_pages(self.page_range, self.done)
 
     @property
     def status(self) -> RequestStatus:
-        if not self.missing:
+        if not self.missing_ranges:
             return RequestStatus.DONE
         if any(b.status is BatchStatus.PARSING for b in self.active):
             return RequestStatus.PARSING
         return RequestStatus.PENDING
+
+
+def known_page_count(known: Iterable[ParseBatch]) -> int | None:
+    """The document's pages as its batches know them: the count recorded when they were
+    planned, else the highest page any batch covers; None without batches."""
+    batches = list(known)
+    counted = [b.page_count for b in batches if b.page_count is not None]
+    if counted:
+        return max(counted)
+    return max((b.page_range.last for b in batches), default=None)
 
 
 def coverage(page_range: PageRange, known: Iterable[ParseBatch]) -> Coverage:
@@ -190,6 +225,6 @@ def coverage(page_range: PageRange, known: Iterable[ParseBatch]) -> Coverage:
     active = tuple(
         b
         for b in sorted(batches, key=lambda b: b.id)
-        if b.is_active and any(p in page_range for p in b.page_range.pages())
+        if b.is_active and b.page_range.overlaps(page_range)
     )
     return Coverage(page_range, done, active)

@@ -109,6 +109,16 @@ class ParseBatchContract:
         assert source == quality.source
         assert unknown is None
 
+    async def test_ids_past_any_stored_one_are_not_found(
+        self, uow_factory: UnitOfWorkFactory
+    ) -> None:
+        """Any id a caller may name (up to 2**63 - 1, the HTTP bound) is found or not: an
+        id wider than the id column is not found, never a database error."""
+        (stored,) = await self.add(uow_factory, new_batch(sha(), 1, 2))
+        async with uow_factory() as uow:
+            found = await uow.parse_batches.get_many([2**31, stored.id, 2**63 - 1, 0, -1])
+        assert found == [stored]
+
     async def test_a_batch_is_found_by_the_stored_version_of_its_source(
         self, uow_factory: UnitOfWorkFactory
     ) -> None:

@@ -1229,6 +1229,8 @@ class UnitOfWorkContract:
             assert [m.task_id for m in both][:2] == [dead_task, pending_task]
             page = await uow.outbox.list_messages(after_id=dead_row.id, limit=1)
             assert [m.task_id for m in page] == [pending_task]
+            for past in (2**31, 2**63 - 1):  # any after_id a caller may name: nothing after it
+                assert await uow.outbox.list_messages(after_id=past) == []
         later = T0 + timedelta(hours=1)
         async with uow_factory() as uow:
             assert await uow.outbox.redrive(dead_task, later) is True

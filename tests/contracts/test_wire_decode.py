@@ -110,6 +110,20 @@ def test_deep_nesting_and_huge_numbers_do_not_escape() -> None:
     assert rejected(huge).task_id == "task-20260516-001"
 
 
+IDS = ["original_file_id", "document_parse_task_id", "user_id", "dataset_id"]
+
+
+@pytest.mark.parametrize("field", IDS)
+@pytest.mark.parametrize("value", [2**63, -(2**63) - 1, 10**30])
+def test_ids_past_a_java_long_are_invalid_fields(field: str, value: int) -> None:
+    """An id is a 64-bit signed integer (issue 18: wider ones reached storage)."""
+    outcome = rejected(dumps(dict(FIRST, **{field: value})))
+    assert outcome.kind is RejectionKind.INVALID_FIELDS and field in outcome.reason
+    assert outcome.task_id == "task-20260516-001"
+    edge = decode_parse_task(dumps(dict(FIRST, **{field: 2**63 - 1})))
+    assert isinstance(edge, ParseTask) and getattr(edge, field) == 2**63 - 1
+
+
 def test_reasons_are_short() -> None:
     body = {key: ["wrong"] * 50 for key in FIRST}
     assert len(rejected(dumps(body)).reason) <= 400

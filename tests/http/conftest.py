@@ -53,5 +53,6 @@ def client(tmp_path: Path) -> Iterator[TestClient]:
 @pytest.fixture
 def open_client(tmp_path: Path) -> Iterator[TestClient]:
     container = container_for(tmp_path / "open")
-    with TestClient(create_app(container, ApiTokens.parse(None))) as test_client:
+    app = create_app(container, ApiTokens.parse(None))
+    with TestClient(app, base_url="http://127.0.0.1:8000") as test_client:  # a loopback Host
         yield test_client

@@ -75,6 +75,19 @@ async def test_invalid_fields_with_a_task_id_get_a_failed_invalid_context_result
     assert len(h.db.runs) == 1
 
 
+async def test_an_id_past_a_long_is_rejected_and_not_echoed(h: Harness) -> None:
+    """The FAILED answer carries only the ids a result can hold (issue 18)."""
+    body = json.dumps(
+        {"task_id": "wide-1", "original_file_id": 2**64, "user_id": 7, "dataset_id": 3}
+    ).encode()
+    outcome = await h.consumer.process(FakeDelivery(body))
+    assert outcome is not None and outcome.kind is OutcomeKind.REJECTED
+    result = h.result("wide-1")
+    assert result.task_status is TaskStatus.FAILED
+    assert (result.original_file_id, result.user_id, result.dataset_id) == (0, 7, 3)
+    assert result.failure_reason is not None and "original_file_id" in result.failure_reason
+
+
 async def test_oversize_message_with_a_task_id_is_answered(h: Harness) -> None:
     body = b'{"task_id": "big-1", "pad": "' + b"x" * 2_000_000 + b'"}'
     delivery = FakeDelivery(body)

@@ -30,6 +30,7 @@ def h(tmp_path: Path) -> Harness:
         harness.configure_embedding(user)
     return harness
 
+
 TENANT_BUCKET = "sources"  # a tenant bucket of the default settings (RAGLINE_TENANT_BUCKETS)
 
 

@@ -25,7 +25,7 @@ from sqlalchemy.dialects import mysql, postgresql, sqlite
 
 from ragline.adapters.sql.connection import ConnectionSlot
 from ragline.adapters.sql.errors import store_errors
-from ragline.adapters.sql.tables import outbox
+from ragline.adapters.sql.tables import ID_MAX, outbox
 from ragline.application.ports.clock import Clock
 from ragline.application.ports.unit_of_work import OutboxMessage, PersistenceError
 
@@ -246,6 +246,8 @@ class SqlOutboxRepository:
         after_id: int = 0,
         limit: int = 100,
     ) -> list[OutboxMessage]:
+        if after_id >= ID_MAX:  # no row has a wider id
+            return []
         statement = _list_statement(status is not None, task_id is not None, limit)
         params: dict[str, Any] = {"after_id": after_id}
         if status is not None:

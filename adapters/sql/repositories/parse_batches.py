@@ -19,7 +19,7 @@ from sqlalchemy.dialects import mysql, postgresql, sqlite
 
 from ragline.adapters.sql.connection import IN_LIST_SLICE, ConnectionSlot
 from ragline.adapters.sql.errors import store_errors
-from ragline.adapters.sql.tables import parse_batch, parse_holding, parse_plan_lock
+from ragline.adapters.sql.tables import ID_MAX, parse_batch, parse_holding, parse_plan_lock
 from ragline.application.ports.unit_of_work import NewParseBatch
 from ragline.domain.parse_batch import (
     BatchStatus,
@@ -232,7 +232,7 @@ class SqlParseBatchRepository:
         )
 
     async def get_many(self, ids: Sequence[int]) -> list[ParseBatch]:
-        wanted = list(dict.fromkeys(ids))
+        wanted = [i for i in dict.fromkeys(ids) if 0 < i <= ID_MAX]  # wider ids name no row
         found: dict[int, ParseBatch] = {}
         with store_errors("parse_batch get_many"):
             for start in range(0, len(wanted), IN_LIST_SLICE):

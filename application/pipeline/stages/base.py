@@ -20,7 +20,7 @@ from datetime import datetime
 from typing import ClassVar
 
 from ragline.application.pipeline.context import RunContext
-from ragline.application.pipeline.errors import StageFailure, describe
+from ragline.application.pipeline.errors import StageFailure, describe, without_paths
 from ragline.application.pipeline.log_context import log_fields
 from ragline.application.pipeline.results import ResultOutbox
 from ragline.application.pipeline.services import StageServices
@@ -111,6 +111,7 @@ class PipelineStage(abc.ABC):
             ctx.started_ahead = following
             self._report(ctx)
             return
+        detail = without_paths(detail)  # what a caller reads says what, never where
         await self._transition(
             ctx, lambda at: run.fail_stage(stage, code, detail, at, _duration_ms(started, at))
         )
