@@ -26,7 +26,7 @@ async def test_a_file_of_too_many_pages_is_refused_before_planning(tmp_path: Pat
     source = tmp_path / "huge.pdf"
     source.write_text("page one")
     with pytest.raises(InvalidFileContent, match=f"more than the {MAX_PAGE}"):
-        await submit.file(source, ParseTier.BASIC)
+        await submit.file(source, ParseTier.BASIC, holder=None)
     assert h.db.parse_batches == {}
 
 

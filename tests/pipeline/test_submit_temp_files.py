@@ -12,9 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from ragline.application.access import Caller
 from ragline.application.parsing import SubmitParse
 from ragline.domain.parse_batch import ParseTier
 from tests.fakes.harness import SOURCE_BUCKET, Harness
+
+SERVICE = Caller.service()
 
 
 async def test_each_request_downloads_into_a_file_of_its_own(
@@ -35,9 +38,9 @@ async def test_each_request_downloads_into_a_file_of_its_own(
     first: SubmitParse = h.container.submit_parse()
     second: SubmitParse = h.container.submit_parse()  # a request each, as over HTTP
     await asyncio.gather(
-        first.ref(f"{SOURCE_BUCKET}/docs/a.txt", ParseTier.BASIC),
-        second.ref(f"{SOURCE_BUCKET}/docs/a.txt", ParseTier.BASIC),
-        first.sha256_for(f"{SOURCE_BUCKET}/docs/a.txt"),
-        second.sha256_for(f"{SOURCE_BUCKET}/docs/a.txt"),
+        first.ref(f"{SOURCE_BUCKET}/docs/a.txt", ParseTier.BASIC, caller=SERVICE),
+        second.ref(f"{SOURCE_BUCKET}/docs/a.txt", ParseTier.BASIC, caller=SERVICE),
+        first.sha256_for(f"{SOURCE_BUCKET}/docs/a.txt", caller=SERVICE),
+        second.sha256_for(f"{SOURCE_BUCKET}/docs/a.txt", caller=SERVICE),
     )
     assert len(held) == 4 and len(set(held)) == 4
