@@ -1,6 +1,7 @@
 """Every error as one documented shape: RFC 9457 problem details (application/problem+json).
 
-`errors` names each offending field for a 422; a 500 never leaks an exception's text.
+`errors` names each offending field for a 422; a 500 never leaks an exception's text; every
+detail passes the secret mask (a detail may quote a remote answer).
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException
+
+from ragline.application.secrets import masked
 
 log = logging.getLogger("ragline.http")
 
@@ -47,7 +50,9 @@ PROBLEM_RESPONSES: dict[int | str, dict[str, Any]] = {
 
 
 def problem(status: int, title: str, detail: str | None = None, **extra: Any) -> JSONResponse:
-    body = Problem(title=title, status=status, detail=detail, **extra)
+    body = Problem(
+        title=title, status=status, detail=None if detail is None else masked(detail), **extra
+    )
     return JSONResponse(
         body.model_dump(exclude_none=True), status_code=status, media_type=PROBLEM_JSON
     )
@@ -87,7 +92,7 @@ def install(app: FastAPI) -> None:
             FieldError(
                 field=".".join(str(part) for part in item.get("loc", ()) if part != "body")
                 or "body",
-                message=str(item.get("msg", "invalid")),
+                message=masked(item.get("msg", "invalid")),
             )
             for item in error.errors()
         ]

@@ -12,6 +12,7 @@ from ragline.adapters.http.problems import PROBLEM_RESPONSES
 from ragline.adapters.http.schemas import RetryResult, RunPageView, RunView, StageView
 from ragline.application.ports.unit_of_work import ParsedLog, RunPage, RunQuery
 from ragline.application.runs import RunNotRetryable
+from ragline.application.secrets import masked
 from ragline.application.tasks import TaskResult
 from ragline.domain.parse_run import ParseRun, PipelineStatus
 
@@ -41,7 +42,7 @@ def run_view(run: ParseRun, language: str = "zh", record: ParsedLog | None = Non
         failed_stage=run.failed_stage.value if run.failed_stage else None,
         recover_from_stage=run.recover_from_stage.value if run.recover_from_stage else None,
         failure_code=reason.code.value if reason else None,
-        failure_reason=reason.text if reason else None,
+        failure_reason=masked(reason.text) if reason else None,
         user_message=reason.code.user_message(language) if reason else None,
         created_at=run.created_at,
         finished_at=run.finished_at,
