@@ -28,7 +28,7 @@ from ragline.application.pipeline.orchestrator import ParseTaskPipeline
 from ragline.application.pipeline.outbox_relay import OutboxRelay
 from ragline.application.pipeline.services import StageServices
 from ragline.application.provisioning import ManageModelConfigs, ProvisionEmbedding
-from ragline.application.runs import ListRuns, RetryRun
+from ragline.application.runs import CheckTaskId, ListRuns, RetryRun
 from ragline.application.search.use_case import HybridSearch
 from ragline.bootstrap import factories
 from ragline.bootstrap.settings import Settings
@@ -213,6 +213,7 @@ class Container(containers.DeclarativeContainer):
         wire=wire_format,
     )
     submit_task = providers.Factory(SubmitTask, tasks=task_publisher, wire=wire_format)
+    check_task_id = providers.Factory(CheckTaskId, uow_factory=uow_factory)
     publish_task_message = providers.Factory(PublishTaskMessage, tasks=task_publisher)
     extract_markdown = providers.Factory(
         ExtractMarkdown,

@@ -3,6 +3,9 @@
 The retry is the run's own stored task again (`ParseTaskCommand.retry_of`), so it names
 the same file and tenant; the pipeline decides whether it may run and which stages it
 inherits. The result is read from the result topic by a reader of this call's own.
+
+A tenant may retry only its own runs: another tenant's run is not found, with exactly the
+answer a task_id that does not exist gets (docs/security.md, Existence and ids).
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import asyncio
 import contextlib
 from collections.abc import Callable
 
+from ragline.application.access import Caller
 from ragline.application.ports.messaging import Publisher, TaskSource
 from ragline.application.ports.unit_of_work import UnitOfWorkFactory
 from ragline.application.ports.wire_format import WireFormat
@@ -19,6 +23,11 @@ from ragline.application.tasks import ParseTaskCommand, TaskResult, UnreadableTa
 
 class RunNotRetryable(LookupError):
     """No such run, or it cannot be retried from here (already retried, no valid task)."""
+
+
+class RunNotFound(RunNotRetryable):
+    """No run with this task_id that the caller may see (none at all, or another tenant's:
+    the message is the same)."""
 
 
 class RetryRun:
@@ -34,13 +43,14 @@ class RetryRun:
         self._results = results
         self._wire = wire
 
-    async def retry_task(self, task_id: str) -> ParseTaskCommand:
-        """The retry task of run `task_id` (RunNotRetryable when there is none to build)."""
+    async def retry_task(self, task_id: str, caller: Caller = Caller.service()) -> ParseTaskCommand:
+        """The retry task of run `task_id` (RunNotFound when `caller` sees no such run,
+        RunNotRetryable when there is none to build)."""
         async with self._uow_factory() as uow:
             run = await uow.runs.get(task_id)
             log_row = await uow.parsed_logs.get(task_id)
-        if run is None or log_row is None:
-            raise RunNotRetryable(f"no run with task_id {task_id}")
+        if run is None or log_row is None or not caller.may_act_for(run.identity.user_id):
+            raise RunNotFound(f"no run with task_id {task_id}")
         if run.superseded_by_task_id is not None:
             raise RunNotRetryable(f"{task_id} was already retried by {run.superseded_by_task_id}")
         task = self._wire.decode_task(log_row.payload_json.encode("utf-8"))
@@ -48,8 +58,10 @@ class RetryRun:
             raise RunNotRetryable(f"{task_id} has no valid task to retry ({task.reason})")
         return task.retry_of(task_id)
 
-    async def __call__(self, task_id: str, timeout_seconds: float = 3600) -> TaskResult:
-        retry = await self.retry_task(task_id)
+    async def __call__(
+        self, task_id: str, timeout_seconds: float = 3600, caller: Caller = Caller.service()
+    ) -> TaskResult:
+        retry = await self.retry_task(task_id, caller)
         results = self._results()
         try:
             await self._tasks.publish(self._wire.encode_task(retry), retry.routing_key)
