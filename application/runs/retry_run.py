@@ -56,7 +56,12 @@ class RetryRun:
         task = self._wire.decode_task(log_row.payload_json.encode("utf-8"))
         if isinstance(task, UnreadableTask):
             raise RunNotRetryable(f"{task_id} has no valid task to retry ({task.reason})")
-        return task.retry_of(task_id)
+        retry = task.retry_of(task_id)
+        async with self._uow_factory() as uow:
+            taken = await uow.runs.get(retry.task_id) is not None
+        if taken:  # its message would be dead-lettered (DUPLICATE_TASK), never answered
+            raise RunNotRetryable(f"the retry's task_id {retry.task_id} is already taken")
+        return retry
 
     async def __call__(
         self, task_id: str, timeout_seconds: float = 3600, caller: Caller = Caller.service()

@@ -107,6 +107,16 @@ async def test_another_tenants_run_is_not_found_exactly_like_a_missing_one(h: Ha
     assert (await retry.retry_task(task.task_id)).previous_task_id == task.task_id  # the service
 
 
+async def test_a_retry_whose_task_id_is_taken_is_refused_at_once(h: Harness) -> None:
+    task = h.task(upload=False)
+    await h.pipeline.handle(task)
+    squatter = h.task(task_id=next_retry_task_id(task.task_id), user_id=8)
+    await h.pipeline.handle(squatter)  # another tenant took the retry's id first
+    retry = _retry_run(h, InProcessEndpoints("tasks", "results"))
+    with pytest.raises(RunNotRetryable, match=r"task_id .*-r1 is already taken"):
+        await retry(task.task_id, timeout_seconds=5)
+
+
 async def test_provisioning_stores_the_default_once_and_keeps_an_existing_config(
     h: Harness,
 ) -> None:
