@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Request, status
@@ -15,6 +16,8 @@ from ragline.application.ports.embedder import EmbedderUnavailable
 from ragline.application.search.use_case import NoEmbeddingConfig, SearchHit
 
 router = APIRouter(prefix="/api/v1", tags=["search"], responses=PROBLEM_RESPONSES)
+
+log = logging.getLogger("ragline.http")
 
 OVERFETCH = 4
 """With a doc_ids filter, each dataset is asked for this many times top_k before filtering."""
@@ -35,7 +38,7 @@ async def search(
 ) -> SearchAnswer:
     """Child hits with their parent text, section path and source, best first, from the
     caller's datasets (a user token searches its own user's data whatever `user_id` says).
-    503 when the user's embedding model does not answer (the reason, credentials masked)."""
+    503 when the user's embedding model does not answer (the reason is logged, masked)."""
     user = caller.acting_user(asked.user_id)
     hybrid_search = await use_case(request, "hybrid_search")
     wanted = set(asked.doc_ids) if asked.doc_ids else None
@@ -48,10 +51,11 @@ async def search(
             )
         except NoEmbeddingConfig:  # nothing of this user's was ever embedded
             return SearchAnswer(hits=[])
-        except EmbedderUnavailable as error:  # the user's model server: say why (masked)
+        except EmbedderUnavailable as error:  # the model server's text may name internal hosts
+            log.warning("search: the embedding model did not answer: %s", describe(error))
             raise HTTPException(
                 status.HTTP_503_SERVICE_UNAVAILABLE,
-                f"the embedding model did not answer: {describe(error)}",
+                "the embedding model did not answer; try again later",
             ) from None
         hits += [
             Hit(

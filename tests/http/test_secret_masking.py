@@ -17,6 +17,8 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from ragline.adapters.http.problems import problem
+from ragline.application.ports.unit_of_work import EmbeddingConfig
 from tests.http.conftest import ALICE_TOKEN, SERVICE_TOKEN, bearer, finished_run
 from tests.http.test_documents_and_model_configs import SEED_TASK, TEXT
 from tests.services.echo_server import EchoingServer
@@ -116,7 +118,7 @@ def test_a_users_key_echoed_by_the_model_server_is_masked_everywhere(
         headers=bearer(ALICE_TOKEN),
     )
     assert search.status_code == 503, search.text  # the query embedding meets the same server
-    assert f"HTTP {status}" in search.json()["detail"]
+    assert "did not answer" in search.json()["detail"]
     views.append(search.text)
     metrics = client.get("/metrics")
     assert metrics.status_code == 200
@@ -132,3 +134,10 @@ def test_a_users_key_echoed_by_the_model_server_is_masked_everywhere(
     assert not leaked(caplog.text), [
         r.getMessage() for r in caplog.records if leaked(r.getMessage())
     ]
+
+
+def test_a_problem_detail_never_carries_a_known_secret() -> None:
+    key = "sk-in-a-problem-Hj6kL9zX3c"
+    EmbeddingConfig("u9", "openai", "m", 8, "http://x", key)
+    response = problem(409, "Conflict", f"the model said: {key}", errors=[])
+    assert key.encode() not in response.body and b"the model said: ***" in response.body
