@@ -121,10 +121,11 @@ class MineruClient:
                 return url
             if state == "failed":
                 reason = str(data.get("err_msg") or "no message")
-                raise ParseEngineFailed(self._mask(f"mineru task {task_id} failed: {reason}")[:300])
+                failed = f"mineru task {task_id} failed: {reason}"
+                raise ParseEngineFailed(self._mask.prefix(failed, 300))
             if state not in _WAITING:
                 raise ParseEngineFailed(
-                    self._mask(f"mineru task {task_id}: unknown state {state!r}")[:300]
+                    self._mask.prefix(f"mineru task {task_id}: unknown state {state!r}", 300)
                 )
             if self._clock() + self._config.poll_interval > deadline:
                 raise ParseEngineFailed(
@@ -179,7 +180,7 @@ class MineruClient:
         if code != 0:
             message = str(payload.get("msg") or "no message")
             raise ParseEngineFailed(
-                self._mask(f"mineru refused ({method} {path}): code {code}: {message}")[:300]
+                self._mask.prefix(f"mineru refused ({method} {path}): code {code}: {message}", 300)
             )
         data = payload.get("data")
         return data if isinstance(data, dict) else {}

@@ -61,7 +61,7 @@ class OpenAIChatModel:
         except httpx.HTTPStatusError as exc:
             raise LlmError(
                 f"chat completion failed: HTTP {exc.response.status_code}: "
-                f"{self._mask(exc.response.text)[:200]}"
+                f"{self._mask.prefix(exc.response.text, 200)}"
             ) from None
         except (httpx.HTTPError, ValueError) as exc:
             raise LlmError(f"chat completion failed: {self._mask(str(exc))}") from None

@@ -121,7 +121,8 @@ class OpenAIEmbedder:
                 self._sleep(self._delay(attempt, response.headers.get("retry-after")))
                 continue
             raise EmbedderUnavailable(
-                f"{self._shown_url}: HTTP {response.status_code}: {self._mask(response.text)[:300]}"
+                f"{self._shown_url}: HTTP {response.status_code}: "
+                f"{self._mask.prefix(response.text, 300)}"
             )
         raise AssertionError("unreachable")  # pragma: no cover
 

@@ -13,8 +13,10 @@ from ragline.application.secrets.mask import (
     KNOWN_SECRETS,
     MASK,
     MIN_SECRET_LENGTH,
+    SECRET_SPAN,
     SecretMask,
     masked,
+    masked_prefix,
     remember_secrets,
 )
 
@@ -22,7 +24,9 @@ __all__ = [
     "KNOWN_SECRETS",
     "MASK",
     "MIN_SECRET_LENGTH",
+    "SECRET_SPAN",
     "SecretMask",
     "masked",
+    "masked_prefix",
     "remember_secrets",
 ]

@@ -6,7 +6,8 @@ the password of a URL (`scheme://user:***@`), a bearer or basic token and an `ap
 credential is that short, and masking it would garble every text that happens to contain
 it); its shape still is.
 
-Mask the whole text before cutting it to a length: a key cut in half no longer matches.
+Mask the whole text before cutting it to a length (`masked_prefix`): a key cut in half no
+longer matches.
 """
 
 from __future__ import annotations
@@ -17,11 +18,19 @@ from collections.abc import Iterable
 
 MASK = "***"
 MIN_SECRET_LENGTH = 6
+SECRET_SPAN = 1024
+"""The longest credential `SecretMask.prefix` masks whole across its cut."""
 
-_URL_PASSWORD = re.compile(r"(?P<scheme>[a-zA-Z][\w+.-]*://)(?P<user>[^:/@\s]*):[^@/\s]*@")
-_TOKEN = r"(?=[^\s\"',;&]*\d)[A-Za-z0-9._~+/=-]{8,}"  # with a digit: not an English word
-_SCHEME_TOKEN = re.compile(rf"(?i)\b(?P<lead>(?:bearer|basic)\s+){_TOKEN}")
-_NAMED_KEY = re.compile(rf"(?i)(?P<lead>\b(?:x-)?api[-_]?key[\"']?\s*[:=]\s*[\"']?){_TOKEN}")
+# Every repetition is bounded, so masking stays linear in the text (an error text is the
+# remote's and may be long and hostile).
+_URL_PASSWORD = re.compile(
+    r"(?P<scheme>[a-zA-Z][\w+.-]{0,31}://)(?P<user>[^:/@\s]{0,256}):[^@/\s]{0,512}@"
+)
+_TOKEN = r"(?=[^\s\"',;&]{0,256}?\d)[\w.~+/=-]{8,1024}"  # with a digit: not an English word
+_SCHEME_TOKEN = re.compile(rf"(?i)\b(?P<lead>(?:bearer|basic)[ \t]{{1,16}}){_TOKEN}")
+_NAMED_KEY = re.compile(
+    rf"(?i)(?P<lead>\b(?:x-)?api[-_]?key[\"']?[ \t]{{0,16}}[:=][ \t]{{0,16}}[\"']?){_TOKEN}"
+)
 
 
 class SecretMask:
@@ -59,6 +68,12 @@ class SecretMask:
         text = _SCHEME_TOKEN.sub(lambda m: f"{m['lead']}{MASK}", text)
         return _NAMED_KEY.sub(lambda m: f"{m['lead']}{MASK}", text)
 
+    def prefix(self, value: object, limit: int) -> str:
+        """The first `limit` characters of `value` as text, masked over a window
+        SECRET_SPAN longer: a secret across the cut is masked whole, never cut in half, and
+        a remote's megabyte costs no more than its first few kilobytes."""
+        return self(str(value)[: limit + SECRET_SPAN])[:limit]
+
     def __len__(self) -> int:
         return len(self._secrets)
 
@@ -79,3 +94,8 @@ def remember_secrets(*secrets: str | None) -> None:
 def masked(value: object) -> str:
     """`value` as text with every known secret and credential shape masked."""
     return KNOWN_SECRETS(str(value))
+
+
+def masked_prefix(value: object, limit: int) -> str:
+    """`SecretMask.prefix` with every secret the process knows."""
+    return KNOWN_SECRETS.prefix(value, limit)

@@ -12,6 +12,7 @@ from ragline.application.ports.unit_of_work import ChatConfig, EmbeddingConfig
 from ragline.application.secrets import MASK, SecretMask, masked
 from ragline.bootstrap.settings import Settings
 from ragline.domain.parse_run import FailureCode
+from tests.services.echo_server import leaked
 
 
 def test_known_values_are_masked_wherever_they_appear() -> None:
@@ -93,3 +94,21 @@ def test_settings_teach_the_mask_every_secret_they_hold(tmp_path: Path) -> None:
     assert set(held) <= set(settings.secret_values)
     for secret in held:  # echoed bare, without the shape of a URL or a header
         assert masked(f"remote said {secret}!") == f"remote said {MASK}!"
+
+
+def test_a_long_hostile_error_is_cut_before_it_is_masked_and_still_masked() -> None:
+    key = "sk-long-error-Tg3hJ7kL1z"
+    EmbeddingConfig("u3", "openai", "m", 8, "http://x", key)
+    text = describe(RuntimeError("api_key=" * 200_000 + key))
+    assert len(text) < 4200 and key not in text
+    near_the_cut = describe(RuntimeError("x" * (4096 - 10) + key))  # the cut inside the key
+    assert not leaked(near_the_cut, key) and near_the_cut.endswith(f"x{MASK}")
+
+
+def test_a_prefix_never_cuts_a_secret_in_half() -> None:
+    key = "sk-across-the-cut-Wq2e4r6t"
+    mask = SecretMask.of(key)
+    for cut in range(1, len(key)):
+        shown = mask.prefix("y" * (300 - cut) + key + " tail", 300)
+        assert len(shown) <= 300 and not leaked(shown, key), (cut, shown)
+    assert mask.prefix("short", 300) == "short"
