@@ -28,7 +28,7 @@ from ragline.application.pipeline.orchestrator import ParseTaskPipeline
 from ragline.application.pipeline.outbox_relay import OutboxRelay
 from ragline.application.pipeline.services import StageServices
 from ragline.application.provisioning import ManageModelConfigs, ProvisionEmbedding
-from ragline.application.runs import ListRuns, RetryRun
+from ragline.application.runs import CheckTaskId, ListRuns, RetryRun
 from ragline.application.search.use_case import HybridSearch
 from ragline.bootstrap import factories
 from ragline.bootstrap.settings import Settings
@@ -225,8 +225,13 @@ class Container(containers.DeclarativeContainer):
         wire=wire_format,
         references=reference_policy,
     )
+    check_task_id = providers.Factory(CheckTaskId, uow_factory=uow_factory)
     submit_task = providers.Factory(
-        SubmitTask, tasks=task_publisher, wire=wire_format, references=reference_policy
+        SubmitTask,
+        tasks=task_publisher,
+        wire=wire_format,
+        references=reference_policy,
+        task_ids=check_task_id,
     )
     publish_task_message = providers.Factory(
         PublishTaskMessage, tasks=task_publisher, wire=wire_format, references=reference_policy

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from ragline.application.secrets import remember_secrets
 
 
 class MqVendor(StrEnum):
@@ -359,18 +362,29 @@ class Settings(BaseSettings):
             return VectorVendor.QDRANT
         return VectorVendor.EMBEDDED
 
+    def model_post_init(self, context: object, /) -> None:
+        """Whatever process builds settings, its mask knows their secrets from then on."""
+        remember_secrets(*self.secret_values)
+
     @property
     def secret_values(self) -> list[str]:
-        """Every configured secret, so log lines can mask it wherever it appears (the API
-        tokens are added by `ragline serve`, which parses them)."""
-        secrets = [
-            self.secret_key,
-            self.s3_secret_key,
-            self.kafka_sasl_password,
-            self.embedding_api_key,
-            self.llm_api_key,
-        ]
-        return [s.get_secret_value() for s in secrets if s is not None]
+        """Every configured secret, so no text ragline shows carries one: each `SecretStr`
+        setting (each key of a comma-separated list too) and the password of each URL
+        setting. The API tokens are added when they are parsed (`ApiTokens.parse`)."""
+        values: list[str] = []
+        for name in type(self).model_fields:
+            value = getattr(self, name)
+            if isinstance(value, SecretStr):
+                text = value.get_secret_value()
+                values += [text, *(part.strip() for part in text.split(",") if "," in text)]
+            elif isinstance(value, str) and "://" in value:
+                try:
+                    password = urlsplit(value).password
+                except ValueError:  # not a URL after all; the log's URL shape still masks
+                    password = None
+                if password:
+                    values += [password, unquote(password)]
+        return [v for v in values if v]
 
     @property
     def resolved_tenant_buckets(self) -> list[str]:

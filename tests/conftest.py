@@ -23,4 +23,4 @@ settings.register_profile(
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
-pytest_plugins = ["tests.services.fixtures"]
+pytest_plugins = ["tests.services.fixtures", "tests.services.echo_server"]

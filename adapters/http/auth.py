@@ -17,6 +17,7 @@ from fastapi import Depends, HTTPException, Request, status
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from ragline.application.access import Caller
+from ragline.application.secrets import remember_secrets
 
 SERVICE = "*"
 
@@ -88,6 +89,7 @@ class ApiTokens:
             if not isinstance(principal, str | int) or isinstance(principal, bool):
                 raise TokenConfigError(f"the principal of a token must be a user_id or {SERVICE!r}")
             principals[token] = str(principal)
+        remember_secrets(*principals)  # a token is never shown, even if an error quotes it
         return cls(principals, default_user)
 
     @property

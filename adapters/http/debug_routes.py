@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Depends, File, Form, HTTPException, Request, UploadFile, status
 
 from ragline.adapters.http.auth import Principal, principal
 from ragline.adapters.http.container_calls import use_case
-from ragline.adapters.http.problems import PROBLEM_RESPONSES
+from ragline.adapters.http.problems import PROBLEM_JSON, PROBLEM_RESPONSES, Problem
 from ragline.adapters.http.schemas import (
     Extracted,
     ExtractFromObject,
@@ -22,15 +22,28 @@ from ragline.adapters.http.work_gate import BUSY, gate_of
 from ragline.adapters.wire_json import command_of
 from ragline.application.debug import ExtractedMarkdown, ExtractionFailed, ExtractMarkdown
 from ragline.application.ports.parser import PdfParserBackend
+from ragline.application.runs import TaskIdTaken
 from ragline.contracts.wire import ParseTask
 
 router = APIRouter(prefix="/api/v1", tags=["debug (seed 002)"], responses=PROBLEM_RESPONSES)
 
 FIRST_PARSE = seed_example("parse_task.first_parse.json")
+TAKEN: dict[int | str, dict[str, Any]] = {
+    409: {
+        "model": Problem,
+        "content": {PROBLEM_JSON: {}},
+        "description": "The task_id is already another task's",
+    }
+}
 RETRY = seed_example("parse_task.retry.json")
 
 
-@router.post("/parser/task/submit", response_model=Submitted, status_code=status.HTTP_202_ACCEPTED)
+@router.post(
+    "/parser/task/submit",
+    response_model=Submitted,
+    status_code=status.HTTP_202_ACCEPTED,
+    responses=TAKEN,
+)
 async def submit_task(
     request: Request,
     task: Annotated[
@@ -41,9 +54,14 @@ async def submit_task(
 ) -> Submitted:
     """Accept a ParseTask, put it on the configured task topic, answer with its task_id.
     A user token submits for itself only, naming only objects under its own `<user_id>/`
-    prefix of the tenant buckets (403 otherwise, nothing published; docs/security.md)."""
+    prefix of the tenant buckets (403 otherwise, nothing published; docs/security.md). 409
+    when the task_id is already another task's (task_ids are global; 'taken' is all it
+    says)."""
     submit = await use_case(request, "submit_task")
-    task_id: str = await submit(caller.caller, command_of(task))
+    try:
+        task_id: str = await submit(caller.caller, command_of(task))
+    except TaskIdTaken as error:
+        raise HTTPException(status.HTTP_409_CONFLICT, str(error)) from None
     return Submitted(task_id=task_id, routing_key=task.routing_key)
 
 

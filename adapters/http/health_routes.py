@@ -12,7 +12,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
 from ragline.adapters.http.container_calls import use_case
 from ragline.adapters.http.schemas import Alive, Check, Readiness
 from ragline.application.health import Check as HealthCheck
-from ragline.application.pipeline.errors import without_paths
+from ragline.application.pipeline.errors import describe, without_paths
 
 router = APIRouter(tags=["operations"])
 
@@ -57,5 +57,5 @@ async def metrics(request: Request) -> Response:
         manage = await use_case(request, "manage_outbox")
         await asyncio.wait_for(manage.counts(), COUNT_TIMEOUT_SECONDS)
     except Exception as error:  # a metrics scrape must not fail on the database
-        log.warning("could not count the outbox for /metrics: %r", error)
+        log.warning("could not count the outbox for /metrics: %s", describe(error))
     return Response(generate_latest(REGISTRY), media_type=CONTENT_TYPE_LATEST)

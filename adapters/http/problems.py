@@ -3,7 +3,8 @@
 `errors` names each offending field for a 422; a refused object reference is a 403 whose
 detail is the ReferenceRefused message; a 500 never leaks an exception's text, and no detail
 shows a filesystem path of the server (`without_paths`, the last guard: errors are worded
-without them where they are raised).
+without them where they are raised); every detail passes the secret mask (a detail may
+quote a remote answer).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from starlette.requests import ClientDisconnect
 
 from ragline.application.access import ReferenceRefused
 from ragline.application.pipeline.errors import without_paths
+from ragline.application.secrets import masked
 
 log = logging.getLogger("ragline.http")
 
@@ -54,7 +56,7 @@ PROBLEM_RESPONSES: dict[int | str, dict[str, Any]] = {
 
 
 def problem(status: int, title: str, detail: str | None = None, **extra: Any) -> JSONResponse:
-    shown = None if detail is None else without_paths(detail)
+    shown = None if detail is None else masked(without_paths(detail))
     body = Problem(title=title, status=status, detail=shown, **extra)
     return JSONResponse(
         body.model_dump(exclude_none=True), status_code=status, media_type=PROBLEM_JSON
@@ -102,7 +104,7 @@ def install(app: FastAPI) -> None:
             FieldError(
                 field=".".join(str(part) for part in item.get("loc", ()) if part != "body")
                 or "body",
-                message=without_paths(str(item.get("msg", "invalid"))),
+                message=masked(without_paths(str(item.get("msg", "invalid")))),
             )
             for item in error.errors()
         ]

@@ -1,4 +1,7 @@
-"""Parse runs: one run with its six stages, and retrying a failed one."""
+"""Parse runs: one run with its six stages, and retrying a failed one.
+
+Another tenant's run is not found: the same 404 problem, byte for byte, as a task_id that
+does not exist (the application scopes every lookup by the caller)."""
 
 from __future__ import annotations
 
@@ -11,7 +14,8 @@ from ragline.adapters.http.container_calls import use_case
 from ragline.adapters.http.problems import PROBLEM_RESPONSES
 from ragline.adapters.http.schemas import RetryResult, RunPageView, RunView, StageView
 from ragline.application.ports.unit_of_work import ParsedLog, RunPage, RunQuery
-from ragline.application.runs import RunNotRetryable
+from ragline.application.runs import RunNotFound, RunNotRetryable
+from ragline.application.secrets import masked
 from ragline.application.tasks import TaskResult
 from ragline.domain.parse_run import ParseRun, PipelineStatus
 
@@ -41,7 +45,7 @@ def run_view(run: ParseRun, language: str = "zh", record: ParsedLog | None = Non
         failed_stage=run.failed_stage.value if run.failed_stage else None,
         recover_from_stage=run.recover_from_stage.value if run.recover_from_stage else None,
         failure_code=reason.code.value if reason else None,
-        failure_reason=reason.text if reason else None,
+        failure_reason=masked(reason.text) if reason else None,
         user_message=reason.code.user_message(language) if reason else None,
         created_at=run.created_at,
         finished_at=run.finished_at,
@@ -54,8 +58,8 @@ def run_view(run: ParseRun, language: str = "zh", record: ParsedLog | None = Non
 
 async def _own_run(request: Request, caller: Principal, task_id: str) -> ParseRun:
     list_runs = await use_case(request, "list_runs")
-    runs: list[ParseRun] = await list_runs(task_id)
-    if not runs or not caller.may_see(runs[0].identity.user_id):
+    runs: list[ParseRun] = await list_runs(task_id, user_id=caller.user_id)
+    if not runs:
         raise HTTPException(status.HTTP_404_NOT_FOUND, NOT_FOUND)
     return runs[0]
 
@@ -110,12 +114,13 @@ async def retry_run(
 ) -> RetryResult:
     """Retry a FAILED run (the rules of `ragline retry`) and wait for the retry's result.
     403 when its stored task names an object the token may not (docs/security.md)."""
-    await _own_run(request, caller, task_id)
     retry = await use_case(request, "retry_run")
     try:
         result: TaskResult = await retry(
             caller.caller, task_id, timeout_seconds=request.app.state.retry_timeout
         )
+    except RunNotFound:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, NOT_FOUND) from None
     except RunNotRetryable as error:
         raise HTTPException(status.HTTP_409_CONFLICT, str(error)) from None
     except TimeoutError:

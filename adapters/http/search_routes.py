@@ -2,28 +2,43 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+import logging
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, HTTPException, Request, status
 
 from ragline.adapters.http.auth import Principal, principal
 from ragline.adapters.http.container_calls import use_case
-from ragline.adapters.http.problems import PROBLEM_RESPONSES
+from ragline.adapters.http.problems import PROBLEM_JSON, PROBLEM_RESPONSES, Problem
 from ragline.adapters.http.schemas import Hit, SearchAnswer, SearchRequest
+from ragline.application.pipeline.errors import describe
+from ragline.application.ports.embedder import EmbedderUnavailable
 from ragline.application.search.use_case import NoEmbeddingConfig, SearchHit
 
 router = APIRouter(prefix="/api/v1", tags=["search"], responses=PROBLEM_RESPONSES)
+
+log = logging.getLogger("ragline.http")
 
 OVERFETCH = 4
 """With a doc_ids filter, each dataset is asked for this many times top_k before filtering."""
 
 
-@router.post("/search", response_model=SearchAnswer)
+MODEL_DOWN: dict[int | str, dict[str, Any]] = {
+    503: {
+        "model": Problem,
+        "content": {PROBLEM_JSON: {}},
+        "description": "The user's embedding model did not answer",
+    }
+}
+
+
+@router.post("/search", response_model=SearchAnswer, responses=MODEL_DOWN)
 async def search(
     request: Request, asked: SearchRequest, caller: Annotated[Principal, Depends(principal)]
 ) -> SearchAnswer:
     """Child hits with their parent text, section path and source, best first, from the
-    caller's datasets (a user token searches its own user's data whatever `user_id` says)."""
+    caller's datasets (a user token searches its own user's data whatever `user_id` says).
+    503 when the user's embedding model does not answer (the reason is logged, masked)."""
     user = caller.acting_user(asked.user_id)
     hybrid_search = await use_case(request, "hybrid_search")
     wanted = set(asked.doc_ids) if asked.doc_ids else None
@@ -36,6 +51,12 @@ async def search(
             )
         except NoEmbeddingConfig:  # nothing of this user's was ever embedded
             return SearchAnswer(hits=[])
+        except EmbedderUnavailable as error:  # the model server's text may name internal hosts
+            log.warning("search: the embedding model did not answer: %s", describe(error))
+            raise HTTPException(
+                status.HTTP_503_SERVICE_UNAVAILABLE,
+                "the embedding model did not answer; try again later",
+            ) from None
         hits += [
             Hit(
                 chunk_id=h.chunk_id,

@@ -1,10 +1,11 @@
 """Log lines as text or one JSON object per line (`RAGLINE_LOG_FORMAT=json`), secrets never
-included: passwords inside URLs and every configured secret value become `***`."""
+included: every line passes the application's secret mask (each configured secret, each
+user's model key the process has held, passwords inside URLs, bearer tokens become `***`),
+whatever logged it — a library's line too."""
 
 from __future__ import annotations
 
 import logging
-import re
 import sys
 from collections.abc import Iterable
 from typing import Any
@@ -12,33 +13,25 @@ from typing import Any
 from pythonjsonlogger.json import JsonFormatter
 
 from ragline.application.pipeline.log_context import LogContextFilter
+from ragline.application.secrets import SecretMask, masked
 
-_URL_PASSWORD = re.compile(r"(?P<scheme>[a-zA-Z][\w+.-]*://)(?P<user>[^:/@\s]*):[^@/\s]*@")
-MASK = "***"
 JSON_FIELDS = "%(asctime)s %(levelname)s %(name)s %(message)s"
 CHATTY = ("pika", "aiokafka", "alembic", "httpx", "uvicorn.access", "elastic_transport")
 
 
 def redacted(value: object, secrets: Iterable[str] = ()) -> str:
-    """`value` as text with URL passwords and the given secret values masked."""
-    text = _URL_PASSWORD.sub(lambda m: f"{m['scheme']}{m['user']}:{MASK}@", str(value))
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, MASK)
-    return text
+    """`value` as text with the given secret values and every secret the process knows
+    (`masked`) masked."""
+    return masked(SecretMask(secrets)(str(value)))
 
 
-class _Redacting(logging.Formatter):
-    secrets: tuple[str, ...] = ()
-
-    def format(self, record: logging.LogRecord) -> str:
-        return redacted(super().format(record), self.secrets)
-
-
-class TextFormatter(_Redacting):
+class TextFormatter(logging.Formatter):
     def __init__(self, secrets: Iterable[str]) -> None:
         super().__init__("%(asctime)s %(levelname)s %(name)s %(message)s")
-        self.secrets = tuple(s for s in secrets if s)
+        self._mask = SecretMask(secrets)
+
+    def format(self, record: logging.LogRecord) -> str:
+        return masked(self._mask(super().format(record)))
 
 
 class JsonLineFormatter(JsonFormatter):
@@ -47,11 +40,11 @@ class JsonLineFormatter(JsonFormatter):
 
     def __init__(self, secrets: Iterable[str]) -> None:
         super().__init__(JSON_FIELDS, rename_fields={"levelname": "level", "name": "logger"})
-        self.secrets = tuple(s for s in secrets if s)
+        self._mask = SecretMask(secrets)
 
     def process_log_record(self, log_data: dict[str, Any]) -> dict[str, Any]:
         return {
-            key: redacted(value, self.secrets) if isinstance(value, str) else value
+            key: masked(self._mask(value)) if isinstance(value, str) else value
             for key, value in log_data.items()
             if key != "color_message"  # uvicorn's ANSI copy of the message
         }

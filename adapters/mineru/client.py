@@ -32,6 +32,7 @@ from ragline.application.ports.parser import (
     ParseOptions,
     UnsupportedFileType,
 )
+from ragline.application.secrets import SecretMask
 
 _WAITING = frozenset({"pending", "running", "converting", "waiting-file"})
 
@@ -67,6 +68,7 @@ class MineruClient:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._config = config
+        self._mask = SecretMask.of(config.token)  # what MinerU says back may quote the token
         self._sleep = sleep
         self._clock = clock
         self._http = httpx.Client(timeout=config.request_timeout, follow_redirects=True)
@@ -119,9 +121,12 @@ class MineruClient:
                 return url
             if state == "failed":
                 reason = str(data.get("err_msg") or "no message")
-                raise ParseEngineFailed(f"mineru task {task_id} failed: {reason}"[:300])
+                failed = f"mineru task {task_id} failed: {reason}"
+                raise ParseEngineFailed(self._mask.prefix(failed, 300))
             if state not in _WAITING:
-                raise ParseEngineFailed(f"mineru task {task_id}: unknown state {state!r}"[:300])
+                raise ParseEngineFailed(
+                    self._mask.prefix(f"mineru task {task_id}: unknown state {state!r}", 300)
+                )
             if self._clock() + self._config.poll_interval > deadline:
                 raise ParseEngineFailed(
                     f"mineru task {task_id} not done after {self._config.max_wait:g}s "
@@ -175,7 +180,7 @@ class MineruClient:
         if code != 0:
             message = str(payload.get("msg") or "no message")
             raise ParseEngineFailed(
-                f"mineru refused ({method} {path}): code {code}: {message}"[:300]
+                self._mask.prefix(f"mineru refused ({method} {path}): code {code}: {message}", 300)
             )
         data = payload.get("data")
         return data if isinstance(data, dict) else {}

@@ -2,7 +2,8 @@
 
 Works with any server speaking that API (OpenAI, vLLM, llama.cpp server, Ollama's /v1).
 Every failure surfaces as the port's LlmError (LlmTimeout for timeouts) so the chunking engine
-can fall back without knowing about HTTP.
+can fall back without knowing about HTTP; its text never carries the API key (a server that
+echoes the Authorization header has it masked before the body is cut to length).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any
 import httpx
 
 from ragline.application.ports.llm import LlmError, LlmTimeout
+from ragline.application.secrets import SecretMask
 
 
 class OpenAIChatModel:
@@ -27,6 +29,7 @@ class OpenAIChatModel:
         transport: httpx.BaseTransport | None = None,
     ) -> None:
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._mask = SecretMask.of(api_key)
         self._client = httpx.Client(
             base_url=base_url.rstrip("/"),
             headers=headers,
@@ -51,15 +54,17 @@ class OpenAIChatModel:
             response = self._client.post("/chat/completions", json=body)
             response.raise_for_status()
             payload = response.json()
-        except httpx.TimeoutException as exc:
-            raise LlmTimeout(f"no answer from {self._client.base_url} in time") from exc
+        except httpx.TimeoutException:
+            raise LlmTimeout(
+                f"no answer from {self._mask(str(self._client.base_url))} in time"
+            ) from None
         except httpx.HTTPStatusError as exc:
             raise LlmError(
                 f"chat completion failed: HTTP {exc.response.status_code}: "
-                f"{exc.response.text[:200]}"
-            ) from exc
+                f"{self._mask.prefix(exc.response.text, 200)}"
+            ) from None
         except (httpx.HTTPError, ValueError) as exc:
-            raise LlmError(f"chat completion failed: {exc}") from exc
+            raise LlmError(f"chat completion failed: {self._mask(str(exc))}") from None
         try:
             content = payload["choices"][0]["message"]["content"]
         except (KeyError, IndexError, TypeError) as exc:

@@ -3,7 +3,9 @@
 Synchronous like the port (callers run it in a thread). Inputs go in batches; 429, 5xx and
 transport errors are retried with exponential backoff (Retry-After honoured, capped), other
 4xx fail at once. Vectors are checked against the configured dimension and L2-normalised.
-The API key is sent as a bearer token and never appears in errors or repr.
+The API key is sent as a bearer token and never appears in errors or repr: a server that
+echoes the Authorization header in its error body has the key masked (before the body is
+cut to length, so no piece of it survives either).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import httpx
 
 from ragline.adapters.model_text import model_text
 from ragline.application.ports.embedder import EmbedderUnavailable, EmbeddingDimensionMismatch
+from ragline.application.secrets import SecretMask
 
 RETRYABLE = {408, 409, 429, 500, 502, 503, 504}
 
@@ -60,6 +63,8 @@ class OpenAIEmbedder:
         self._send_dimensions = send_dimensions
         self._sleep = sleep
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._mask = SecretMask.of(api_key)
+        self._shown_url = self._mask(self._url)  # a key in the URL's query or userinfo
         self._http = httpx.Client(timeout=timeout, headers=headers)
 
     def __repr__(self) -> str:
@@ -107,7 +112,7 @@ class OpenAIEmbedder:
                 response = self._http.post(self._url, json=body)
             except httpx.TransportError as exc:  # connect/read errors and timeouts
                 if last:
-                    raise EmbedderUnavailable(f"{self._url}: {type(exc).__name__}") from exc
+                    raise EmbedderUnavailable(f"{self._shown_url}: {type(exc).__name__}") from exc
                 self._sleep(self._delay(attempt, None))
                 continue
             if response.status_code == 200:
@@ -116,7 +121,8 @@ class OpenAIEmbedder:
                 self._sleep(self._delay(attempt, response.headers.get("retry-after")))
                 continue
             raise EmbedderUnavailable(
-                f"{self._url}: HTTP {response.status_code}: {response.text[:300]}"
+                f"{self._shown_url}: HTTP {response.status_code}: "
+                f"{self._mask.prefix(response.text, 300)}"
             )
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -134,9 +140,9 @@ class OpenAIEmbedder:
             data = sorted(response.json()["data"], key=lambda item: int(item["index"]))
             vectors = [[float(x) for x in item["embedding"]] for item in data]
         except (ValueError, KeyError, TypeError) as exc:
-            raise EmbedderUnavailable(f"{self._url}: malformed response") from exc
+            raise EmbedderUnavailable(f"{self._shown_url}: malformed response") from exc
         if len(vectors) != expected:
-            raise EmbedderUnavailable(f"{self._url}: {len(vectors)} vectors for {expected}")
+            raise EmbedderUnavailable(f"{self._shown_url}: {len(vectors)} vectors for {expected}")
         for vector in vectors:
             if len(vector) != self._dimension:
                 raise EmbeddingDimensionMismatch(self._dimension, len(vector), self._model)

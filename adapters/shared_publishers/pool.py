@@ -11,6 +11,7 @@ import logging
 from collections.abc import Callable
 from typing import Generic, Protocol, TypeVar
 
+from ragline.application.pipeline.errors import describe
 from ragline.application.ports.messaging import MessageBusError
 
 log = logging.getLogger(__name__)
@@ -45,4 +46,6 @@ class SharedPublishers(Generic[P]):
             try:
                 await publisher.close()
             except Exception as error:
-                log.warning("closing a %s publisher failed: %r", type(publisher).__name__, error)
+                log.warning(
+                    "closing a %s publisher failed: %s", type(publisher).__name__, describe(error)
+                )

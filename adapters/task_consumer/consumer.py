@@ -2,7 +2,8 @@
 after the pipeline has committed its outcome.
 
 ack only once the terminal state and its outbox row are committed; a body without a
-readable task_id is dead-lettered with the reason; an exception escaping the pipeline gets a
+readable task_id, or whose task_id another task holds (DUPLICATE_TASK), is dead-lettered
+with the reason; an exception escaping the pipeline gets a
 best-effort FAILED INTERNAL_UNKNOWN_ERROR result, then the message is dead-lettered (SPEC §3).
 """
 
@@ -17,7 +18,7 @@ from typing import Any
 from ragline.application.pipeline.errors import describe
 from ragline.application.pipeline.log_context import log_fields
 from ragline.application.pipeline.orchestrator import ParseTaskPipeline
-from ragline.application.pipeline.outcome import OutcomeKind, PipelineOutcome
+from ragline.application.pipeline.outcome import PipelineOutcome
 from ragline.application.ports.messaging import MessageBusError, TaskDelivery, TaskSource
 from ragline.application.ports.wire_format import WireFormat
 from ragline.application.tasks import ParseTaskCommand, UnreadableTask, body_text
@@ -94,9 +95,9 @@ class TaskConsumer:
                     log.exception("could not record INTERNAL_UNKNOWN_ERROR for %s", task_id)
             await _settle(delivery.dead_letter(f"{INTERNAL_ERROR_PREFIX}{detail}"[:512]))
             return None
-        if outcome.kind is OutcomeKind.UNREADABLE:
-            log.warning("dead-lettering an unreadable task: %s", outcome.detail)
-            await _settle(delivery.dead_letter(outcome.detail or "unreadable task"))
+        if not outcome.settled_by_result:  # unreadable, or its task_id is another task's
+            log.warning("dead-lettering a %s task: %s", outcome.kind.value, outcome.detail)
+            await _settle(delivery.dead_letter(outcome.detail or f"{outcome.kind.value} task"))
             return outcome
         await _settle(delivery.ack())
         log.info("task settled: %s %s", outcome.kind.value, outcome.detail or "")

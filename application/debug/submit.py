@@ -2,7 +2,8 @@
 
 `SubmitTask` takes a decoded, well-typed task (the caller's edge validated it) and the
 caller, checks every reference the task names against who the caller is (ReferenceRefused:
-nothing is published), and answers with its task_id; `PublishTaskMessage` puts a body on the
+nothing is published) and that its task_id is free or already this task's (TaskIdTaken), and
+answers with its task_id; `PublishTaskMessage` puts a body on the
 topic exactly as given, as the admin side would — the worker then decides what it is, as it
 does for any producer (its own reference check included).
 """
@@ -12,17 +13,26 @@ from __future__ import annotations
 from ragline.application.access import Caller, ReferencePolicy
 from ragline.application.ports.messaging import Publisher
 from ragline.application.ports.wire_format import WireFormat
+from ragline.application.runs.task_ids import CheckTaskId
 from ragline.application.tasks import ParseTaskCommand
 
 
 class SubmitTask:
-    def __init__(self, tasks: Publisher, wire: WireFormat, references: ReferencePolicy) -> None:
+    def __init__(
+        self,
+        tasks: Publisher,
+        wire: WireFormat,
+        references: ReferencePolicy,
+        task_ids: CheckTaskId,
+    ) -> None:
         self._tasks = tasks
         self._wire = wire
         self._references = references
+        self._task_ids = task_ids
 
     async def __call__(self, caller: Caller, task: ParseTaskCommand) -> str:
         self._references.check_task(caller, task)
+        await self._task_ids(task)
         await self._tasks.publish(self._wire.encode_task(task), task.routing_key)
         return task.task_id
 

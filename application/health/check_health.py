@@ -15,6 +15,7 @@ from typing import TypeVar
 
 import attrs
 
+from ragline.application.pipeline.errors import describe
 from ragline.application.ports.embedder_resolver import EmbedderResolver
 from ragline.application.ports.keyword_index import KeywordIndex
 from ragline.application.ports.messaging import MessageBus
@@ -57,7 +58,7 @@ async def _check(part: str, adapter: str, probe: Probe) -> Check:
     try:
         return Check(part, adapter, True, await probe())
     except Exception as error:  # doctor reports every failure instead of stopping
-        return Check(part, adapter, False, f"{type(error).__name__}: {error}")
+        return Check(part, adapter, False, describe(error))
 
 
 T = TypeVar("T")

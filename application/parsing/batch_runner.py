@@ -23,7 +23,7 @@ import attrs
 
 from ragline.application.parsing.page_store import PageStore
 from ragline.application.parsing.settings import ParseCacheSettings
-from ragline.application.pipeline.errors import describe, without_paths
+from ragline.application.pipeline.errors import KEPT, describe, without_paths
 from ragline.application.pipeline.workspace import Workspace
 from ragline.application.ports.clock import Clock
 from ragline.application.ports.object_storage import ObjectNotFound, ObjectStorage, StorageError
@@ -35,6 +35,7 @@ from ragline.application.ports.parser import (
     PdfParserBackend,
 )
 from ragline.application.ports.unit_of_work import UnitOfWorkFactory
+from ragline.application.secrets import masked_prefix
 from ragline.domain.parse_batch import PageRange, ParseBatch, ParseTier, RequestOutcome, outcome
 from ragline.domain.parse_run import FailureCode
 
@@ -65,7 +66,10 @@ def is_disk_full(error: BaseException) -> bool:
 
 
 class BatchFailure(Exception):
+    """A batch's parse failed; `message` (masked: it is stored and shown) says why."""
+
     def __init__(self, code: FailureCode, message: str) -> None:
+        message = masked_prefix(message, KEPT)
         super().__init__(message)
         self.code = code
         self.message = message

@@ -1,5 +1,11 @@
 """How a stage says "I failed with this code": the template turns it into fail_stage; and
-how an error is put in words for someone outside the server (no filesystem paths)."""
+how an error is put in words for someone outside the server.
+
+Both ways a failure reason is formed — `describe(error)` and a `StageFailure` detail — mask
+every known secret first (docs/security.md, Secrets): a reason is stored, published in the
+result message and logged, so it must never carry a credential a remote answer echoed; and
+`describe` names no filesystem path (an OSError says what went wrong, not on which file).
+"""
 
 from __future__ import annotations
 
@@ -7,16 +13,22 @@ import functools
 import re
 from pathlib import Path
 
+from ragline.application.secrets import masked_prefix
 from ragline.domain.parse_run import FailureCode
+
+KEPT = 4096
+"""How much of an error's text is kept, masked (`masked_prefix`): a reason holds 512
+characters, and masking a remote's megabyte would cost seconds."""
 
 _ABSOLUTE = re.compile(r"(?<![\w/:.~-])/([^\s/'\"]+)(?:/[^\s/'\"]*)*")
 """An absolute POSIX path, not the tail of a URL (`http://h/a`) or of a relative key."""
 
 
 class StageFailure(Exception):
-    """A stage's work failed for a known reason; `detail` goes after `CODE:`."""
+    """A stage's work failed for a known reason; `detail` (masked) goes after `CODE:`."""
 
     def __init__(self, code: FailureCode, detail: str) -> None:
+        detail = masked_prefix(detail, KEPT)
         super().__init__(f"{code.value}:{detail}")
         self.code = code
         self.detail = detail
@@ -44,13 +56,13 @@ def without_paths(text: str) -> str:
 
 
 def describe(error: BaseException) -> str:
-    """A short, single-line description of an error for failure_reason (no secrets: ports
-    raise their own messages, and API keys never reach an exception text; no paths: an
-    OSError says what went wrong, not on which file)."""
+    """A short, single-line description of an error for failure_reason and logs, with every
+    known secret masked (adapters mask their own credentials too; this is the safeguard) and
+    no paths: an OSError says what went wrong, not on which file."""
     if isinstance(error, OSError) and error.strerror:
-        text = f"[Errno {error.errno}] {error.strerror}" if error.errno else error.strerror
+        shown: object = f"[Errno {error.errno}] {error.strerror}" if error.errno else error.strerror
     else:
-        text = str(error)
-    text = without_paths(text.replace("\n", " ").strip())
+        shown = error
+    text = without_paths(masked_prefix(shown, KEPT).replace("\n", " ").strip())
     name = type(error).__name__
     return f"{name}: {text}" if text else name

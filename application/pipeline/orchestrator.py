@@ -4,6 +4,11 @@ It takes a task already decoded at the consumer edge, validates it, holds the id
 barrier (unique task_id), converges redeliveries, runs the retry branch of SPEC §4.6 in one
 unit of work, then hands the run to the six stages. Every terminal state it writes goes
 into the outbox in the same commit (`ResultOutbox`).
+
+A known task_id is a redelivery only when the message names the stored run's tenant and
+file; any other message with it is DUPLICATE_TASK: dead-lettered, nothing stored, nothing
+published, the stored run untouched and undisclosed (docs/security.md, Existence and ids).
+A retry naming another tenant's run is refused exactly as one naming no run.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import logging
 from collections.abc import Sequence
 from datetime import datetime
 
+from ragline.application.access import Caller
 from ragline.application.pipeline.context import RunContext, document_scope
 from ragline.application.pipeline.errors import describe
 from ragline.application.pipeline.outcome import OutcomeKind, PipelineOutcome
@@ -66,6 +72,12 @@ def salvaged_identity(task_id: str, unreadable: UnreadableTask) -> TaskIdentity:
     )
 
 
+def duplicate_task(task_id: str) -> str:
+    """The dead-letter reason of a message whose task_id another task holds: it says the id
+    is taken and nothing else (not whose, not in what state)."""
+    return f"{FailureCode.DUPLICATE_TASK.value}:task_id {task_id} is already used by another task"
+
+
 def _rejected_payload(reason: str, unreadable: UnreadableTask) -> str:
     return json.dumps({"rejected": reason, "body": unreadable.body_text}, ensure_ascii=False)
 
@@ -101,12 +113,12 @@ class ParseTaskPipeline:
     async def handle(self, task: ParseTaskCommand) -> PipelineOutcome:
         """Run one decoded task to its terminal state (or settle its redelivery)."""
         problem = invalid_context(task) or refused_reference(task, self.services.references)
+        identity = task_identity(task)
         if problem is not None or task.is_retry:
-            existing = await self._settle_existing(task.task_id)
+            existing = await self._settle_existing(identity)
             if existing is not None:
                 return existing
         # a valid first attempt meets the idempotency barrier inside `_open`
-        identity = task_identity(task)
         payload = self.services.wire.encode_task(task).decode("utf-8")
         try:
             if problem is not None:
@@ -118,7 +130,7 @@ class ParseTaskPipeline:
                 opened = await self._open(identity, payload, task_source(task))
         except DuplicateTaskId:
             # the same task_id was recorded concurrently: it is a redelivery after all
-            settled = await self._settle_existing(task.task_id)
+            settled = await self._settle_existing(identity)
             if settled is None:
                 raise
             return settled
@@ -221,10 +233,10 @@ class ParseTaskPipeline:
         task_id, reason = unreadable.task_id, unreadable.reason
         if task_id is None:
             return PipelineOutcome(OutcomeKind.UNREADABLE, None, reason)
-        existing = await self._settle_existing(task_id)
+        identity = salvaged_identity(task_id, unreadable)
+        existing = await self._settle_existing(identity)
         if existing is not None:
             return existing
-        identity = salvaged_identity(task_id, unreadable)
         try:
             await self._reject(
                 identity,
@@ -233,7 +245,7 @@ class ParseTaskPipeline:
                 reason,
             )
         except DuplicateTaskId:
-            settled = await self._settle_existing(task_id)
+            settled = await self._settle_existing(identity)
             if settled is None:
                 raise
             return settled
@@ -242,12 +254,18 @@ class ParseTaskPipeline:
     async def fail_internal(self, task_id: str, detail: str, unreadable: UnreadableTask) -> None:
         """Best effort after an unexpected error: the run ends FAILED INTERNAL_UNKNOWN_ERROR
         (a terminal run keeps its state) and its result is queued. `unreadable` is what the
-        consumer salvaged from the body, should no run exist yet."""
+        consumer salvaged from the body, should no run exist yet. A run of another tenant or
+        file under this task_id is not this message's: it is left alone."""
         services = self.services
         code = FailureCode.INTERNAL_UNKNOWN_ERROR
         async with services.uow() as uow:
             at = services.clock.now()
             run = await uow.runs.get(task_id)
+            if run is not None and not run.identity.same_file(
+                salvaged_identity(task_id, unreadable)
+            ):
+                log.warning("task %s: not recording the failure on another task's run", task_id)
+                return
             parsed = await uow.parsed_logs.get(task_id)
             if parsed is None:
                 payload = _rejected_payload(detail, unreadable)
@@ -274,17 +292,24 @@ class ParseTaskPipeline:
 
     # -- steps --------------------------------------------------------------------------
 
-    async def _settle_existing(self, task_id: str) -> PipelineOutcome | None:
+    async def _settle_existing(self, identity: TaskIdentity) -> PipelineOutcome | None:
         """The idempotency barrier: a known task_id never runs again (SPEC §3)."""
         async with self.services.uow() as uow:
-            return await self._settle_in(uow, task_id)
+            return await self._settle_in(uow, identity)
 
-    async def _settle_in(self, uow: UnitOfWork, task_id: str) -> PipelineOutcome | None:
+    async def _settle_in(self, uow: UnitOfWork, identity: TaskIdentity) -> PipelineOutcome | None:
         """The barrier inside an open unit of work: None when task_id is unknown (nothing
-        written); otherwise the redelivery is settled and committed."""
+        written); DUPLICATE (nothing written, nothing of the stored run said) when the
+        stored run is another tenant's or file's; otherwise the redelivery is settled and
+        committed."""
+        task_id = identity.task_id
         run = await uow.runs.get(task_id)
         if run is None:
             return None
+        if not run.identity.same_file(identity):
+            log.warning("task %s: task_id already used by another task; dead-lettered", task_id)
+            self.services.metrics.redelivered(OutcomeKind.DUPLICATE.value)
+            return PipelineOutcome(OutcomeKind.DUPLICATE, task_id, duplicate_task(task_id))
         parsed = await uow.parsed_logs.get(task_id)
         parsed_log_id = parsed.id if parsed is not None else 0
         at = self.services.clock.now()
@@ -309,7 +334,7 @@ class ParseTaskPipeline:
         """The barrier and the new run in one unit of work (a small file otherwise paid a
         unit of work just to learn its task_id is new)."""
         async with self.services.uow() as uow:
-            settled = await self._settle_in(uow, identity.task_id)
+            settled = await self._settle_in(uow, identity)
             if settled is not None:
                 return settled
             at = self.services.clock.now()
@@ -345,6 +370,10 @@ class ParseTaskPipeline:
                 task.task_id, payload, at, previous_id, source=task_source(task)
             )
             previous = await uow.runs.get(previous_id)
+            if previous is not None and not Caller.tenant(identity.user_id).may_act_for(
+                previous.identity.user_id
+            ):
+                previous = None  # another tenant's run is, to this task, no run at all
             refusal = retry_refusal(previous, task.task_id)
             if refusal is None and previous is not None:
                 mismatch = previous.retry_mismatch(identity)

@@ -14,6 +14,7 @@ class OutcomeKind(enum.Enum):
     RESENT = "resent"  # redelivery of a terminal run: its result queued again
     INTERRUPTED = "interrupted"  # redelivery of an unfinished run: FAILED INTERRUPTED_TASK
     UNREADABLE = "unreadable"  # no task_id could be read: dead-letter the message
+    DUPLICATE = "duplicate"  # task_id taken by another task (tenant/file): dead-letter it
 
 
 @attrs.frozen
@@ -24,5 +25,6 @@ class PipelineOutcome:
 
     @property
     def settled_by_result(self) -> bool:
-        """True when a terminal result is stored (and queued): the message can be acked."""
-        return self.kind is not OutcomeKind.UNREADABLE
+        """True when a terminal result is stored (and queued): the message can be acked.
+        Otherwise nothing was stored for it and it is dead-lettered with `detail`."""
+        return self.kind not in (OutcomeKind.UNREADABLE, OutcomeKind.DUPLICATE)

@@ -15,6 +15,7 @@ from datetime import datetime
 from ragline.application.ports.metrics import NO_METRICS, PipelineMetrics
 from ragline.application.ports.unit_of_work import UnitOfWork
 from ragline.application.ports.wire_format import WireFormat
+from ragline.application.secrets import masked
 from ragline.application.tasks import TaskResult, TaskStatus
 from ragline.domain.parse_run import ParseRun, terminal_result
 
@@ -40,7 +41,7 @@ def build_result(run: ParseRun, parsed_log_id: int, language: str = "zh") -> Tas
         user_id=wire_id(identity.user_id),
         task_status=TaskStatus(fields.task_status),
         parse_finished_at=fields.finished_at,
-        failure_reason=fields.failure_reason,
+        failure_reason=None if fields.failure_reason is None else masked(fields.failure_reason),
         user_message=fields.user_message,
     )
 

@@ -17,6 +17,7 @@ from typing import Protocol, Self
 
 import attrs
 
+from ragline.application.secrets import remember_secrets
 from ragline.domain.parse_batch import PageRange, ParseBatch, ParseTier, SourceRef
 from ragline.domain.parse_run import (
     ChunkIndexStatus,
@@ -333,7 +334,8 @@ class ChunkCounts:
 @attrs.frozen
 class EmbeddingConfig:
     """A user's default EMBEDDING model. `api_key` is plaintext here only: storage keeps it
-    encrypted at rest and it is never logged (`repr=False`)."""
+    encrypted at rest and it is never logged (`repr=False`); a config holding one teaches the
+    process's secret mask that key, so no text ragline forms can carry it."""
 
     user_id: str
     provider: str
@@ -341,6 +343,9 @@ class EmbeddingConfig:
     dimension: int
     base_url: str | None = None
     api_key: str | None = attrs.field(default=None, repr=False)
+
+    def __attrs_post_init__(self) -> None:
+        remember_secrets(self.api_key)
 
 
 class ModelKind(StrEnum):
@@ -357,6 +362,9 @@ class ChatConfig:
     model: str
     base_url: str | None = None
     api_key: str | None = attrs.field(default=None, repr=False)
+
+    def __attrs_post_init__(self) -> None:
+        remember_secrets(self.api_key)
 
 
 class ModelConfigRepository(Protocol):

@@ -5,6 +5,9 @@ the same file and tenant; its references are checked against who asks, as any su
 task's are (a task stored before a rule tightened may name what a tenant may no longer:
 ReferenceRefused, nothing published). The pipeline decides whether it may run and which
 stages it inherits. The result is read from the result topic by a reader of this call's own.
+
+A tenant may retry only its own runs: another tenant's run is not found, with exactly the
+answer a task_id that does not exist gets (docs/security.md, Existence and ids).
 """
 
 from __future__ import annotations
@@ -24,6 +27,11 @@ class RunNotRetryable(LookupError):
     """No such run, or it cannot be retried from here (already retried, no valid task)."""
 
 
+class RunNotFound(RunNotRetryable):
+    """No run with this task_id that the caller may see (none at all, or another tenant's:
+    the message is the same)."""
+
+
 class RetryRun:
     def __init__(
         self,
@@ -40,13 +48,14 @@ class RetryRun:
         self._wire = wire
 
     async def retry_task(self, caller: Caller, task_id: str) -> ParseTaskCommand:
-        """The retry task of run `task_id` (RunNotRetryable when there is none to build;
-        ReferenceRefused when it names what `caller` may not)."""
+        """The retry task of run `task_id` (RunNotFound when `caller` sees no such run,
+        RunNotRetryable when there is none to build; ReferenceRefused when it names what
+        `caller` may not)."""
         async with self._uow_factory() as uow:
             run = await uow.runs.get(task_id)
             log_row = await uow.parsed_logs.get(task_id)
-        if run is None or log_row is None:
-            raise RunNotRetryable(f"no run with task_id {task_id}")
+        if run is None or log_row is None or not caller.may_act_for(run.identity.user_id):
+            raise RunNotFound(f"no run with task_id {task_id}")
         if run.superseded_by_task_id is not None:
             raise RunNotRetryable(f"{task_id} was already retried by {run.superseded_by_task_id}")
         task = self._wire.decode_task(log_row.payload_json.encode("utf-8"))
@@ -54,6 +63,10 @@ class RetryRun:
             raise RunNotRetryable(f"{task_id} has no valid task to retry ({task.reason})")
         retry = task.retry_of(task_id)
         self._references.check_task(caller, retry)
+        async with self._uow_factory() as uow:
+            taken = await uow.runs.get(retry.task_id) is not None
+        if taken:  # its message would be dead-lettered (DUPLICATE_TASK), never answered
+            raise RunNotRetryable(f"the retry's task_id {retry.task_id} is already taken")
         return retry
 
     async def __call__(

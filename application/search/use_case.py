@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 
 import attrs
 
+from ragline.application.pipeline.errors import describe
 from ragline.application.ports.embedder import Embedder
 from ragline.application.ports.embedder_resolver import EmbedderResolver
 from ragline.application.ports.keyword_index import KeywordIndex
@@ -234,7 +235,7 @@ class HybridSearch:
         try:
             order = await asyncio.to_thread(reranker.rerank, query, passages)
         except RerankFailed as error:  # a failing model never costs the user their hits
-            log.warning("re-ranking failed, keeping the fused order: %s", error)
+            log.warning("re-ranking failed, keeping the fused order: %s", describe(error))
             return hits
         picked = list(dict.fromkeys(i for i in order if 0 <= i < len(head)))
         picked += [i for i in range(len(head)) if i not in set(picked)]

@@ -48,6 +48,15 @@ class TaskIdentity:
     dataset_id: str
     file_type: str
 
+    def same_file(self, other: TaskIdentity) -> bool:
+        """Whether `other` names this tenant's same file (user, dataset, original file): a
+        message with this task_id naming another is not a redelivery of it."""
+        return (self.user_id, self.dataset_id, self.original_file_id) == (
+            other.user_id,
+            other.dataset_id,
+            other.original_file_id,
+        )
+
 
 @attrs.frozen
 class MarkdownLocation:

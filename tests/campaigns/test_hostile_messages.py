@@ -43,7 +43,7 @@ from ragline.adapters.local_storage import LocalObjectStorage
 from ragline.adapters.task_consumer import SupervisedConsumer
 from ragline.adapters.wire_json import JsonWireFormat
 from ragline.application.tasks import ParseTaskCommand
-from ragline.domain.parse_run import FailureCode, PipelineStatus
+from ragline.domain.parse_run import FailureCode, PipelineStatus, RetryRefusal
 from tests.fakes.harness import DOCUMENT_TEXT, Harness
 from tests.fakes.messaging import FakeDelivery, FakeTaskSource
 
@@ -330,9 +330,13 @@ class Campaign:
         ):
             assert run.failure_reason is not None  # refused: never another tenant's run
             assert run.failure_reason.code in (
-                FailureCode.RETRY_VALIDATION_FAILED,
-                FailureCode.INVALID_TASK_CONTEXT,  # "retry user_id 7 differs from …"
+                FailureCode.RETRY_VALIDATION_FAILED,  # as for a run that does not exist
+                FailureCode.INVALID_TASK_CONTEXT,  # the message itself is invalid
             ), run.failure_reason.text
+            if run.failure_reason.code is FailureCode.RETRY_VALIDATION_FAILED:
+                assert run.failure_reason.detail == RetryRefusal.PREVIOUS_NOT_FOUND.value, (
+                    "a retry of another tenant's run said more than 'not found'"
+                )
             assert run.retry_of_task_id is None or run.stages == {
                 s: st for s, st in run.stages.items() if not st.inherited
             }, "a refused retry inherited the other tenant's stages"

@@ -14,6 +14,7 @@ from ragline.application.chunking.boundaries import parse_boundaries
 from ragline.application.ports.llm import LlmError, LlmTimeout
 from ragline.domain.chunking import SourceType
 from tests.chunking.conftest import Behaviour, FakeOpenAI
+from tests.services.echo_server import EchoingServer, leaked
 
 
 def test_completion_round_trip(openai_server: FakeOpenAI) -> None:
@@ -111,3 +112,20 @@ def test_proposer_refuses_overlong_input(openai_server: FakeOpenAI) -> None:
     with pytest.raises(ValueError):
         proposer.propose("x" * 11)
     assert openai_server.requests == []
+
+
+CHAT_KEY = "sk-chat-key-Lm5nB7vC9xZ1qW3eR"
+
+
+@pytest.mark.parametrize(("status", "padding"), [(401, 0), (500, 0), (401, 100)])
+def test_a_server_echoing_the_key_sees_it_masked_in_the_error(
+    echoing_server: EchoingServer, status: int, padding: int
+) -> None:
+    model = OpenAIChatModel(echoing_server.base_url(status, padding), "tiny", api_key=CHAT_KEY)
+    with pytest.raises(LlmError) as caught:
+        model.complete("x")
+    model.close()
+    assert echoing_server.requests[-1]["authorization"] == f"Bearer {CHAT_KEY}"
+    text = str(caught.value)
+    assert f"HTTP {status}" in text and not leaked(text, CHAT_KEY), text
+    assert caught.value.__cause__ is None and caught.value.__suppress_context__

@@ -13,6 +13,7 @@ import pytest
 
 from ragline.adapters.log_format import JsonLineFormatter, TextFormatter, redacted
 from ragline.application.pipeline.log_context import LogContextFilter
+from ragline.application.ports.unit_of_work import EmbeddingConfig
 from tests.fakes.harness import Harness
 
 API_KEY = "sk-live-0123456789abcdef"
@@ -80,3 +81,12 @@ def test_the_text_format_masks_the_same_way() -> None:
     record = logging.LogRecord("x", logging.INFO, __file__, 1, "dsn %s", (DSN,), None)
     assert "db-password-42" not in TextFormatter([]).format(record)
     assert redacted(f"key={API_KEY}", [API_KEY]) == "key=***"
+
+
+def test_a_users_key_the_process_holds_is_masked_in_every_line() -> None:
+    key = "sk-user-in-a-log-Rt5yU8iO2p"
+    EmbeddingConfig("u9", "openai", "m", 8, "http://x", key)  # as decrypted from storage
+    record = logging.LogRecord("x", logging.WARNING, __file__, 1, "echo: %s", (key,), None)
+    assert key not in TextFormatter([]).format(record)
+    assert key not in JsonLineFormatter([]).format(record)
+    assert redacted(f"bare {key}") == "bare ***"

@@ -21,7 +21,10 @@ WHERE: dict[FailureCode, str] = {
         "task validation (before any stage); unreadable message with a task_id; "
         "CLEANING: a bucket or key the object store refuses (`..`, absolute, too long)"
     ),
-    C.DUPLICATE_TASK: "reserved: a reused task_id is handled as a redelivery (see Idempotency)",
+    C.DUPLICATE_TASK: (
+        "barrier: a message reusing another task's task_id (another tenant or file) is "
+        "dead-lettered with it; no run, no result (see Idempotency)"
+    ),
     C.INTERRUPTED_TASK: "redelivery of a run found unfinished (the stage that was in flight)",
     C.SOURCE_FILE_NOT_FOUND: "CLEANING: source object (or its bucket) missing",
     C.UNSUPPORTED_FILE_TYPE: "CLEANING: no parser for file_type, or the bytes are not that type",

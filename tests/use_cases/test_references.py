@@ -14,7 +14,7 @@ from ragline.application.debug import SubmitTask
 from ragline.application.documents import ReindexDocument
 from ragline.application.ingest.identity import SourceFile
 from ragline.application.ingest.use_case import IngestFiles
-from ragline.application.runs import RetryRun
+from ragline.application.runs import CheckTaskId, RetryRun
 from tests.fakes.harness import Harness
 from tests.fakes.messaging import FakePublisher
 from tests.pipeline.test_ingest_progress import Recorder
@@ -31,7 +31,7 @@ def h(tmp_path: Path) -> Harness:
 
 async def test_a_refused_submit_publishes_nothing(h: Harness) -> None:
     tasks = FakePublisher()
-    submit = SubmitTask(tasks, h.wire, h.references)
+    submit = SubmitTask(tasks, h.wire, h.references, CheckTaskId(h.db))
     with pytest.raises(ReferenceRefused, match=r"^source: bucket 'uploads' is not open"):
         await submit(TENANT, h.task(upload=False))
     with pytest.raises(ReferenceRefused, match=r"^user_id: must be the token's own user"):

@@ -14,7 +14,7 @@ from ragline.application.health import CheckHealth, adapter_probes
 from ragline.application.pipeline.outbox_relay import OutboxRelay
 from ragline.application.ports.embedder_resolver import UnusableEmbeddingConfig
 from ragline.application.provisioning import DefaultEmbedding, ProvisionEmbedding
-from ragline.application.runs import ListRuns, RetryRun, RunNotRetryable
+from ragline.application.runs import ListRuns, RetryRun, RunNotFound, RunNotRetryable
 from ragline.application.tasks import TaskStatus, next_retry_task_id
 from ragline.domain.parse_run import PipelineStatus
 from tests.fakes.harness import Harness
@@ -93,6 +93,29 @@ async def test_retry_refuses_what_it_cannot_build(h: Harness) -> None:
     assert outcome is not None and outcome.task_id == "bad"  # stored as a rejected payload
     with pytest.raises(RunNotRetryable, match="no valid task to retry"):
         await _retry_run(h, bus).retry_task(OPERATOR, "bad")
+
+
+async def test_another_tenants_run_is_not_found_exactly_like_a_missing_one(h: Harness) -> None:
+    task = h.task(upload=False)  # user 7's FAILED run: retryable, by user 7 only
+    await h.pipeline.handle(task)
+    retry = _retry_run(h, InProcessEndpoints("tasks", "results"))
+    with pytest.raises(RunNotFound) as theirs:
+        await retry.retry_task(Caller.tenant(8), task.task_id)
+    with pytest.raises(RunNotFound) as missing:
+        await retry.retry_task(Caller.tenant(8), "x" * len(task.task_id))
+    assert str(theirs.value).replace(task.task_id, "x" * len(task.task_id)) == str(missing.value)
+    assert (await retry.retry_task(Caller.tenant(7), task.task_id)).previous_task_id == task.task_id
+    assert (await retry.retry_task(task.task_id)).previous_task_id == task.task_id  # the service
+
+
+async def test_a_retry_whose_task_id_is_taken_is_refused_at_once(h: Harness) -> None:
+    task = h.task(upload=False)
+    await h.pipeline.handle(task)
+    squatter = h.task(task_id=next_retry_task_id(task.task_id), user_id=8)
+    await h.pipeline.handle(squatter)  # another tenant took the retry's id first
+    retry = _retry_run(h, InProcessEndpoints("tasks", "results"))
+    with pytest.raises(RunNotRetryable, match=r"task_id .*-r1 is already taken"):
+        await retry(task.task_id, timeout_seconds=5)
 
 
 async def test_provisioning_stores_the_default_once_and_keeps_an_existing_config(

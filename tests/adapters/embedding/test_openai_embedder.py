@@ -22,6 +22,7 @@ from ragline.application.ports.embedder import (
     EmbeddingDimensionMismatch,
 )
 from ragline.testing.kits.embedder import EmbedderContract, SemanticSimilarityContract
+from tests.services.echo_server import EchoingServer, leaked
 from tests.services.fixtures import free_port
 
 MODEL, DIM = "multilingual-e5-small-q4", 384
@@ -205,3 +206,21 @@ def test_lone_surrogates_are_sent_replaced(relay: Relay) -> None:
     assert len(vector) == DIM
     assert relay.requests[0]["body"]["input"] == ["bad ? byte"]  # type: ignore[index]
     remote.close()
+
+
+USER_KEY = "sk-own-key-Wc4nR8tY2uI6oP0aS3dF"
+
+
+@pytest.mark.parametrize(("status", "padding"), [(401, 0), (503, 0), (401, 190)])
+def test_a_server_echoing_the_key_sees_it_masked_in_the_error(
+    echoing_server: EchoingServer, status: int, padding: int
+) -> None:
+    # the adapter's own mask: this key was never told to the process's mask
+    remote = client(echoing_server.base_url(status, padding), api_key=USER_KEY, max_retries=1)
+    with pytest.raises(EmbedderUnavailable) as caught:
+        remote.embed_documents(["hello"])
+    remote.close()
+    assert echoing_server.requests[-1]["authorization"] == f"Bearer {USER_KEY}"
+    text = str(caught.value)
+    assert f"HTTP {status}" in text and not leaked(text, USER_KEY), text
+    assert padding or "Bearer ***" in text

@@ -234,3 +234,15 @@ def test_archive_images_are_returned_when_asked(server: MineruState, tmp_path: P
     parsed = _client(server, FakeClock()).parse(tmp_path / "x.pdf", "pdf", options)
     assert parsed.images == {"images/fig1.jpg": b"\xff\xd8\xff fake jpeg"}
     assert "![](images/fig1.jpg)" in parsed.markdown and "images: 1" in parsed.warnings
+
+
+def test_a_message_quoting_the_token_has_it_masked(server: MineruState, tmp_path: Path) -> None:
+    server.final_state, server.err_msg = "failed", f"bad request from token {TOKEN}"
+    with pytest.raises(ParseEngineFailed) as caught:
+        _client(server, FakeClock()).parse(tmp_path / "x.pdf", "pdf", OPTIONS)
+    assert "task-1 failed: bad request from token ***" in str(caught.value)
+    refused = {"code": -60001, "msg": f"token {TOKEN} expired", "data": {}}
+    server.script["create"] = [Canned(200, json.dumps(refused).encode())]
+    with pytest.raises(ParseEngineFailed, match=r"code -60001: token \*\*\* expired") as caught:
+        _client(server, FakeClock()).parse(tmp_path / "x.pdf", "pdf", OPTIONS)
+    assert TOKEN not in str(caught.value)
