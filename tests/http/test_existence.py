@@ -15,6 +15,8 @@ from tests.http.test_documents_and_model_configs import SEED_TASK, TEXT, _defaul
 
 CONFIGS = "/api/v1/users/{user}/model-configs/embedding"
 
+TENANT_BUCKET = "sources"  # a tenant bucket of the default settings (RAGLINE_TENANT_BUCKETS)
+
 
 def _task(user: int, task_id: str, doc: int, key: str, **changes: Any) -> dict[str, Any]:
     return {
@@ -24,8 +26,11 @@ def _task(user: int, task_id: str, doc: int, key: str, **changes: Any) -> dict[s
         "original_file_id": doc,
         "file_type": "txt",
         "source_filename": "tea.txt",
+        "source_bucket": TENANT_BUCKET,
         "source_object_key": key,
+        "md_bucket": TENANT_BUCKET,
         "md_object_key": f"{user}/parsed/{task_id}.md",
+        "image_bucket": TENANT_BUCKET,
         "image_prefix": f"{user}/images/{task_id}/",
         **changes,
     }
@@ -35,8 +40,8 @@ def _upload(client: TestClient, key: str) -> None:
     storage = client.app.state.container.storage()  # type: ignore[attr-defined]
 
     async def upload() -> None:
-        await storage.ensure_bucket(SEED_TASK["source_bucket"])
-        await storage.put_bytes(SEED_TASK["source_bucket"], key, TEXT.encode())
+        await storage.ensure_bucket(TENANT_BUCKET)
+        await storage.put_bytes(TENANT_BUCKET, key, TEXT.encode())
 
     asyncio.run(upload())
 

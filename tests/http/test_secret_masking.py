@@ -51,8 +51,9 @@ def _submit(client: TestClient, task_id: str) -> dict[str, Any]:
     storage = client.app.state.container.storage()  # type: ignore[attr-defined]
 
     async def upload() -> None:
-        await storage.ensure_bucket(SEED_TASK["source_bucket"])
-        await storage.put_bytes(SEED_TASK["source_bucket"], key, TEXT.encode())
+        await storage.ensure_bucket("sources")
+        await storage.ensure_bucket("markdown")
+        await storage.put_bytes("sources", key, TEXT.encode())
 
     asyncio.run(upload())
     task = {
@@ -61,8 +62,11 @@ def _submit(client: TestClient, task_id: str) -> dict[str, Any]:
         "user_id": 1001,
         "file_type": "txt",
         "source_filename": "tea.txt",
+        "source_bucket": "sources",  # the tenant buckets of the default settings
         "source_object_key": key,
+        "md_bucket": "markdown",
         "md_object_key": f"1001/parsed/{task_id}.md",
+        "image_bucket": "markdown",
         "image_prefix": f"1001/images/{task_id}/",
     }
     response = client.post("/api/v1/parser/task/submit", json=task, headers=bearer(ALICE_TOKEN))
@@ -99,7 +103,7 @@ def test_a_users_key_echoed_by_the_model_server_is_masked_everywhere(
     run = _submit(client, f"echo-{status}-{padding}")
 
     # the server really was sent the key and really echoed it
-    assert echoing_server.requests
+    assert echoing_server.requests, run["failure_reason"]
     assert echoing_server.requests[-1]["authorization"] == f"Bearer {KEY}"
     assert run["pipeline_status"] == "FAILED" and run["failed_stage"] == "VECTORIZING", run
     assert f"HTTP {status}" in run["failure_reason"], run

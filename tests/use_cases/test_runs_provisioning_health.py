@@ -9,7 +9,7 @@ import pytest
 
 from ragline.adapters.inprocess_bus.endpoints import InProcessEndpoints
 from ragline.adapters.task_consumer import Worker
-from ragline.application.access import Caller
+from ragline.application.access import Caller, ReferencePolicy
 from ragline.application.health import CheckHealth, adapter_probes
 from ragline.application.pipeline.outbox_relay import OutboxRelay
 from ragline.application.ports.embedder_resolver import UnusableEmbeddingConfig
@@ -17,7 +17,7 @@ from ragline.application.provisioning import DefaultEmbedding, ProvisionEmbeddin
 from ragline.application.runs import ListRuns, RetryRun, RunNotFound, RunNotRetryable
 from ragline.application.tasks import TaskStatus, next_retry_task_id
 from ragline.domain.parse_run import PipelineStatus
-from tests.fakes.harness import Harness
+from tests.fakes.harness import MD_BUCKET, SOURCE_BUCKET, Harness
 from tests.fakes.messaging import FakeDelivery
 
 OPERATOR = Caller.service()
@@ -96,16 +96,20 @@ async def test_retry_refuses_what_it_cannot_build(h: Harness) -> None:
 
 
 async def test_another_tenants_run_is_not_found_exactly_like_a_missing_one(h: Harness) -> None:
-    task = h.task(upload=False)  # user 7's FAILED run: retryable, by user 7 only
+    task = h.task(  # user 7's FAILED run: retryable, by user 7 only
+        upload=False, source_object_key="7/doc-100.txt", md_object_key="7/doc-100.md"
+    )
     await h.pipeline.handle(task)
-    retry = _retry_run(h, InProcessEndpoints("tasks", "results"))
+    bus = InProcessEndpoints("tasks", "results")
+    tenants = ReferencePolicy.of({SOURCE_BUCKET, MD_BUCKET})  # user 7 names its own keys
+    retry = RetryRun(h.db, bus.task_publisher(), bus.result_reader, h.wire, tenants)
     with pytest.raises(RunNotFound) as theirs:
         await retry.retry_task(Caller.tenant(8), task.task_id)
     with pytest.raises(RunNotFound) as missing:
         await retry.retry_task(Caller.tenant(8), "x" * len(task.task_id))
     assert str(theirs.value).replace(task.task_id, "x" * len(task.task_id)) == str(missing.value)
     assert (await retry.retry_task(Caller.tenant(7), task.task_id)).previous_task_id == task.task_id
-    assert (await retry.retry_task(task.task_id)).previous_task_id == task.task_id  # the service
+    assert (await retry.retry_task(OPERATOR, task.task_id)).previous_task_id == task.task_id
 
 
 async def test_a_retry_whose_task_id_is_taken_is_refused_at_once(h: Harness) -> None:
@@ -115,7 +119,7 @@ async def test_a_retry_whose_task_id_is_taken_is_refused_at_once(h: Harness) -> 
     await h.pipeline.handle(squatter)  # another tenant took the retry's id first
     retry = _retry_run(h, InProcessEndpoints("tasks", "results"))
     with pytest.raises(RunNotRetryable, match=r"task_id .*-r1 is already taken"):
-        await retry(task.task_id, timeout_seconds=5)
+        await retry(OPERATOR, task.task_id, timeout_seconds=5)
 
 
 async def test_provisioning_stores_the_default_once_and_keeps_an_existing_config(
