@@ -193,6 +193,7 @@ class Container(containers.DeclarativeContainer):
         embedders=embedders,
         tuning=search_tuning,
         reranker=reranker,
+        metrics=metrics,
     )
     evaluate_retrieval = providers.Factory(EvaluateRetrieval, search=hybrid_search)
     list_runs = providers.Factory(ListRuns, uow_factory=uow_factory)

@@ -216,6 +216,13 @@ class Settings(BaseSettings):
         le=100,
         description="Top candidates the chat model (llm_base_url) re-orders; 0 = off.",
     )
+    search_retriever_timeout: float = Field(
+        10.0,
+        gt=0,
+        le=300,
+        description="Seconds one retriever's index may take; past it, search answers without "
+        "it (`degraded`).",
+    )
     chunk_plan: str = Field(
         "default", description="Chunk plan preset (see `ragline chunk --plan`)."
     )

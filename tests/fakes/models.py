@@ -43,6 +43,7 @@ class FakeEmbedder:
         return [_unit(t, self.output_dimension) for t in texts]
 
     def embed_queries(self, texts: Sequence[str]) -> list[list[float]]:
+        self.faults.check("embedder.embed_queries")
         return [_unit(t, self.output_dimension) for t in texts]
 
     def embed_query(self, text: str) -> list[float]:
