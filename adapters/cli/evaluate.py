@@ -16,8 +16,13 @@ from rich.console import Console
 from rich.table import Table
 
 from ragline.adapters.cli.app import DATA_DIR_OPTION, app, provided, run_session
-from ragline.application.evaluation import RANKINGS, EvaluationReport, GoldQuestion
-from ragline.application.search.use_case import NoEmbeddingConfig
+from ragline.application.evaluation import (
+    RANKINGS,
+    DegradedEvaluation,
+    EvaluationReport,
+    GoldQuestion,
+)
+from ragline.application.search.use_case import NoEmbeddingConfig, SearchUnavailable
 
 console = Console()
 
@@ -147,6 +152,9 @@ def evaluate(
         raise typer.BadParameter(
             f"user {user} has indexed nothing (no EMBEDDING model): ingest first"
         ) from error
+    except (DegradedEvaluation, SearchUnavailable) as error:
+        Console(stderr=True).print(f"[red]cannot evaluate: {error}[/red]")
+        raise typer.Exit(1) from None
     if as_json:
         sys.stdout.write(json.dumps(report_json(report), ensure_ascii=False) + "\n")
     else:

@@ -21,7 +21,7 @@ from ragline.application.provisioning import (
     UserModelConfigs,
 )
 
-console = Console()
+console = Console(stderr=True)
 models = typer.Typer(
     help="A user's default EMBEDDING and CHAT model configs.", no_args_is_help=True
 )
@@ -86,8 +86,8 @@ def set_embedding(
     clear_api_key: bool = CLEAR_KEY,
     data_dir: Path | None = DATA_DIR_OPTION,
 ) -> None:
-    """Set the user's default EMBEDDING config (refused while the user has vectors of
-    another dimension)."""
+    """Set the user's default EMBEDDING config, once the model answered a probe with vectors
+    of --dimension (refused while the user has vectors of another dimension)."""
     config = EmbeddingConfig(user, provider, model, dimension, base_url, api_key or None)
     view = _call(ctx, data_dir, "set_embedding", config, clear_api_key=clear_api_key)
     _print(view_json(view))

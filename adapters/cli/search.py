@@ -13,9 +13,15 @@ from rich.panel import Panel
 
 from ragline.adapters.cli.app import DATA_DIR_OPTION, app, provided, run_session
 from ragline.application.search.tuning import RETRIEVERS
-from ragline.application.search.use_case import NoEmbeddingConfig, SearchHit
+from ragline.application.search.use_case import (
+    NoEmbeddingConfig,
+    SearchAnswer,
+    SearchHit,
+    SearchUnavailable,
+)
 
 console = Console()
+err = Console(stderr=True)
 
 
 def explanation(hit: SearchHit) -> dict[str, Any]:
@@ -110,32 +116,55 @@ def search(
         raise typer.BadParameter("give a QUERY or --batch FILE (not both)")
     container = ctx.obj.get()
 
-    def search_many(texts: list[str]) -> list[list[SearchHit]]:
-        async def main() -> list[list[SearchHit]]:
+    def search_many(texts: list[str]) -> list[SearchAnswer]:
+        async def main() -> list[SearchAnswer]:
             hybrid_search = await provided(container.hybrid_search)
             try:
-                answers: list[list[SearchHit]] = await hybrid_search.search_many(
+                answers: list[SearchAnswer] = await hybrid_search.search_many(
                     texts, user, dataset, top_k
                 )
             except NoEmbeddingConfig:  # nothing of this user's was ever embedded: no hits
-                return [[] for _ in texts]
+                return [SearchAnswer([]) for _ in texts]
             return answers
 
-        return run_session(container, main)
+        try:
+            answers = run_session(container, main)
+        except SearchUnavailable as error:
+            err.print(f"[red]search unavailable: {error}[/red]")
+            raise typer.Exit(1) from None
+        _say_degraded(answers)
+        return answers
 
     if batch is not None:
         with sys.stdin if str(batch) == "-" else batch.open(encoding="utf-8") as handle:
             queries = _read_batch(handle)
         answers = search_many([q for _, q in queries])
-        for (query_id, _), hits in zip(queries, answers, strict=True):
-            line = {"id": query_id, "hits": [hit_json(h, explain) for h in hits]}
+        for (query_id, _), answer in zip(queries, answers, strict=True):
+            line = {
+                "id": query_id,
+                "hits": [hit_json(h, explain) for h in answer.hits],
+                "degraded": list(answer.degraded),
+            }
             sys.stdout.write(json.dumps(line, ensure_ascii=False) + "\n")
         return
     assert query is not None  # narrows for mypy  # nosec B101
-    hits = search_many([query])[0]
+    [answer] = search_many([query])
     if as_json:
-        shown = {"hits": [hit_json(h, explain) for h in hits]}
+        shown = {
+            "hits": [hit_json(h, explain) for h in answer.hits],
+            "degraded": list(answer.degraded),
+        }
         sys.stdout.write(json.dumps(shown, ensure_ascii=False))
         sys.stdout.write("\n")
     else:
-        _show(query, hits, explain)
+        _show(query, answer.hits, explain)
+
+
+def _say_degraded(answers: list[SearchAnswer]) -> None:
+    """On stderr, so stdout stays the answer: which retrievers failed (their engine is down)."""
+    missing = [name for name in RETRIEVERS if any(name in a.degraded for a in answers)]
+    if missing:
+        err.print(
+            f"[yellow]search degraded: {', '.join(missing)} unavailable; "
+            "hits come from the other retrievers[/yellow]"
+        )

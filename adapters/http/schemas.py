@@ -121,6 +121,12 @@ class Hit(BaseModel):
 
 class SearchAnswer(BaseModel):
     hits: list[Hit]
+    degraded: list[str] = Field(
+        default_factory=list,
+        description="Retrievers (dense, sparse, bm25) that failed, so the hits come from the "
+        "others; empty when every retriever answered.",
+        examples=[["bm25"]],
+    )
 
 
 class ChunkPreviewText(BaseModel):

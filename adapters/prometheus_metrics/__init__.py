@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from prometheus_client import Counter, Gauge, Histogram
 
@@ -35,6 +35,17 @@ OUTBOX_ROWS = Gauge(
     ["status"],
 )
 RELAYED = Counter("ragline_outbox_results_total", "Outbox rows handled by the relay", ["outcome"])
+SEARCHES = Counter(
+    "ragline_searches_total",
+    "Search queries by outcome (complete; degraded: some retriever failed; unavailable: none "
+    "answered, HTTP 503)",
+    ["outcome"],
+)
+RETRIEVER_FAILURES = Counter(
+    "ragline_search_retriever_failures_total",
+    "Search queries one retriever (dense, sparse, bm25) failed to answer",
+    ["retriever"],
+)
 
 
 class PrometheusMetrics:
@@ -66,3 +77,8 @@ class PrometheusMetrics:
     def outbox_rows(self, counts: Mapping[str, int]) -> None:
         for status, count in counts.items():
             OUTBOX_ROWS.labels(status).set(count)
+
+    def search_answered(self, outcome: str, missing: Sequence[str]) -> None:
+        SEARCHES.labels(outcome).inc()
+        for retriever in missing:
+            RETRIEVER_FAILURES.labels(retriever).inc()

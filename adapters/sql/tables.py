@@ -7,6 +7,8 @@ one column group per stage as in the source design), chunk (chunk truth rows), m
 parse_batch (the parse cache: what was parsed, at which tier, which pages),
 parse_plan_lock (one row per (sha256, tier), locked while a request is planned) and
 parse_holding (which user holds which bytes: who may see their batches).
+The views the Java side reads (document_parsed_log, document_parse_pipeline) are created by
+migration 0008_java_views; this metadata holds tables only.
 """
 
 from __future__ import annotations
@@ -101,6 +103,8 @@ parsed_log = Table(
     Column("source_bucket", String(BUCKET), nullable=True),
     Column("source_object_key", String(OBJECT_KEY), nullable=True),
     UniqueConstraint("task_id"),
+    # the business side follows a retry chain by it (view document_parsed_log, 0008)
+    Index(None, "retry_of_task_id"),
     **MYSQL_TABLE_ARGS,
 )
 

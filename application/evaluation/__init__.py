@@ -2,10 +2,18 @@
 
 from ragline.application.evaluation.use_case import (
     RANKINGS,
+    DegradedEvaluation,
     EvaluateRetrieval,
     EvaluationReport,
     GoldQuestion,
     Miss,
 )
 
-__all__ = ["RANKINGS", "EvaluateRetrieval", "EvaluationReport", "GoldQuestion", "Miss"]
+__all__ = [
+    "RANKINGS",
+    "DegradedEvaluation",
+    "EvaluateRetrieval",
+    "EvaluationReport",
+    "GoldQuestion",
+    "Miss",
+]

@@ -22,6 +22,11 @@ RANKINGS = (*RETRIEVERS, FUSED, FINAL)
 BATCH = 32  # questions embedded and traced per call
 
 
+class DegradedEvaluation(RuntimeError):
+    """A retriever failed during the evaluation: its figures (and the fused ones) would be
+    those of a degraded search, not of search."""
+
+
 @attrs.frozen
 class GoldQuestion:
     """One question and how to recognise its answer (exactly one of the three ways)."""
@@ -111,6 +116,11 @@ class EvaluateRetrieval:
                 [q.query for q in batch], user_id, dataset_id, top_k
             )
             for question, trace in zip(batch, traces, strict=True):
+                if trace.degraded:
+                    raise DegradedEvaluation(
+                        f"{', '.join(trace.degraded)} did not answer (question {question.id}): "
+                        "evaluate when every retriever answers"
+                    )
                 found = _found_per_ranking(question, trace)
                 for name, ranks in found.items():
                     per[name].append(score_ranking(ranks, question.relevant))

@@ -23,3 +23,11 @@ class EmbedderResolver(Protocol):
         """The embedder for `config`. Raises UnusableEmbeddingConfig for a configuration that
         cannot work, EmbedderUnavailable when the model cannot be loaded or reached."""
         ...
+
+    async def probe(self, config: EmbeddingConfig) -> int:
+        """Embed one text with `config`'s model, once (no retries, a short deadline), before
+        the config is stored: the length of the vector it returns, whatever `config.dimension`
+        says. Raises UnusableEmbeddingConfig (cannot work: unknown provider, a model the
+        provider does not serve, no base_url) or EmbedderUnavailable (cannot be loaded or
+        reached; the message says why, never the api_key)."""
+        ...

@@ -1,11 +1,12 @@
-"""PipelineMetrics port: what the pipeline reports as it works (Prometheus in production).
+"""PipelineMetrics port: what the pipeline (and search) reports as it works (Prometheus in
+production).
 
 Calls are cheap and never fail the work; `NO_METRICS` reports nothing (tests, tools).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 
@@ -42,6 +43,11 @@ class PipelineMetrics(Protocol):
         """How many outbox rows each status has now (PENDING: owed, DEAD: given up)."""
         ...
 
+    def search_answered(self, outcome: str, missing: Sequence[str]) -> None:
+        """One search query: `complete`, `degraded` (answered without the `missing`
+        retrievers, which failed) or `unavailable` (none answered)."""
+        ...
+
 
 class NoMetrics:
     def run_finished(self, status: str, failure_code: str | None) -> None:
@@ -66,6 +72,9 @@ class NoMetrics:
         return None
 
     def outbox_rows(self, counts: Mapping[str, int]) -> None:
+        return None
+
+    def search_answered(self, outcome: str, missing: Sequence[str]) -> None:
         return None
 
 

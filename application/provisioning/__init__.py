@@ -7,6 +7,7 @@ from ragline.application.provisioning.model_configs import (
     ManageModelConfigs,
     ModelConfigRefused,
     ModelConfigView,
+    ModelUnusable,
     UserModelConfigs,
 )
 
@@ -16,6 +17,7 @@ __all__ = [
     "ManageModelConfigs",
     "ModelConfigRefused",
     "ModelConfigView",
+    "ModelUnusable",
     "ProvisionEmbedding",
     "UserModelConfigs",
 ]

@@ -1,8 +1,10 @@
 """DefaultEmbedding and ProvisionEmbedding: the model embedded mode provisions per user.
 
 A business deployment stores per-user configs (an OpenAI-compatible provider with an
-encrypted API key); a laptop has none, so the first ingest or search of a user stores the
-default the settings name.
+encrypted API key); a laptop has none, so the first `ragline ingest` of a user stores the
+default the settings name. Nothing else provisions: a worker or the HTTP API answers a user
+without a config LLM_CONFIG_MISSING (seed 000, LINK-91: EMBEDDING is required, no system
+fallback on the write path), so the business side asks its user to configure a model.
 """
 
 from __future__ import annotations

@@ -11,12 +11,20 @@ nor delete it (the next config could then name any dimension): their vectors wer
 with the current dimension, and search and every resumed run would embed with the new one.
 Delete the user's documents first (DeleteDocument), then change the model and ingest again.
 Vectors and the config are checked in the same unit of work as the write.
+
+An EMBEDDING config is probed before it is stored (`EmbedderResolver.probe`: one text, once):
+a model that cannot be built or reached, or whose vectors have another length than
+`dimension`, is refused (ModelUnusable, HTTP 422) instead of failing every run later with
+LLM_CONFIG_MISSING or EMBEDDING_DIMENSION_UNSUPPORTED. The probe runs outside any unit of
+work (it may wait on the network), after the dimension guard has had its say.
 """
 
 from __future__ import annotations
 
 import attrs
 
+from ragline.application.ports.embedder import EmbedderUnavailable, EmbeddingDimensionMismatch
+from ragline.application.ports.embedder_resolver import EmbedderResolver, UnusableEmbeddingConfig
 from ragline.application.ports.unit_of_work import (
     ChatConfig,
     EmbeddingConfig,
@@ -34,6 +42,16 @@ class ModelConfigRefused(ValueError):
 
 class DimensionChangeRefused(ModelConfigRefused):
     """The user has vectors of the current dimension (SPEC §3)."""
+
+
+class ModelUnusable(ModelConfigRefused):
+    """The probe of the model failed: `field` is `dimension` (the model returns vectors of
+    another length) or `model` (it cannot be built or reached as configured)."""
+
+    def __init__(self, field: str, reason: str) -> None:
+        self.field = field
+        self.reason = reason
+        super().__init__(f"{field}: {reason}")
 
 
 @attrs.frozen
@@ -92,6 +110,10 @@ def _check(config: EmbeddingConfig | ChatConfig) -> None:
         raise ModelConfigRefused("dimension must be between 1 and 65536")
 
 
+def _switch(current: EmbeddingConfig, config: EmbeddingConfig) -> str:
+    return f"switching from dimension {current.dimension} to {config.dimension}"
+
+
 async def _guard_vectors(uow: UnitOfWork, user_id: str, what: str) -> None:
     vectors = await uow.chunks.count_user_vectors(user_id)
     if vectors:
@@ -103,8 +125,9 @@ async def _guard_vectors(uow: UnitOfWork, user_id: str, what: str) -> None:
 
 
 class ManageModelConfigs:
-    def __init__(self, uow_factory: UnitOfWorkFactory) -> None:
+    def __init__(self, uow_factory: UnitOfWorkFactory, embedders: EmbedderResolver) -> None:
         self._uow_factory = uow_factory
+        self._embedders = embedders
 
     async def set_embedding(
         self, config: EmbeddingConfig, *, clear_api_key: bool = False
@@ -113,16 +136,36 @@ class ManageModelConfigs:
         async with self._uow_factory() as uow:
             current = await uow.model_configs.default_embedding(config.user_id)
             if current is not None and current.dimension != config.dimension:
-                await _guard_vectors(
-                    uow,
-                    config.user_id,
-                    f"switching from dimension {current.dimension} to {config.dimension}",
-                )
-            if config.api_key is None and not clear_api_key and current is not None:
-                config = attrs.evolve(config, api_key=current.api_key)
+                await _guard_vectors(uow, config.user_id, _switch(current, config))
+        if config.api_key is None and not clear_api_key and current is not None:
+            config = attrs.evolve(config, api_key=current.api_key)
+        await self._probe(config)
+        async with self._uow_factory() as uow:
+            current = await uow.model_configs.default_embedding(config.user_id)
+            if current is not None and current.dimension != config.dimension:
+                await _guard_vectors(uow, config.user_id, _switch(current, config))
             await uow.model_configs.put_default_embedding(config)
             await uow.commit()
         return view_of(config)
+
+    async def _probe(self, config: EmbeddingConfig) -> None:
+        """Refuse a model that cannot give this config's vectors (what is wrong, no key)."""
+        try:
+            dimension = await self._embedders.probe(config)
+        except EmbeddingDimensionMismatch as error:  # a model that checks its own output
+            dimension = error.actual
+        except UnusableEmbeddingConfig as error:
+            raise ModelUnusable("model", f"{config.provider} {config.model}: {error}") from None
+        except EmbedderUnavailable as error:
+            raise ModelUnusable(
+                "model", f"{config.provider} {config.model} cannot be reached: {error}"
+            ) from None
+        if dimension != config.dimension:
+            raise ModelUnusable(
+                "dimension",
+                f"{config.dimension} given, but {config.provider} {config.model} returns "
+                f"{dimension}-dimensional vectors",
+            )
 
     async def set_chat(self, config: ChatConfig, *, clear_api_key: bool = False) -> ModelConfigView:
         _check(config)

@@ -36,10 +36,14 @@ class SearchTuning:
     """Drop a hit whose text (whitespace and case aside) another, better hit already shows."""
     rerank_depth: int = 0
     """With a re-ranker configured: how many of the top candidates it re-orders."""
+    retriever_timeout: float = 10.0
+    """Seconds one retriever's index may take; past it the answer leaves it out (degraded)."""
 
     def __attrs_post_init__(self) -> None:
         if self.candidates_per_retriever < 1 or self.rrf_k < 1 or self.rerank_depth < 0:
             raise ValueError("candidates_per_retriever and rrf_k must be >= 1, rerank_depth >= 0")
+        if not self.retriever_timeout > 0:
+            raise ValueError("retriever_timeout must be > 0 seconds")
         if self.fusion not in FUSIONS:
             raise ValueError(f"fusion is one of {FUSIONS}")
         if set(self.weights) - set(RETRIEVERS) or any(w < 0 for w in self.weights.values()):

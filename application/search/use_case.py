@@ -8,6 +8,12 @@ parents from their children, drop duplicate texts and let a re-ranker re-order t
 
 `trace_many` gives what each retriever ranked, hydrated, besides the final hits: the input
 of `ragline eval`, so evaluation measures this very code rather than a copy of it.
+
+A retriever whose engine is out of reach (its port's error: the vector index, the keyword
+index, the embedding model for dense; or no answer within `retriever_timeout`) does not
+cost the user the others' hits: the answer names it in `degraded` and the metrics count it.
+A bug (any other exception) still raises; with no retriever answering, SearchUnavailable
+(HTTP 503).
 """
 
 from __future__ import annotations
@@ -15,19 +21,20 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 
 import attrs
 
 from ragline.application.pipeline.errors import describe
-from ragline.application.ports.embedder import Embedder
-from ragline.application.ports.embedder_resolver import EmbedderResolver
-from ragline.application.ports.keyword_index import KeywordIndex
+from ragline.application.ports.embedder import EmbedderError
+from ragline.application.ports.embedder_resolver import EmbedderResolver, UnusableEmbeddingConfig
+from ragline.application.ports.keyword_index import KeywordHit, KeywordIndex, KeywordIndexError
+from ragline.application.ports.metrics import NO_METRICS, PipelineMetrics
 from ragline.application.ports.reranker import Reranker, RerankFailed
 from ragline.application.ports.sparse_encoder import SparseEncoder
 from ragline.application.ports.tokenizer import Tokenizer
 from ragline.application.ports.unit_of_work import ChunkRecord, UnitOfWork, UnitOfWorkFactory
-from ragline.application.ports.vector_index import VectorIndex
+from ragline.application.ports.vector_index import VectorHit, VectorIndex, VectorIndexError
 from ragline.application.search.evidence import by_parent, dedupe
 from ragline.application.search.fusion import reciprocal_rank_fusion, score_fusion
 from ragline.application.search.tuning import RETRIEVERS, SearchTuning
@@ -38,8 +45,24 @@ CANDIDATES_PER_RETRIEVER = SearchTuning().candidates_per_retriever
 FUSED = "fused"
 
 
+OUTAGES: Mapping[str, tuple[type[Exception], ...]] = {
+    "dense": (VectorIndexError, EmbedderError, UnusableEmbeddingConfig),
+    "sparse": (VectorIndexError,),
+    "bm25": (KeywordIndexError,),
+}
+"""The errors that mean a retriever cannot answer now (its engine or model), not a bug."""
+
+
 class NoEmbeddingConfig(LookupError):
     """The user has no EMBEDDING configuration, so nothing of theirs can have been indexed."""
+
+
+class SearchUnavailable(Exception):
+    """No retriever could answer (every engine out of reach): nothing to degrade to."""
+
+    def __init__(self, missing: Sequence[str]) -> None:
+        self.missing = tuple(missing)
+        super().__init__(f"no retriever answered ({', '.join(self.missing)} unavailable)")
 
 
 @attrs.frozen
@@ -59,12 +82,22 @@ class SearchHit:
 
 
 @attrs.frozen
+class SearchAnswer:
+    """One query's final hits; `degraded` names the retrievers that failed (RETRIEVERS order),
+    so the hits come from the others."""
+
+    hits: list[SearchHit]
+    degraded: tuple[str, ...] = ()
+
+
+@attrs.frozen
 class SearchTrace:
     """One query's rankings: each retriever's and the fused candidates, then the final hits."""
 
     query: str
     rankings: Mapping[str, list[SearchHit]]  # "dense", "sparse", "bm25", "fused"
     hits: list[SearchHit]
+    degraded: tuple[str, ...] = ()
 
 
 @attrs.frozen
@@ -81,6 +114,8 @@ class _Candidates:
     fused: list[tuple[str, float]]
     parents: Mapping[str, str | None] = attrs.field(factory=dict)
     """Parent ids the vector points carry (BM25 hits carry none)."""
+    missing: tuple[str, ...] = ()
+    """The retrievers that failed (their lists are empty)."""
 
     @property
     def ids(self) -> dict[str, list[str]]:
@@ -101,6 +136,7 @@ class HybridSearch:
         embedders: EmbedderResolver,
         tuning: SearchTuning | None = None,
         reranker: Reranker | None = None,
+        metrics: PipelineMetrics = NO_METRICS,
     ) -> None:
         self._uow_factory = uow_factory
         self._vectors = vectors
@@ -110,16 +146,18 @@ class HybridSearch:
         self._embedders = embedders
         self.tuning = tuning or SearchTuning()
         self._reranker = reranker
+        self._metrics = metrics
 
     async def search_many(
         self, queries: Sequence[str], user_id: str, dataset_id: str, top_k: int
-    ) -> list[list[SearchHit]]:
+    ) -> list[SearchAnswer]:
         """Answer `queries` in order; the dense model embeds them in one batch."""
         vectors = await self._embed(queries, user_id)
-        answers: list[list[SearchHit]] = []
+        answers: list[SearchAnswer] = []
         for query, vector in zip(queries, vectors, strict=True):
             candidates = await self._candidates(query, vector, user_id, dataset_id, top_k)
-            answers.append(await self._final(query, candidates, user_id, dataset_id, top_k))
+            hits = await self._final(query, candidates, user_id, dataset_id, top_k)
+            answers.append(SearchAnswer(hits, candidates.missing))
         return answers
 
     async def trace_many(
@@ -145,22 +183,24 @@ class HybridSearch:
                 attrs.evolve(hydrated[i], score=s) for i, s in candidates.fused if i in hydrated
             ]
             final = await self._final(query, candidates, user_id, dataset_id, top_k)
-            traces.append(SearchTrace(query, rankings, final))
+            traces.append(SearchTrace(query, rankings, final, candidates.missing))
         return traces
 
-    async def _embed(self, queries: Sequence[str], user_id: str) -> list[list[float]]:
+    async def _embed(self, queries: Sequence[str], user_id: str) -> list[list[float] | None]:
+        """The query vectors; `None` each when the dense model cannot be had or reached."""
         async with self._uow_factory() as uow:
-            embedder = await self._resolve(uow, user_id)
-        return await asyncio.to_thread(embedder.embed_queries, list(queries))
-
-    async def _resolve(self, uow: UnitOfWork, user_id: str) -> Embedder:
-        config = await uow.model_configs.default_embedding(user_id)
+            config = await uow.model_configs.default_embedding(user_id)
         if config is None:
             raise NoEmbeddingConfig(f"user {user_id} has no default EMBEDDING model")
-        return await self._embedders.resolve(config)
+        try:
+            embedder = await self._embedders.resolve(config)
+            return list(await asyncio.to_thread(embedder.embed_queries, list(queries)))
+        except OUTAGES["dense"] as error:
+            log.warning("search without the dense retriever: %s", error)
+            return [None] * len(queries)
 
     async def _candidates(
-        self, query: str, vector: list[float], user_id: str, dataset_id: str, top_k: int
+        self, query: str, vector: list[float] | None, user_id: str, dataset_id: str, top_k: int
     ) -> _Candidates:
         if not query.strip():
             return _Candidates({name: [] for name in RETRIEVERS}, [])
@@ -168,17 +208,42 @@ class HybridSearch:
         pool = top_k * tuning.candidates_per_retriever
         sparse_query = self._sparse.encode_query(query)
         tokens = self._tokenizer.tokenize(query)
-        dense = self._vectors.query_dense(user_id, dataset_id, vector, pool)
-        sparse = self._vectors.query_sparse(user_id, dataset_id, sparse_query, pool)
-        bm25 = self._keywords.search(user_id, dataset_id, tokens, pool)
-        dense_hits, sparse_hits, keyword_hits = await asyncio.gather(dense, sparse, bm25)
-        scored = {
-            "dense": [(h.chunk_id, h.score) for h in dense_hits],
-            "sparse": [(h.chunk_id, h.score) for h in sparse_hits],
-            "bm25": [(h.chunk_id, h.score) for h in keyword_hits],
+        calls: dict[str, Awaitable[Sequence[VectorHit | KeywordHit]]] = {
+            "sparse": self._vectors.query_sparse(user_id, dataset_id, sparse_query, pool),
+            "bm25": self._keywords.search(user_id, dataset_id, tokens, pool),
         }
-        parents = {h.chunk_id: h.payload.parent_id for h in (*dense_hits, *sparse_hits)}
-        return _Candidates(scored, fuse(scored, tuning), parents)
+        if vector is not None:
+            calls["dense"] = self._vectors.query_dense(user_id, dataset_id, vector, pool)
+        deadline = tuning.retriever_timeout
+        answered = await asyncio.gather(
+            *(asyncio.wait_for(call, deadline) for call in calls.values()), return_exceptions=True
+        )
+        found: dict[str, Sequence[VectorHit | KeywordHit]] = {}
+        for name, result in zip(calls, answered, strict=True):
+            if isinstance(result, TimeoutError):
+                log.warning("search without the %s retriever: no answer in %s s", name, deadline)
+            elif isinstance(result, OUTAGES[name]):
+                log.warning("search without the %s retriever: %s", name, result)
+            elif isinstance(result, BaseException):
+                raise result
+            else:
+                found[name] = result
+        missing = tuple(name for name in RETRIEVERS if name not in found)
+        self._report(missing)
+        scored = {name: [(h.chunk_id, h.score) for h in found.get(name, ())] for name in RETRIEVERS}
+        parents = {
+            h.chunk_id: h.payload.parent_id
+            for name in ("dense", "sparse")
+            for h in found.get(name, ())
+            if isinstance(h, VectorHit)
+        }
+        return _Candidates(scored, fuse(scored, tuning), parents, missing)
+
+    def _report(self, missing: tuple[str, ...]) -> None:
+        if len(missing) == len(RETRIEVERS):
+            self._metrics.search_answered("unavailable", missing)
+            raise SearchUnavailable(missing)
+        self._metrics.search_answered("degraded" if missing else "complete", missing)
 
     async def _final(
         self, query: str, candidates: _Candidates, user_id: str, dataset_id: str, top_k: int

@@ -175,7 +175,7 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
             t0 = time.perf_counter()
             answer = await search.search_many([query], USER, DATASET, args.top_k)
             total.append(time.perf_counter() - t0)
-            hits += len(answer[0])
+            hits += len(answer[0].hits)
         split = {k: _stats(v) for k, v in log.items()}
         log.clear()
         batched = None

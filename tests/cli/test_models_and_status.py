@@ -19,8 +19,10 @@ def run(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> tuple[
     return result.exit_code, result.stdout + (result.stderr if result.stderr_bytes else "")
 
 
-def test_models_set_show_delete_never_print_the_key(tmp_path: Path) -> None:
-    code, out = run(
+def test_models_set_show_delete_never_print_the_key(
+    tmp_path: Path, openai_embeddings_url: str
+) -> None:
+    code, out = run(  # an endpoint that answers: the config is probed before it is stored
         tmp_path,
         "models",
         "set-embedding",
@@ -29,11 +31,11 @@ def test_models_set_show_delete_never_print_the_key(tmp_path: Path) -> None:
         "--provider",
         "openai",
         "--model",
-        "text-embedding-3-small",
+        "multilingual-e5-small-q4",
         "--dimension",
-        "1536",
+        "384",
         "--base-url",
-        "http://127.0.0.1:9/v1",
+        openai_embeddings_url,
         env={"RAGLINE_MODEL_API_KEY": SECRET},
     )
     assert code == 0, out
@@ -45,7 +47,7 @@ def test_models_set_show_delete_never_print_the_key(tmp_path: Path) -> None:
     code, out = run(tmp_path, "models", "show", "--user", "42")
     assert code == 0, out
     shown = json.loads(out)
-    assert shown["embedding"]["dimension"] == 1536 and shown["embedding"]["api_key_set"]
+    assert shown["embedding"]["dimension"] == 384 and shown["embedding"]["api_key_set"]
     assert shown["chat"]["model"] == "gpt" and shown["chat"]["api_key_set"] is False
     assert SECRET not in out
     code, out = run(tmp_path, "models", "delete", "--user", "42", "--kind", "chat")

@@ -155,7 +155,8 @@ def search_json(data_dir: Path, query: str, *options: str) -> list[dict[str, Any
     done = run(data_dir, "search", query, "--json", *options)
     assert done.returncode == 0, done.explain()
     answer = json.loads(done.stdout)
-    assert set(answer) == {"hits"}, answer
+    assert set(answer) == {"hits", "degraded"}, answer
+    assert answer["degraded"] == [], answer  # every embedded retriever answers
     hits: list[dict[str, Any]] = answer["hits"]
     for hit in hits:
         assert_hit_shape(hit)
@@ -174,7 +175,8 @@ def search_batch(
     answers: list[tuple[str, list[dict[str, Any]]]] = []
     for line in done.stdout.splitlines():
         item = json.loads(line)
-        assert set(item) == {"id", "hits"}, item
+        assert set(item) == {"id", "hits", "degraded"}, item
+        assert item["degraded"] == [], item
         for hit in item["hits"]:
             assert_hit_shape(hit)
         answers.append((item["id"], item["hits"]))

@@ -14,7 +14,10 @@ def test_search_on_a_fresh_data_dir_answers_no_hits_per_query(tmp_path: Path) ->
     done = run(tmp_path / "data", "search", "--batch", "-", stdin_text=batch)
     assert done.returncode == 0, done.explain()
     answers = [json.loads(line) for line in done.stdout.splitlines()]
-    assert answers == [{"id": "first", "hits": []}, {"id": "7", "hits": []}]
+    assert answers == [
+        {"id": "first", "hits": [], "degraded": []},
+        {"id": "7", "hits": [], "degraded": []},
+    ]
 
 
 def test_ingest_of_a_missing_path_exits_2_and_says_so(tmp_path: Path) -> None:

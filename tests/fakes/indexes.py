@@ -127,6 +127,7 @@ class FakeVectorIndex:
         self, user_id: str, dataset_id: str, vector: Sequence[float], limit: int
     ) -> list[VectorHit]:
         """Exact cosine similarity over the scope."""
+        self.faults.check("vectors.query_dense")
         hits = [
             VectorHit(chunk_id, _cosine(p.vector, vector), p.payload)
             for chunk_id, p in self._in_scope(user_id, dataset_id)
@@ -138,6 +139,7 @@ class FakeVectorIndex:
         self, user_id: str, dataset_id: str, sparse: SparseVector, limit: int
     ) -> list[VectorHit]:
         """Plain dot product of the weights (no IDF); only points sharing a term are hits."""
+        self.faults.check("vectors.query_sparse")
         query = dict(zip(sparse.indices, sparse.values, strict=True))
         hits = []
         for chunk_id, p in self._in_scope(user_id, dataset_id):
@@ -198,6 +200,7 @@ class FakeKeywordIndex:
         self, user_id: str, dataset_id: str, tokens: Sequence[str], limit: int
     ) -> list[KeywordHit]:
         """Score = occurrences of the query's distinct tokens in the chunk (exact tokens)."""
+        self.faults.check("keywords.search")
         wanted = set(tokens)
         hits = []
         for d in self.entries.values():

@@ -43,6 +43,7 @@ class FakeEmbedder:
         return [_unit(t, self.output_dimension) for t in texts]
 
     def embed_queries(self, texts: Sequence[str]) -> list[list[float]]:
+        self.faults.check("embedder.embed_queries")
         return [_unit(t, self.output_dimension) for t in texts]
 
     def embed_query(self, text: str) -> list[float]:
@@ -57,6 +58,15 @@ class FakeEmbedderResolver:
         self.model_dimension: int | None = None
         self.output_dimension: int | None = None
         self.embedders: list[FakeEmbedder] = []
+        self.probed: list[EmbeddingConfig] = []
+
+    async def probe(self, config: EmbeddingConfig) -> int:
+        """The dimension the fake model returns (`model_dimension`, else the config's)."""
+        self.faults.check("embedders.probe")
+        self.probed.append(config)
+        if config.provider == "unknown":
+            raise UnusableEmbeddingConfig(f"unknown provider {config.provider!r}")
+        return self.model_dimension or config.dimension
 
     async def resolve(self, config: EmbeddingConfig) -> Embedder:
         self.faults.check("embedders.resolve")

@@ -49,10 +49,15 @@ def _index_a_text_file(client: TestClient, user: int, task_id: str, doc: int) ->
 
 
 def test_model_configs_are_written_by_a_service_and_read_by_their_owner_only(
-    client: TestClient,
+    client: TestClient, openai_embeddings_url: str
 ) -> None:
     secret = "sk-test-very-secret-0123456789"
-    body = {"provider": "openai", "model": "text-embedding-3-small", "dimension": 1536}
+    body = {  # an OpenAI-compatible endpoint that answers (the probe asks it once)
+        "provider": "openai",
+        "model": "multilingual-e5-small-q4",
+        "dimension": 384,
+        "base_url": openai_embeddings_url,
+    }
     url = CONFIGS.format(user="1001")
     # a user token may not write, not even its own
     assert client.put(f"{url}/embedding", json=body, headers=bearer(ALICE_TOKEN)).status_code == 403
@@ -66,7 +71,7 @@ def test_model_configs_are_written_by_a_service_and_read_by_their_owner_only(
     assert response.status_code == 200 and response.json()["dimension"] is None
     shown = client.get(url, headers=bearer(ALICE_TOKEN))
     assert shown.status_code == 200 and secret not in shown.text
-    assert shown.json()["embedding"]["dimension"] == 1536
+    assert shown.json()["embedding"]["dimension"] == 384
     assert shown.json()["chat"]["model"] == "gpt-4o-mini"
     assert client.get(url, headers=bearer(BOB_TOKEN)).status_code == 404  # not Bob's
     assert client.get(url).status_code == 401
@@ -158,7 +163,8 @@ def test_a_document_is_listed_guarded_deleted_everywhere_and_hidden_from_others(
     assert found["hits"] == []
     # the run stays as history
     assert client.get("/api/v1/runs/tea-1", headers=bearer(ALICE_TOKEN)).status_code == 200
-    # nothing indexed any more: the model may change
-    assert (
-        client.put(f"{url}/embedding", json=other, headers=bearer(SERVICE_TOKEN)).status_code == 200
-    )
+    # nothing indexed any more: the guard lets the dimension change (no 409); the probe
+    # still refuses a dimension the model does not return
+    changed = client.put(f"{url}/embedding", json=other, headers=bearer(SERVICE_TOKEN))
+    assert changed.status_code == 422, changed.text
+    assert changed.json()["detail"].startswith(f"dimension: {other['dimension']} given")

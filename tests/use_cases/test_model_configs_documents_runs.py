@@ -52,7 +52,7 @@ def _deleter(h: Harness) -> DeleteDocument:
 
 
 async def test_set_show_and_delete_both_kinds_without_ever_showing_the_key(h: Harness) -> None:
-    manage = ManageModelConfigs(h.db)
+    manage = ManageModelConfigs(h.db, h.embedders)
     view = await manage.set_embedding(
         EmbeddingConfig("u1", "openai", "text-embedding-3-small", 1536, "https://x/v1", "sk-1")
     )
@@ -88,11 +88,11 @@ async def test_set_show_and_delete_both_kinds_without_ever_showing_the_key(h: Ha
 )
 async def test_invalid_configs_are_refused(h: Harness, config: EmbeddingConfig) -> None:
     with pytest.raises(ModelConfigRefused):
-        await ManageModelConfigs(h.db).set_embedding(config)
+        await ManageModelConfigs(h.db, h.embedders).set_embedding(config)
 
 
 async def test_the_dimension_guard_holds_while_the_user_has_vectors(h: Harness) -> None:
-    manage = ManageModelConfigs(h.db)
+    manage = ManageModelConfigs(h.db, h.embedders)
     # no vectors yet: the dimension may change freely
     await manage.set_embedding(EmbeddingConfig("7", "fake", "fake-model", DIMENSION * 2))
     await manage.set_embedding(EmbeddingConfig("7", "fake", "fake-model", DIMENSION))

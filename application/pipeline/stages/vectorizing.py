@@ -1,7 +1,8 @@
 """VECTORIZING: dense vectors for every child chunk not yet dense SUCCESS (SPEC §3 stage 3).
 
 The embedder comes from the user's default EMBEDDING config: missing -> LLM_CONFIG_MISSING
-before any chunk status changes; a model whose output dimension differs from the config or
+before any chunk status changes (no system fallback: seed 000, LINK-91; the reason says how
+to set one); a model whose output dimension differs from the config or
 the collection -> EMBEDDING_DIMENSION_UNSUPPORTED.
 """
 
@@ -99,9 +100,7 @@ class VectorizingStage(PipelineStage):
         async with self.services.uow() as uow:
             config = await uow.model_configs.default_embedding(user_id)
         if config is None:
-            raise StageFailure(
-                FailureCode.LLM_CONFIG_MISSING, f"user {user_id} has no default EMBEDDING config"
-            )
+            raise StageFailure(FailureCode.LLM_CONFIG_MISSING, _no_config(user_id))
         try:
             embedder = await self.services.embedders.resolve(config)
         except UnusableEmbeddingConfig as error:
@@ -119,3 +118,11 @@ class VectorizingStage(PipelineStage):
                 FailureCode.EMBEDDING_DIMENSION_UNSUPPORTED, describe(error)
             ) from error
         return embedder
+
+
+def _no_config(user_id: str) -> str:
+    return (
+        f"user {user_id} has no default EMBEDDING config: set one with "
+        f"PUT /api/v1/users/{user_id}/model-configs/embedding or "
+        f"`ragline models set-embedding --user {user_id}` (a worker never provisions one)"
+    )
