@@ -27,13 +27,23 @@ class EchoingServer:
                 self.rfile.read(int(self.headers.get("Content-Length", "0")))
                 headers = {k.lower(): v for k, v in self.headers.items()}
                 outer.requests.append({**headers, "path": self.path})
-                status, padding = outer.route(self.path)
-                body = json.dumps(
-                    {
-                        "error": {"message": "x" * padding, "type": "invalid_request_error"},
-                        "you_sent": {"authorization": headers.get("authorization", "")},
-                    }
-                ).encode()
+                status, padding, well = outer.route(self.path)
+                prefix = self.path.strip("/").split("/")[0]
+                if sum(r["path"].strip("/").startswith(prefix) for r in outer.requests) <= well:
+                    # a model config is probed when it is written: answer that one well
+                    status, body = (
+                        200,
+                        json.dumps(
+                            {"data": [{"index": 0, "embedding": [0.1] * 8}], "model": "echo"}
+                        ).encode(),
+                    )
+                else:
+                    body = json.dumps(
+                        {
+                            "error": {"message": "x" * padding, "type": "invalid_request_error"},
+                            "you_sent": {"authorization": headers.get("authorization", "")},
+                        }
+                    ).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Retry-After", "0")
@@ -50,13 +60,14 @@ class EchoingServer:
         self._thread.start()
 
     @staticmethod
-    def route(path: str) -> tuple[int, int]:
-        """`/s401-p0/embeddings` -> (401, 0)."""
-        status, padding = path.strip("/").split("/")[0].split("-")
-        return int(status[1:]), int(padding[1:])
+    def route(path: str) -> tuple[int, int, int]:
+        """`/s401-p0-w1/embeddings` -> (401, 0, 1): the first request is answered well."""
+        status, padding, well = path.strip("/").split("/")[0].split("-")
+        return int(status[1:]), int(padding[1:]), int(well[1:])
 
-    def base_url(self, status: int, padding: int = 0) -> str:
-        return f"http://127.0.0.1:{self.port}/s{status}-p{padding}"
+    def base_url(self, status: int, padding: int = 0, well: int = 0) -> str:
+        """`well`: how many first requests get a good answer (a written config's probe)."""
+        return f"http://127.0.0.1:{self.port}/s{status}-p{padding}-w{well}"
 
     def close(self) -> None:
         self._server.shutdown()
