@@ -9,13 +9,13 @@ from typing import Any
 
 import typer
 from rich.console import Console
+from rich.measure import Measurement
 from rich.table import Table
+from rich.text import Text
 
 from ragline.adapters.cli.app import DATA_DIR_OPTION, app, provided, run_session
 from ragline.application.ports.unit_of_work import ParsedLog
 from ragline.domain.parse_run import ParseRun
-
-console = Console()
 
 
 def run_json(run: ParseRun, record: ParsedLog | None = None) -> dict[str, Any]:
@@ -66,27 +66,54 @@ def status(
 
     runs, records = run_session(container, main)
     if task_id is not None and not runs:
-        console.print(f"[red]no run with task_id {task_id}[/red]")
+        Console(stderr=True).print(f"[red]no run with task_id {task_id}[/red]")
         raise typer.Exit(1)
     if as_json:
         rows = [run_json(r, records.get(r.task_id)) for r in runs]
         sys.stdout.write(json.dumps(rows, ensure_ascii=False) + "\n")
         return
+    _show(runs, records, Console())
+
+
+COLUMNS = ("task_id", "status", "stages", "parsed by", "failure", "retry of")
+MARKS = {"SUCCESS": "✓", "FAILED": "✗", "PROCESSING": "…", "PENDING": "·"}
+
+
+def _cells(run: ParseRun, record: ParsedLog | None) -> tuple[str, ...]:
+    return (
+        run.task_id,
+        run.pipeline_status.value,
+        "".join(MARKS[state.status.value] for _, state in run.stages_in_order()),
+        _parsed_by(record),
+        " ".join(run.failure_reason.text.split()) if run.failure_reason else "",
+        run.retry_of_task_id or "",
+    )
+
+
+def _show(runs: list[ParseRun], records: dict[str, ParsedLog], console: Console) -> None:
+    """A pipe gets plain tab-separated rows; a terminal the table when it fits, else one
+    record per run. A task id is never cut (an id wider than the terminal folds)."""
+    rows = [_cells(run, records.get(run.task_id)) for run in runs]
+    if not console.is_terminal:
+        for row in (COLUMNS, *rows):
+            sys.stdout.write("\t".join(row) + "\n")
+        return
     table = Table(title="parse runs")
-    for column in ("task_id", "status", "stages", "parsed by", "failure", "retry of"):
-        table.add_column(column)
-    marks = {"SUCCESS": "✓", "FAILED": "✗", "PROCESSING": "…", "PENDING": "·"}
-    for run in runs:
-        stages = "".join(marks[state.status.value] for _, state in run.stages_in_order())
-        table.add_row(
-            run.task_id,
-            run.pipeline_status.value,
-            stages,
-            _parsed_by(records.get(run.task_id)),
-            run.failure_reason.text if run.failure_reason else "",
-            run.retry_of_task_id or "",
-        )
-    console.print(table)
+    for column in COLUMNS:
+        wide = column in ("task_id", "status", "stages", "retry of")
+        table.add_column(column, no_wrap=wide, overflow="fold")
+    for row in rows:
+        table.add_row(*row)
+    natural = Measurement.get(console, console.options.update_width(10_000), table).maximum
+    if natural <= console.width:
+        console.print(table)
+        return
+    for task_id, status, stages, parsed_by, failure, retry_of in rows:
+        console.print(Text(f"{task_id}  {status}  {stages}", overflow="fold"))
+        details = (("parsed by", parsed_by), ("failure", failure), ("retry of", retry_of))
+        for label, value in details:
+            if value:
+                console.print(Text(f"  {label}: {value}", overflow="fold"))
 
 
 def _parsed_by(record: ParsedLog | None) -> str:
