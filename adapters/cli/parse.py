@@ -5,7 +5,9 @@ batches) and, with `--json`, prints the response `POST /api/v1/parses` gives. `-
 on exactly the request's `wait_parse_ids` — running them in this process, sharing them with
 any `ragline worker`/`serve` on the same store — and then writes the Markdown; any failed
 batch fails the command (exit 1) even when older cached pages exist; after `--timeout` it
-lists the unfinished batches (exit 124). Without `--wait` the batches are left to the
+lists the unfinished batches (exit 124). With `--json` stdout is one JSON document whatever
+happens (the response, or with `--wait` the final state with the Markdown in `markdown` or
+the file in `output`), so it pipes into `jq`. Without `--wait` the batches are left to the
 workers (or to a later `ragline parse --wait`). The operator is the service: it sees every
 batch and records no holder (docs/security.md, "Parse cache visibility").
 """
@@ -66,6 +68,8 @@ class ParseOutcome:
     def __init__(self) -> None:
         self.code = 0
         self.markdown: str | None = None
+        self.state: dict[str, Any] = {}
+        """With --json: the one document stdout gets (the response, then the final state)."""
 
 
 @app.command()
@@ -79,7 +83,9 @@ def parse(
     force: bool = typer.Option(False, "--force", help="Skip the done cache (not active batches)."),
     wait: bool = typer.Option(False, "--wait", help="Run/wait for the batches, write Markdown."),
     timeout: float = typer.Option(600.0, "--timeout", min=0.1, help="Seconds --wait waits."),
-    as_json: bool = typer.Option(False, "--json", help="Print the parse response as JSON."),
+    as_json: bool = typer.Option(
+        False, "--json", help="Print one JSON document: the response, or the final state."
+    ),
     output: Path | None = typer.Option(None, "--output", "-o", help="Markdown file to write."),
     file_type: str | None = typer.Option(None, "--type", help="File type if not the extension."),
     data_dir: Path | None = DATA_DIR_OPTION,
@@ -108,9 +114,7 @@ def parse(
         except (UnknownDocument, ParseError) as error:
             raise typer.BadParameter(str(error), param_hint="FILE_OR_REF") from None
         response = submitted.response
-        if as_json:
-            sys.stdout.write(json.dumps(response_json(response)) + "\n")
-            sys.stdout.flush()
+        result.state = response_json(response)
         if not wait:
             if not as_json:
                 _describe(response)
@@ -130,14 +134,22 @@ def parse(
                 listed = ", ".join(f"{b.id} {b.status.value} (pages {b.page_range})" for b in left)
                 err.print(f"[red]timed out after {timeout:g} s; unfinished: {listed}[/red]")
                 result.code = TIMED_OUT
+                result.state["timed_out"] = True
+                result.state["unfinished"] = [
+                    {"id": b.id, "status": b.status.value, "page_range": str(b.page_range)}
+                    for b in left
+                ]
                 return
+            result.state["status"] = ended.status.value
             if ended.status is RequestStatus.FAILED:
                 err.print(f"[red]{ended.message}[/red]")
                 result.code = 1
+                result.state["error"] = ended.message
                 return
         cached = await reader.markdown(
             response.sha256, response.tier, response.page_range, caller=OPERATOR
         )
+        result.state["status"] = RequestStatus.DONE.value
         result.markdown = cached.markdown
 
     run_session(container, main)
@@ -145,10 +157,15 @@ def parse(
         if output is not None:
             output.write_text(result.markdown, encoding="utf-8")
             err.print(f"wrote {len(result.markdown)} characters to {output}")
+            result.state["output"] = str(output)
+        elif as_json:
+            result.state["markdown"] = result.markdown
         else:
             sys.stdout.write(
                 result.markdown if result.markdown.endswith("\n") else result.markdown + "\n"
             )
+    if as_json and result.state:
+        sys.stdout.write(json.dumps(result.state, ensure_ascii=False) + "\n")
     if result.code:
         raise typer.Exit(result.code)
 
