@@ -8,8 +8,11 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import typer
-from rich.console import Console
+from rich.console import Console, Group, RenderableType
+from rich.markdown import Markdown
+from rich.markup import escape
 from rich.panel import Panel
+from rich.text import Text
 
 from ragline.adapters.cli.app import DATA_DIR_OPTION, app, provided, run_session
 from ragline.application.search.tuning import RETRIEVERS
@@ -20,7 +23,6 @@ from ragline.application.search.use_case import (
     SearchUnavailable,
 )
 
-console = Console()
 err = Console(stderr=True)
 
 
@@ -58,21 +60,24 @@ def hit_json(hit: SearchHit, explain: bool = False) -> dict[str, Any]:
 
 
 def _show(query: str, hits: list[SearchHit], explain: bool) -> None:
+    """Each hit's Markdown rendered (a hard-wrapped paragraph reflows to the panel, a table
+    aligns), its parent context below it, dimmed."""
+    console = Console()
     if not hits:
         console.print(f"no hits for {query!r}")
         return
     for rank, hit in enumerate(hits, start=1):
         where = " > ".join(hit.section_path) or "(no section)"
-        body = hit.text
+        body: list[RenderableType] = [Markdown(hit.text)]
         if hit.parent_text and hit.parent_text != hit.text:
             context = (
                 hit.parent_text if len(hit.parent_text) <= 600 else hit.parent_text[:600] + "…"
             )
-            body += f"\n\n[dim]{context}[/dim]"
+            body += [Text(""), Markdown(context, style="dim")]
         console.print(
             Panel(
-                body,
-                title=f"{rank}. {hit.source} — {where}",
+                Group(*body),
+                title=escape(f"{rank}. {hit.source} — {where}"),
                 subtitle=f"score {hit.score:.4f}" + (f" ({_explained(hit)})" if explain else ""),
                 title_align="left",
             )
