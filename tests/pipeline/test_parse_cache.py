@@ -61,6 +61,20 @@ async def test_identical_bytes_are_parsed_once(tmp_path: Path) -> None:
     assert len(h.db.parse_batches) == 1
 
 
+async def test_a_task_shaped_like_the_seeds_bypasses_the_cache(tmp_path: Path) -> None:
+    """The seed's tasks set image_bucket and image_prefix: whatever the file type, each one
+    parses its source again and plans no batch (docs/parse-cache.md says so)."""
+    h = harness(tmp_path)
+    images = {"image_bucket": MD_BUCKET, "image_prefix": "images/doc-100/"}
+    first = h.task("txt", **images)
+    await h.pipeline.handle(first)
+    again = h.task("txt", original_file_id=200, md_object_key="md/doc-200.md", **images)
+    await h.pipeline.handle(again)
+    assert h.run(again.task_id).pipeline_status is PipelineStatus.SUCCESS
+    assert len(h.parser.calls) == 2
+    assert len(h.db.parse_batches) == 0
+
+
 async def test_other_bytes_or_another_tier_parse_again(tmp_path: Path) -> None:
     h = harness(tmp_path)
     await h.pipeline.handle(h.task("pdf", content=PAGED, pdf_parser_backend="naive"))
