@@ -94,7 +94,13 @@ async def extract_sync(
     file_type: Annotated[str | None, Form(max_length=16)] = None,
     pdf_parser_backend: Annotated[str, Form(pattern="^(auto|naive|opendataloader)$")] = "auto",
     source: Annotated[
-        str | None, Form(description="Instead of a file: a JSON ExtractFromObject.")
+        str | None,
+        Form(
+            description="Instead of a file, a stored object: `bucket/key` (the key's extension "
+            "is the file type unless `file_type` says), or a JSON ExtractFromObject "
+            '`{"bucket", "object_key", "file_type", "pdf_parser_backend"}`.',
+            examples=["tolink-rag-docs/raw/2026/05/16/doc-001.pdf"],
+        ),
     ] = None,
 ) -> Extracted:
     """Parse an uploaded file, or an object-store key, to Markdown and return it (nothing is
@@ -122,12 +128,7 @@ async def _extract(
                 data, kind, PdfParserBackend(pdf_parser_backend)
             )
         elif source is not None:
-            try:
-                target = ExtractFromObject.model_validate(json.loads(source))
-            except ValueError as error:
-                raise HTTPException(
-                    status.HTTP_422_UNPROCESSABLE_CONTENT, f"source: {error}"
-                ) from None
+            target = _object_of(source, file_type, pdf_parser_backend)
             result = await extract.from_object(
                 caller.caller,
                 target.bucket,
@@ -146,3 +147,22 @@ async def _extract(
         warnings=list(result.warnings),
         chars=len(result.markdown),
     )
+
+
+def _object_of(source: str, file_type: str | None, backend: str) -> ExtractFromObject:
+    """`source` as a JSON ExtractFromObject, or `bucket/key` with the form's file_type (else
+    the key's extension) and backend; 422 `source: ...` when it is neither."""
+    try:
+        if source.lstrip().startswith("{"):
+            return ExtractFromObject.model_validate(json.loads(source))
+        bucket, _, key = source.partition("/")
+        name = key.rsplit("/", 1)[-1]
+        kind = file_type or (name.rsplit(".", 1)[-1].lower() if "." in name else "")
+        if not kind:
+            raise ValueError("the key has no extension: give file_type")
+        return ExtractFromObject(
+            bucket=bucket, object_key=key, file_type=kind, pdf_parser_backend=backend
+        )
+    except ValueError as error:
+        detail = " ".join(str(error).split())
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, f"source: {detail}") from None

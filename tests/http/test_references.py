@@ -224,6 +224,34 @@ def test_extract_sync_reads_a_tenant_s_own_object_only(client: TestClient) -> No
     assert extract(client, SERVICE_TOKEN, "sources", f"{BOB}/tea.txt").status_code == 200
 
 
+def test_extract_sync_takes_bucket_slash_key_as_its_source(client: TestClient) -> None:
+    """`-F source=bucket/key` (the form `doc_ref` takes): the key's extension is the file type
+    unless `file_type` says; checked by the same rule as the JSON form."""
+    put(client, "sources", f"{ALICE}/tea.txt")
+    put(client, "sources", f"{ALICE}/tea-notes", b"# Notes\n\nGreen tea, eighty degrees.\n")
+    url = "/api/v1/parser/extract_sync"
+    response = client.post(
+        url, data={"source": f"sources/{ALICE}/tea.txt"}, headers=bearer(ALICE_TOKEN)
+    )
+    assert response.status_code == 200, response.text
+    assert "Green tea" in response.json()["markdown"]
+    response = client.post(
+        url,
+        data={"source": f"sources/{ALICE}/tea-notes", "file_type": "md"},
+        headers=bearer(ALICE_TOKEN),
+    )
+    assert response.status_code == 200, response.text
+    assert response.json()["title"] == "Notes"
+    refused(
+        client.post(url, data={"source": f"sources/{BOB}/tea.txt"}, headers=bearer(ALICE_TOKEN)),
+        f"source: key must start with the caller's prefix {ALICE}/",
+    )
+    for bad in ("sources", "sources/", f"sources/{ALICE}/tea-notes"):  # no key, no type
+        response = client.post(url, data={"source": bad}, headers=bearer(ALICE_TOKEN))
+        assert response.status_code == 422, response.text
+        assert response.json()["detail"].startswith("source: "), response.text
+
+
 # -- reindex and retry of a stored task -------------------------------------------------
 
 
