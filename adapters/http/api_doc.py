@@ -5,8 +5,10 @@ the page is stale)."""
 from __future__ import annotations
 
 import json
+import shlex
 from types import SimpleNamespace
 from typing import Any
+from urllib.parse import quote
 
 from ragline.adapters.http.app import create_app
 from ragline.adapters.http.auth import ApiTokens
@@ -35,62 +37,146 @@ process itself: no CDN, no internet). Deploying it: [operations.md](operations.m
   document's last page (422); a request head or body that does not arrive in time is 408
   and the connection is closed; chunk previews and synchronous extracts beyond their
   slots and queue are 503 with `Retry-After` ([security.md](security.md#bounded-work)).
-- `BASE=http://127.0.0.1:8000` and `TOKEN=...` in the examples.
+- **Examples** run as written (`tests/docs/test_curl_examples.py` runs every one against
+  `ragline serve`) with `BASE=http://127.0.0.1:8000` and `TOKEN` a service token (`*`). They
+  name the seed's objects: user 1001, dataset 2001, the task `task-20260516-001` of document
+  12345 whose source is `tolink-rag-docs/raw/2026/05/16/doc-001.pdf`, a FAILED run
+  `task-20260516-002` of document 12346, and `document.pdf` in the working directory.
 """
 
 
+class MissingExample(ValueError):
+    """An operation whose curl example would not run: a required parameter without one."""
+
+
+def _schema(schema: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any]:
+    ref = schema.get("$ref", "")
+    if ref:
+        named: dict[str, Any] = spec["components"]["schemas"].get(ref.rsplit("/", 1)[-1], {})
+        return named
+    return schema
+
+
+def _type(schema: dict[str, Any], spec: dict[str, Any]) -> str:
+    """`string`, `integer/null`, `basic/quality` (an enum's values), `array of integer`."""
+    schema = _schema(schema, spec)
+    if "anyOf" in schema:
+        return "/".join(_type(option, spec) for option in schema["anyOf"])
+    if "enum" in schema:
+        return "/".join(str(value) for value in schema["enum"])
+    if schema.get("type") == "array":
+        return f"array of {_type(schema.get('items', {}), spec)}"
+    if schema.get("contentMediaType") == "application/octet-stream":
+        return "file"
+    return str(schema.get("type", "any"))
+
+
+def _example_of(parameter: dict[str, Any]) -> Any:
+    examples = parameter.get("examples")
+    if isinstance(examples, dict) and examples:
+        return next(iter(examples.values()))["value"]
+    listed = parameter.get("schema", {}).get("examples")
+    return listed[0] if listed else None
+
+
+def _url(path: str, operation: dict[str, Any]) -> str:
+    """The path with each path parameter's example, and every query parameter that has one."""
+    query = []
+    for parameter in operation.get("parameters", []):
+        example = _example_of(parameter)
+        if example is None:
+            if parameter.get("required"):
+                raise MissingExample(f"{path}: parameter {parameter['name']} has no example")
+            continue
+        if parameter["in"] == "path":
+            path = path.replace("{" + parameter["name"] + "}", quote(str(example), safe=""))
+        elif parameter["in"] == "query":
+            query.append(f"{parameter['name']}={quote(str(example), safe='/,:')}")
+    return path + ("?" + "&".join(query) if query else "")
+
+
+def _body_model(operation: dict[str, Any], spec: dict[str, Any], kind: str) -> dict[str, Any]:
+    content = operation.get("requestBody", {}).get("content", {}).get(kind)
+    return {} if content is None else _schema(content.get("schema", {}), spec)
+
+
 def _example(operation: dict[str, Any], spec: dict[str, Any]) -> str | None:
+    """The JSON body: the operation's first example, else the model's, else its fields'."""
     body = operation.get("requestBody", {}).get("content", {})
-    if "application/json" in body:
-        content = body["application/json"]
-        examples = content.get("examples") or {}
-        if examples:
-            return json.dumps(next(iter(examples.values()))["value"], ensure_ascii=False)
-        schema = content.get("schema", {})
-        ref = schema.get("$ref", "")
-        model = spec["components"]["schemas"].get(ref.rsplit("/", 1)[-1], {})
-        sample = {
-            name: field.get("examples", [field.get("default")])[0]
-            for name, field in model.get("properties", {}).items()
-            if name in model.get("required", []) or field.get("examples")
-        }
-        return json.dumps(sample, ensure_ascii=False)
-    return None
+    if "application/json" not in body:
+        return None
+    examples = body["application/json"].get("examples") or {}
+    if examples:
+        return json.dumps(next(iter(examples.values()))["value"], ensure_ascii=False)
+    model = _body_model(operation, spec, "application/json")
+    if model.get("examples"):
+        return json.dumps(model["examples"][0], ensure_ascii=False)
+    sample = {}
+    for name, field in model.get("properties", {}).items():
+        if field.get("examples"):
+            sample[name] = field["examples"][0]
+        elif name in model.get("required", []):
+            raise MissingExample(f"body field {name} has no example")
+    return json.dumps(sample, ensure_ascii=False)
 
 
-def _curl(method: str, path: str, operation: dict[str, Any], spec: dict[str, Any]) -> str:
-    parts = [f'curl -sS -X {method.upper()} "$BASE{path}"']
+def _curls(method: str, path: str, operation: dict[str, Any], spec: dict[str, Any]) -> list[str]:
+    """One curl per way of calling: a multipart upload whose file is optional gets a second
+    one with the other fields' examples instead of the file."""
+    head = [f'curl -sS -X {method.upper()} "$BASE{_url(path, operation)}"']
     if operation.get("security"):
-        parts.append('-H "Authorization: Bearer $TOKEN"')
-    body = operation.get("requestBody", {}).get("content", {})
-    if "multipart/form-data" in body:
-        fields = body["multipart/form-data"].get("schema", {})
-        ref = fields.get("$ref", "").rsplit("/", 1)[-1]
-        names = spec["components"]["schemas"].get(ref, {}).get("properties", {})
-        if "file" in names:
-            parts.append("-F file=@document.pdf")
+        head.append('-H "Authorization: Bearer $TOKEN"')
+    form = _body_model(operation, spec, "multipart/form-data")
+    if form:
+        fields = form.get("properties", {})
+        ways = [[*head, "-F file=@document.pdf"]] if "file" in fields else [head]
+        instead = [
+            "-F " + shlex.quote(f"{name}={field['examples'][0]}")
+            for name, field in fields.items()
+            if name != "file" and field.get("examples")
+        ]
+        if instead and "file" not in form.get("required", []):
+            ways.append([*head, *instead])
+        return [" \\\n  ".join(parts) for parts in ways]
     example = _example(operation, spec)
     if example is not None:
-        parts.append("-H 'Content-Type: application/json'")
-        parts.append(f"-d '{example}'")
-    return " \\\n  ".join(parts)
+        head.append("-H 'Content-Type: application/json'")
+        head.append(f"-d {shlex.quote(example)}")
+    return [" \\\n  ".join(head)]
 
 
-def _parameters(operation: dict[str, Any]) -> list[str]:
+def _cell(text: str) -> str:
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+def _parameters(operation: dict[str, Any], spec: dict[str, Any]) -> list[str]:
     rows = []
     for parameter in operation.get("parameters", []):
         schema = parameter.get("schema", {})
-        kind = schema.get("type") or "/".join(s.get("type", "") for s in schema.get("anyOf", []))
         required = "required" if parameter.get("required") else "optional"
-        rows.append(f"| `{parameter['name']}` | {parameter['in']} | {kind} | {required} |")
+        description = parameter.get("description") or schema.get("description") or ""
+        rows.append(
+            f"| `{parameter['name']}` | {parameter['in']} | {_type(schema, spec)} | {required} "
+            f"| {_cell(description)} |"
+        )
+    for kind, where in (("application/json", "body"), ("multipart/form-data", "form")):
+        model = _body_model(operation, spec, kind)
+        for name, field in model.get("properties", {}).items():
+            required = "required" if name in model.get("required", []) else "optional"
+            rows.append(
+                f"| `{name}` | {where} | {_type(field, spec)} | {required} "
+                f"| {_cell(field.get('description', ''))} |"
+            )
     if not rows:
         return []
-    return ["| parameter | in | type | |", "|---|---|---|---|", *rows, ""]
+    return ["| parameter | in | type | | description |", "|---|---|---|---|---|", *rows, ""]
 
 
-def render() -> str:
-    # the document needs the routes only: no container is asked for anything
-    spec = create_app(SimpleNamespace(), ApiTokens({})).openapi()
+def render(spec: dict[str, Any] | None = None) -> str:
+    """The page for `spec` (default: the app's; the document needs the routes only, no
+    container is asked for anything). MissingExample when an example could not run."""
+    if spec is None:
+        spec = create_app(SimpleNamespace(), ApiTokens({})).openapi()
     lines = [HEADER]
     by_tag: dict[str, list[tuple[str, str, dict[str, Any]]]] = {}
     for path, methods in spec["paths"].items():
@@ -104,13 +190,14 @@ def render() -> str:
             description = (operation.get("description") or "").strip()
             if description:
                 lines.append(" ".join(description.split()) + "\n")
-            lines += _parameters(operation)
+            lines += _parameters(operation, spec)
             codes = ", ".join(
                 f"{code} {answer.get('description', '')}".strip()
                 for code, answer in operation.get("responses", {}).items()
             )
             lines.append(f"Responses: {codes}.\n")
-            lines.append(f"```bash\n{_curl(method, path, operation, spec)}\n```\n")
+            for curl in _curls(method, path, operation, spec):
+                lines.append(f"```bash\n{curl}\n```\n")
     return "\n".join(lines).rstrip() + "\n"
 
 

@@ -41,17 +41,28 @@ BUSY: dict[int | str, dict[str, Any]] = {
         "description": "A run is in progress, or nothing to re-index from",
     }
 }
-Id = Annotated[str, Path(min_length=1, max_length=64, pattern=r"^[^\s/]+$")]
+
+
+def _id(example: str) -> Any:
+    return Path(min_length=1, max_length=64, pattern=r"^[^\s/]+$", examples=[example])
+
+
+DatasetQuery = Annotated[str, Query(min_length=1, max_length=64, examples=["2001"])]
 UserQuery = Annotated[
     str | None,
-    Query(min_length=1, max_length=64, description="Required with a service token."),
+    Query(
+        min_length=1,
+        max_length=64,
+        description="Required with a service token.",
+        examples=["1001"],
+    ),
 ]
 
 
 @router.get("/datasets/{dataset_id}/documents", response_model=DocumentPageView)
 async def list_documents(
     request: Request,
-    dataset_id: Id,
+    dataset_id: Annotated[str, _id("2001")],
     caller: Annotated[Principal, Depends(principal)],
     user_id: UserQuery = None,
     page: Annotated[int, Query(ge=1, le=1_000_000)] = 1,
@@ -85,8 +96,8 @@ async def list_documents(
 @router.delete("/documents/{doc_id}", response_model=DeletedDocumentView, responses=BUSY)
 async def delete_document(
     request: Request,
-    doc_id: Id,
-    dataset_id: Annotated[str, Query(min_length=1, max_length=64)],
+    doc_id: Annotated[str, _id("12346")],
+    dataset_id: DatasetQuery,
     caller: Annotated[Principal, Depends(principal)],
     user_id: UserQuery = None,
 ) -> DeletedDocumentView:
@@ -115,8 +126,8 @@ async def delete_document(
 )
 async def reindex_document(
     request: Request,
-    doc_id: Id,
-    dataset_id: Annotated[str, Query(min_length=1, max_length=64)],
+    doc_id: Annotated[str, _id("12345")],
+    dataset_id: DatasetQuery,
     caller: Annotated[Principal, Depends(principal)],
     user_id: UserQuery = None,
 ) -> Submitted:

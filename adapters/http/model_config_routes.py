@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, HTTPException, Path, Request, status
+from fastapi import APIRouter, Body, Depends, HTTPException, Path, Request, status
 
 from ragline.adapters.http.auth import Principal, principal
 from ragline.adapters.http.container_calls import use_case
 from ragline.adapters.http.problems import PROBLEM_RESPONSES, Problem
 from ragline.adapters.http.schemas import (
+    BUNDLED_EMBEDDING,
     ChatConfigIn,
     Deleted,
     EmbeddingConfigIn,
@@ -43,7 +44,7 @@ router = APIRouter(
     responses=PROBLEM_RESPONSES,
 )
 
-UserId = Annotated[str, Path(min_length=1, max_length=64, pattern=r"^[^\s/]+$")]
+UserId = Annotated[str, Path(min_length=1, max_length=64, pattern=r"^[^\s/]+$", examples=["1001"])]
 NOT_FOUND = "no such user"
 
 
@@ -96,7 +97,9 @@ async def show_model_configs(
 async def set_embedding_config(
     request: Request,
     user_id: UserId,
-    body: EmbeddingConfigIn,
+    body: Annotated[
+        EmbeddingConfigIn, Body(openapi_examples={"bundled model": {"value": BUNDLED_EMBEDDING}})
+    ],
     caller: Annotated[Principal, Depends(principal)],
 ) -> ModelConfigOut:
     """Set the user's default EMBEDDING config. The model is probed first (one text,
@@ -130,7 +133,7 @@ async def set_chat_config(
 async def delete_model_config(
     request: Request,
     user_id: UserId,
-    kind: Literal["embedding", "chat"],
+    kind: Annotated[Literal["embedding", "chat"], Path(examples=["chat"])],
     caller: Annotated[Principal, Depends(principal)],
 ) -> Deleted:
     """Delete the user's default config of `kind` (`deleted: false` when there was none).

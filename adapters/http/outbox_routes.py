@@ -52,7 +52,8 @@ async def list_outbox(
     request: Request,
     _: Annotated[Principal, Depends(service_only)],
     status_: Annotated[
-        str | None, Query(alias="status", description="pending, sent or dead (any case).")
+        str | None,
+        Query(alias="status", description="pending, sent or dead (any case).", examples=["dead"]),
     ] = None,
     task_id: Annotated[str | None, Query(min_length=1, max_length=256)] = None,
     after_id: Annotated[int, Query(ge=0, le=MAX_ID)] = 0,

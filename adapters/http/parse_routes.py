@@ -16,7 +16,7 @@ import re
 from datetime import datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, HTTPException, Query, Request, status
+from fastapi import APIRouter, Body, Depends, HTTPException, Query, Request, status
 from fastapi.routing import APIRoute
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -42,7 +42,9 @@ RANGE_PATTERN = r"^\s*\d+\s*(-\s*\d+\s*)?$"
 RANGE_CHARS = 64
 IDS = re.compile(r"^\s*\d+(\s*,\s*\d+)*\s*$")
 MAX_IDS = 500
-SHA = "9f2c" * 16
+DOC_REF = "tolink-rag-docs/raw/2026/05/16/doc-001.pdf"
+PLAN = {"doc_ref": DOC_REF, "tier": "basic", "page_range": "1-2"}
+DOC_REF_HELP = "sha256 of the bytes, or bucket/key of a stored object."
 CONFLICT: dict[int | str, dict[str, Any]] = {
     409: {
         "model": Problem,
@@ -53,10 +55,7 @@ CONFLICT: dict[int | str, dict[str, Any]] = {
 
 
 class ParseRequestBody(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-        json_schema_extra={"examples": [{"doc_ref": SHA, "tier": "basic", "page_range": "1-10"}]},
-    )
+    model_config = ConfigDict(extra="forbid")
 
     doc_ref: str = Field(
         min_length=1,
@@ -182,7 +181,9 @@ def _ref(doc_ref: str) -> str:
 
 @router.post("", response_model=ParseResponseView)
 async def request_parse(
-    request: Request, body: ParseRequestBody, caller: Annotated[Principal, Depends(principal)]
+    request: Request,
+    body: Annotated[ParseRequestBody, Body(openapi_examples={"stored object": {"value": PLAN}})],
+    caller: Annotated[Principal, Depends(principal)],
 ) -> ParseResponseView:
     """Plan a parse: reuse done pages (unless `force`) and active batches, create batches
     for the rest. Wait on exactly `wait_parse_ids` (GET ?ids=...)."""
@@ -213,8 +214,11 @@ async def parses(
     ids: Annotated[
         str | None, Query(max_length=8000, description="Batch ids, comma separated.")
     ] = None,
-    doc_ref: Annotated[str | None, Query(min_length=1, max_length=1300)] = None,
-    tier: ParseTier = ParseTier.BASIC,
+    doc_ref: Annotated[
+        str | None,
+        Query(min_length=1, max_length=1300, description=DOC_REF_HELP, examples=[DOC_REF]),
+    ] = None,
+    tier: Annotated[ParseTier, Query(examples=["basic"])] = ParseTier.BASIC,
     page_range: Annotated[str | None, Query(pattern=RANGE_PATTERN, max_length=RANGE_CHARS)] = None,
 ) -> ParseBatchesView | CoverageView:
     """`ids=12,13`: those batches (status, pages, error, done_at); a user token gets only
@@ -266,8 +270,10 @@ async def _sha256(request: Request, ref: str, caller: Principal) -> str:
 async def markdown(
     request: Request,
     caller: Annotated[Principal, Depends(principal)],
-    doc_ref: Annotated[str, Query(min_length=1, max_length=1300)],
-    tier: ParseTier = ParseTier.BASIC,
+    doc_ref: Annotated[
+        str, Query(min_length=1, max_length=1300, description=DOC_REF_HELP, examples=[DOC_REF])
+    ],
+    tier: Annotated[ParseTier, Query(examples=["basic"])] = ParseTier.BASIC,
     page_range: Annotated[str | None, Query(pattern=RANGE_PATTERN, max_length=RANGE_CHARS)] = None,
 ) -> MarkdownView:
     """The cached Markdown, per page from the newest done batch (404 when nothing is known,

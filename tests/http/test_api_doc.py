@@ -1,8 +1,13 @@
-"""docs/http-api.md is generated from the OpenAPI document; it must not drift."""
+"""docs/http-api.md is generated from the OpenAPI document; it must not drift, and every
+example names what its call needs (tests/docs/test_curl_examples.py runs them)."""
 
 from pathlib import Path
+from typing import Annotated
 
-from ragline.adapters.http.api_doc import render
+import pytest
+from fastapi import FastAPI, Query
+
+from ragline.adapters.http.api_doc import MissingExample, render
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "http-api.md"
 
@@ -14,6 +19,17 @@ def test_the_http_api_page_is_current() -> None:
 
 
 def test_every_operation_has_a_curl_example() -> None:
-    page = render()
-    assert page.count("### `") == page.count("curl -sS")
-    assert "### `POST /api/v1/parser/extract_sync`" in page
+    sections = render().split("\n### `")[1:]
+    assert sections and all("curl -sS" in section for section in sections)
+    extract = next(s for s in sections if s.startswith("POST /api/v1/parser/extract_sync`"))
+    assert "-F file=@document.pdf" in extract and "-F source=tolink-rag-docs/" in extract
+
+
+def test_an_example_without_a_required_parameter_is_refused() -> None:
+    app = FastAPI()
+
+    @app.delete("/things/{thing_id}")
+    def delete(thing_id: str, owner: Annotated[str, Query()]) -> None: ...
+
+    with pytest.raises(MissingExample, match="thing_id"):
+        render(app.openapi())
