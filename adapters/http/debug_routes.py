@@ -103,8 +103,8 @@ async def extract_sync(
         ),
     ] = None,
 ) -> Extracted:
-    """Parse an uploaded file, or an object-store key, to Markdown and return it (nothing is
-    stored). A user token names only its own `<user_id>/` keys of the tenant buckets (403
+    """Parse an uploaded file (`file`), or a stored object (`source`: `bucket/key` or a JSON
+    ExtractFromObject), to Markdown and return it (nothing is stored). A user token names only its own `<user_id>/` keys of the tenant buckets (403
     otherwise). Bounded like CLEANING: the upload by the request size limit, the parse by the
     parser's time, memory and output limits."""
     extract = await use_case(request, "extract_markdown")
