@@ -5,13 +5,13 @@ does not exist (the application scopes every lookup by the caller)."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request, status
 
 from ragline.adapters.http.auth import Principal, principal
 from ragline.adapters.http.container_calls import use_case
-from ragline.adapters.http.problems import PROBLEM_RESPONSES
+from ragline.adapters.http.problems import PROBLEM_RESPONSES, Problem
 from ragline.adapters.http.schemas import RetryResult, RunPageView, RunView, StageView
 from ragline.application.ports.unit_of_work import ParsedLog, RunPage, RunQuery
 from ragline.application.runs import RunNotFound, RunNotRetryable
@@ -110,7 +110,16 @@ async def get_run(
     return run_view(run, record=records.get(task_id))
 
 
-@router.post("/{task_id}/retry", response_model=RetryResult)
+RETRY_ANSWERS: dict[int | str, dict[str, Any]] = {
+    code: {"model": Problem, "content": {"application/problem+json": {}}, "description": text}
+    for code, text in (
+        (409, "Cannot be retried: already retried, no valid task, or its retry id is taken"),
+        (504, "The retry did not answer in time"),
+    )
+}
+
+
+@router.post("/{task_id}/retry", response_model=RetryResult, responses=RETRY_ANSWERS)
 async def retry_run(
     request: Request,
     task_id: Annotated[str, Path(examples=["task-20260516-002"])],
