@@ -104,9 +104,10 @@ async def extract_sync(
     ] = None,
 ) -> Extracted:
     """Parse an uploaded file (`file`), or a stored object (`source`: `bucket/key` or a JSON
-    ExtractFromObject), to Markdown and return it (nothing is stored). A user token names only its own `<user_id>/` keys of the tenant buckets (403
-    otherwise). Bounded like CLEANING: the upload by the request size limit, the parse by the
-    parser's time, memory and output limits."""
+    ExtractFromObject), to Markdown and return it (nothing is stored). A user token names
+    only its own `<user_id>/` keys of the tenant buckets (403 otherwise). Bounded like
+    CLEANING: the upload by the request size limit, the parse by the parser's time, memory
+    and output limits."""
     extract = await use_case(request, "extract_markdown")
     async with gate_of(request).slot():  # the parse waits on the sandbox in a thread
         return await _extract(extract, caller, file, file_type, pdf_parser_backend, source)
