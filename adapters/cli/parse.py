@@ -6,7 +6,8 @@ on exactly the request's `wait_parse_ids` — running them in this process, shar
 any `ragline worker`/`serve` on the same store — and then writes the Markdown; any failed
 batch fails the command (exit 1) even when older cached pages exist; after `--timeout` it
 lists the unfinished batches (exit 124). Without `--wait` the batches are left to the
-workers (or to a later `ragline parse --wait`).
+workers (or to a later `ragline parse --wait`). The operator is the service: it sees every
+batch and records no holder (docs/security.md, "Parse cache visibility").
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import typer
 from rich.console import Console
 
 from ragline.adapters.cli.app import DATA_DIR_OPTION, app, provided, run_session
+from ragline.application.access import Caller
 from ragline.application.parsing import (
     LocalSource,
     PageRangeOutOfBounds,
@@ -35,6 +37,7 @@ from ragline.domain.parse_batch import PageRange, ParseTier, RequestStatus
 
 err = Console(stderr=True)
 TIMED_OUT = 124
+OPERATOR = Caller.service()
 
 
 def response_json(response: ParseResponse) -> dict[str, Any]:
@@ -94,11 +97,11 @@ def parse(
             path = Path(target)
             if path.is_file():
                 submitted, local = await submit.file(
-                    path, tier, page_range, file_type=file_type, force=force
+                    path, tier, page_range, file_type=file_type, force=force, holder=None
                 )
             else:
                 submitted = await submit.ref(
-                    target, tier, page_range, file_type=file_type, force=force
+                    target, tier, page_range, file_type=file_type, force=force, caller=OPERATOR
                 )
         except PageRangeOutOfBounds as error:
             raise typer.BadParameter(str(error), param_hint="--pages") from None
@@ -122,7 +125,8 @@ def parse(
             try:
                 ended = await runner.run_ids(response.wait_parse_ids, local, timeout=timeout)
             except TimeoutError:
-                left = [b for b in await reader.batches(response.wait_parse_ids) if b.is_active]
+                waited = await reader.batches(response.wait_parse_ids, caller=OPERATOR)
+                left = [b for b in waited if b.is_active]
                 listed = ", ".join(f"{b.id} {b.status.value} (pages {b.page_range})" for b in left)
                 err.print(f"[red]timed out after {timeout:g} s; unfinished: {listed}[/red]")
                 result.code = TIMED_OUT
@@ -131,7 +135,9 @@ def parse(
                 err.print(f"[red]{ended.message}[/red]")
                 result.code = 1
                 return
-        cached = await reader.markdown(response.sha256, response.tier, response.page_range)
+        cached = await reader.markdown(
+            response.sha256, response.tier, response.page_range, caller=OPERATOR
+        )
         result.markdown = cached.markdown
 
     run_session(container, main)

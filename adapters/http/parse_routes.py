@@ -3,8 +3,11 @@ coverage of a document at a tier, read the cached Markdown.
 
 `doc_ref` is a sha256 (bytes the cache has seen) or `bucket/key` of a stored object. Only a
 service token may name an object (a user token could otherwise read any object in the store);
-any token may use a sha256, which only someone holding the bytes can know. Bad tiers and page
-ranges are 422 problems; a range past the last page is 422 too; an unknown document is 404.
+any token may use a sha256. What a user token is answered the application decides
+(application/access/parse_cache.py): only batches of bytes that user holds; a sha256 it does
+not hold is unknown (404) and its batch ids are left out, exactly as if they did not exist.
+Bad tiers and page ranges are 422 problems; a range past the last page is 422 too; an unknown
+document is 404.
 """
 
 from __future__ import annotations
@@ -187,6 +190,7 @@ async def request_parse(
             page_range_of(body.page_range),
             file_type=body.file_type,
             force=body.force,
+            caller=caller.caller,
         )
     except UnknownDocument as error:
         raise HTTPException(status.HTTP_404_NOT_FOUND, str(error)) from None
@@ -208,8 +212,9 @@ async def parses(
     tier: ParseTier = ParseTier.BASIC,
     page_range: Annotated[str | None, Query(pattern=RANGE_PATTERN)] = None,
 ) -> ParseBatchesView | CoverageView:
-    """`ids=12,13`: those batches (status, pages, error, done_at). `doc_ref=...&tier=...
-    [&page_range=...]`: the document's coverage at that tier (404 when nothing is known)."""
+    """`ids=12,13`: those batches (status, pages, error, done_at), of bytes the token's user
+    holds. `doc_ref=...&tier=...[&page_range=...]`: the document's coverage at that tier (404
+    when nothing is known)."""
     reader: ReadParse = await use_case(request, "read_parse")
     if (ids is None) == (doc_ref is None):
         raise _unprocessable("give either ids or doc_ref")
@@ -219,14 +224,15 @@ async def parses(
         wanted = [int(part) for part in ids.split(",")]
         if len(wanted) > MAX_IDS:
             raise _unprocessable(f"ids: at most {MAX_IDS}")
-        return ParseBatchesView(parses=[batch_view(b) for b in await reader.batches(wanted)])
+        listed = await reader.batches(wanted, caller=caller.caller)
+        return ParseBatchesView(parses=[batch_view(b) for b in listed])
     if doc_ref is None:  # unreachable after the either/or check; narrows the type
         raise _unprocessable("give either ids or doc_ref")
     ref = _ref(doc_ref)
     _may_name(caller, ref)
     pages = page_range_of(page_range)
-    sha256 = await _sha256(request, ref)
-    found = await reader.coverage(sha256, tier, pages)
+    sha256 = await _sha256(request, ref, caller)
+    found = await reader.coverage(sha256, tier, pages, caller=caller.caller)
     if found is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, "nothing is known of it at this tier")
     used = list(dict.fromkeys(found.done[p] for p in sorted(found.done)))
@@ -240,10 +246,10 @@ async def parses(
     )
 
 
-async def _sha256(request: Request, ref: str) -> str:
+async def _sha256(request: Request, ref: str, caller: Principal) -> str:
     submit: SubmitParse = await use_case(request, "submit_parse")
     try:
-        return await submit.sha256_for(ref)
+        return await submit.sha256_for(ref, caller=caller.caller)
     except UnknownDocument as error:
         raise HTTPException(status.HTTP_404_NOT_FOUND, str(error)) from None
 
@@ -256,19 +262,20 @@ async def markdown(
     tier: ParseTier = ParseTier.BASIC,
     page_range: Annotated[str | None, Query(pattern=RANGE_PATTERN)] = None,
 ) -> MarkdownView:
-    """The cached Markdown, per page from the newest done batch (409 if pages are missing)."""
+    """The cached Markdown, per page from the newest done batch (404 when nothing is known,
+    409 if pages are missing)."""
     ref = _ref(doc_ref)
     _may_name(caller, ref)
-    sha256 = await _sha256(request, ref)
+    sha256 = await _sha256(request, ref, caller)
     reader: ReadParse = await use_case(request, "read_parse")
-    pages = page_range_of(page_range)
-    if pages is None:
-        found = await reader.coverage(sha256, tier, None)
-        if found is None:
-            raise HTTPException(status.HTTP_404_NOT_FOUND, "nothing is known of it at this tier")
-        pages = found.page_range
+    asked = page_range_of(page_range)
+    known = await reader.known(sha256, tier, caller=caller.caller)
+    found = await reader.coverage(sha256, tier, asked, caller=caller.caller, known=known)
+    if found is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, "nothing is known of it at this tier")
+    pages = found.page_range
     try:
-        cached = await reader.markdown(sha256, tier, pages)
+        cached = await reader.markdown(sha256, tier, pages, caller=caller.caller, known=known)
     except NotCached as error:
         raise HTTPException(status.HTTP_409_CONFLICT, str(error)) from None
     return MarkdownView(

@@ -4,8 +4,9 @@ compares the migrated database with this metadata on every backend.
 Tables: parsed_log (snapshot of each task as received), parse_run (the run state machine,
 one column group per stage as in the source design), chunk (chunk truth rows), model_config
 (per-user model settings, API key encrypted), outbox (results waiting to be published),
-parse_batch (the parse cache: what was parsed, at which tier, which pages) and
-parse_plan_lock (one row per (sha256, tier), locked while a request is planned).
+parse_batch (the parse cache: what was parsed, at which tier, which pages),
+parse_plan_lock (one row per (sha256, tier), locked while a request is planned) and
+parse_holding (which user holds which bytes: who may see their batches).
 """
 
 from __future__ import annotations
@@ -242,5 +243,14 @@ parse_plan_lock = Table(
     metadata,
     Column("sha256", String(SHA256), primary_key=True),
     Column("tier", String(TIER), primary_key=True),
+    **MYSQL_TABLE_ARGS,
+)
+
+parse_holding = Table(
+    "parse_holding",
+    metadata,
+    # user_id leads: the one question asked is "which of these sha256s does this user hold"
+    Column("user_id", String(TENANT_ID), primary_key=True),
+    Column("sha256", String(SHA256), primary_key=True),
     **MYSQL_TABLE_ARGS,
 )

@@ -3,6 +3,9 @@
 Content is assembled page by page from the newest done batch of each page (the domain's
 read rule). Whether a request succeeded is a different question, answered by its wait
 batches only (`outcome`): an older done page is readable even when this request failed.
+
+Every read names its caller: a tenant sees only batches of bytes it holds, and a sha256 it
+does not hold reads exactly like one nobody has seen (application/access/parse_cache.py).
 """
 
 from __future__ import annotations
@@ -12,6 +15,8 @@ from collections.abc import Sequence
 
 import attrs
 
+from ragline.application.access.caller import Caller
+from ragline.application.access.parse_cache import may_see, visible_batches
 from ragline.application.parsing.page_store import PageStore
 from ragline.application.ports.unit_of_work import UnitOfWorkFactory
 from ragline.domain.parse_batch import (
@@ -58,38 +63,53 @@ class ReadParse:
         self._uow_factory = uow_factory
         self._pages = pages
 
-    async def batches(self, ids: Sequence[int]) -> list[ParseBatch]:
+    async def batches(self, ids: Sequence[int], *, caller: Caller) -> list[ParseBatch]:
+        """The batches with these ids the caller may see, in the order asked (others are
+        left out exactly like ids that do not exist)."""
         async with self._uow_factory() as uow:
-            return await uow.parse_batches.get_many(ids)
+            return await visible_batches(uow, caller, await uow.parse_batches.get_many(ids))
 
-    async def outcome(self, ids: Sequence[int]) -> RequestOutcome:
-        return outcome(await self.batches(ids))
+    async def outcome(self, ids: Sequence[int], *, caller: Caller) -> RequestOutcome:
+        return outcome(await self.batches(ids, caller=caller))
 
-    async def known(self, sha256: str, tier: ParseTier) -> list[ParseBatch]:
+    async def known(self, sha256: str, tier: ParseTier, *, caller: Caller) -> list[ParseBatch]:
+        """Every batch of (sha256, tier); none when the caller may not see these bytes."""
         async with self._uow_factory() as uow:
+            if not await may_see(uow, caller, sha256):
+                return []
             return await uow.parse_batches.list_for(sha256, tier)
 
     async def coverage(
-        self, sha256: str, tier: ParseTier, page_range: PageRange | None
+        self,
+        sha256: str,
+        tier: ParseTier,
+        page_range: PageRange | None,
+        *,
+        caller: Caller,
+        known: Sequence[ParseBatch] | None = None,
     ) -> Coverage | None:
-        """None: nothing is known of this file at this tier. Without a range: the pages
-        batches have been planned for (1 to the highest page any batch covers)."""
-        known = await self.known(sha256, tier)
+        """None: nothing is known of this file at this tier (for this caller). Without a
+        range: the pages batches have been planned for (1 to the highest page any batch
+        covers). `known`: what `known` just answered the caller."""
+        batches = await self.known(sha256, tier, caller=caller) if known is None else known
+        if not batches:
+            return None
         if page_range is None:
-            if not known:
-                return None
-            page_range = PageRange(1, max(b.page_range.last for b in known))
-        return coverage(page_range, known)
+            page_range = PageRange(1, max(b.page_range.last for b in batches))
+        return coverage(page_range, batches)
 
     async def markdown(
         self,
         sha256: str,
         tier: ParseTier,
         page_range: PageRange,
+        *,
+        caller: Caller,
         known: Sequence[ParseBatch] | None = None,
     ) -> CachedMarkdown:
-        """`known`: the batches of (sha256, tier) when the caller has just read them."""
-        batches = await self.known(sha256, tier) if known is None else known
+        """`known`: the batches of (sha256, tier) when they were just read for the caller
+        (through `known`, or planning a request of its own)."""
+        batches = await self.known(sha256, tier, caller=caller) if known is None else known
         found = coverage(page_range, batches)
         if found.missing:
             raise NotCached(found.missing)

@@ -1,14 +1,16 @@
 """RequestParse: plan a parse request (the domain's planning rule) and persist the plan.
 
-One unit of work: lock the (sha256, tier) for planning, read its batches, raise the reused
-ones, insert the new ones, commit. The lock makes concurrent requests of the same file and
-tier plan one after the other, so their new batches never overlap.
+One unit of work: lock the (sha256, tier) for planning, record who asked as a holder of the
+bytes (application/access/parse_cache.py), read its batches, raise the reused ones, insert the
+new ones, commit. The lock makes concurrent requests of the same file and tier plan one after
+the other, so their new batches never overlap.
 """
 
 from __future__ import annotations
 
 import attrs
 
+from ragline.application.access.parse_cache import record_holder
 from ragline.application.ports.clock import Clock
 from ragline.application.ports.unit_of_work import NewParseBatch, UnitOfWork, UnitOfWorkFactory
 from ragline.domain.parse_batch import (
@@ -53,16 +55,25 @@ class RequestParse:
         page_count: int | None = None,
         source_tag: str | None = None,
         backend: str | None = None,
+        holder: str | None = None,
     ) -> tuple[ParseResponse, list[ParseBatch]]:
         """The response, and every batch of (sha256, tier) as the plan left them. `backend`:
-        the pdf_parser_backend new batches are parsed with (None: the tier's own)."""
+        the pdf_parser_backend new batches are parsed with (None: the tier's own); `holder`:
+        the user who holds these bytes (None: the service, nothing recorded)."""
         async with self._uow_factory() as uow:
-            found = await self._plan_in(uow, request, source, page_count, source_tag, backend)
+            found = await self._plan_in(
+                uow, request, source, page_count, source_tag, backend, holder
+            )
             await uow.commit()
         return found
 
     async def planned_for_version(
-        self, tag: str, tier: ParseTier, source: SourceRef, backend: str | None = None
+        self,
+        tag: str,
+        tier: ParseTier,
+        source: SourceRef,
+        backend: str | None = None,
+        holder: str | None = None,
     ) -> tuple[ParseResponse, list[ParseBatch], int] | None:
         """Every page of a stored object version seen before (`source_tag`), planned in
         the same transaction that finds its sha256 and page count; None when unseen."""
@@ -72,7 +83,7 @@ class RequestParse:
                 return None
             request = ParseRequest(seen.sha256, tier, PageRange(1, seen.page_count))
             response, after = await self._plan_in(
-                uow, request, source, seen.page_count, tag, backend
+                uow, request, source, seen.page_count, tag, backend, holder
             )
             await uow.commit()
         return response, after, seen.page_count
@@ -85,9 +96,11 @@ class RequestParse:
         page_count: int | None,
         source_tag: str | None,
         backend: str | None,
+        holder: str | None,
     ) -> tuple[ParseResponse, list[ParseBatch]]:
         batches = uow.parse_batches
         await batches.lock_document(request.sha256, request.tier)
+        await record_holder(uow, holder, request.sha256)
         known = await batches.list_for(request.sha256, request.tier)
         decided = plan(request, known, self._pages_per_batch)
         for reused in decided.reused:

@@ -4,6 +4,10 @@ A reference is a sha256 (64 hex digits: bytes the cache has seen) or `bucket/key
 in storage). The file is hashed and its pages counted; a local file is uploaded once under
 its content address (`PageStore.source_key`), so any worker can fetch it. A page range past
 the last page is refused (PageRangeOutOfBounds) before anything is planned.
+
+Who holds the bytes is recorded with the plan (`holder`): the user a run or a request resolved
+them for. A tenant's sha256 it does not hold is as unknown as one nobody has seen
+(application/access/parse_cache.py).
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ from pathlib import Path, PurePosixPath
 
 import attrs
 
+from ragline.application.access.caller import Caller
+from ragline.application.access.parse_cache import may_see, record_holder
 from ragline.application.parsing.batch_runner import LocalSource
 from ragline.application.parsing.page_store import PageStore
 from ragline.application.parsing.request_parse import ParseResponse, RequestParse
@@ -96,10 +102,16 @@ class SubmitParse:
         self._temps = itertools.count()
 
     async def version(
-        self, tag: str, source: SourceRef, tier: ParseTier, backend: str | None = None
+        self,
+        tag: str,
+        source: SourceRef,
+        tier: ParseTier,
+        backend: str | None = None,
+        *,
+        holder: str | None,
     ) -> Submitted | None:
         """Every page of a stored object version seen before (no bytes needed), or None."""
-        found = await self._request.planned_for_version(tag, tier, source, backend)
+        found = await self._request.planned_for_version(tag, tier, source, backend, holder)
         if found is None:
             return None
         response, known, page_count = found
@@ -125,14 +137,21 @@ class SubmitParse:
         priority: int = 0,
         source_tag: str | None = None,
         backend: str | None = None,
+        holder: str | None,
     ) -> Submitted:
-        """Plan a request for bytes already measured (CLEANING, or after `file`)."""
+        """Plan a request for bytes already measured (CLEANING, or after `file`); `holder`:
+        the user they were read for (None: the service)."""
         wanted = pages or PageRange(1, page_count)
         if wanted.last > page_count:
             raise PageRangeOutOfBounds(wanted, page_count)
         request = ParseRequest(local.sha256, tier, wanted, force=force, priority=priority)
         response, known = await self._request.planned(
-            request, source, page_count=page_count, source_tag=source_tag, backend=backend
+            request,
+            source,
+            page_count=page_count,
+            source_tag=source_tag,
+            backend=backend,
+            holder=holder,
         )
         return Submitted(response, source, page_count, tuple(known))
 
@@ -144,6 +163,7 @@ class SubmitParse:
         *,
         file_type: str | None = None,
         force: bool = False,
+        holder: str | None,
     ) -> tuple[Submitted, LocalSource]:
         """A local file: hashed, counted, uploaded once under its content address."""
         kind = file_type or file_type_of(path.name)
@@ -154,7 +174,7 @@ class SubmitParse:
             await self._storage.put_file(self._pages.bucket, key, path)
         local = LocalSource(digest, path)
         source = SourceRef(self._pages.bucket, key, kind)
-        submitted = await self.local(local, source, count, tier, pages, force=force)
+        submitted = await self.local(local, source, count, tier, pages, force=force, holder=holder)
         return submitted, local
 
     async def ref(
@@ -165,13 +185,13 @@ class SubmitParse:
         *,
         file_type: str | None = None,
         force: bool = False,
+        caller: Caller,
     ) -> Submitted:
-        """A sha256 the cache knows, or `bucket/key` of a stored object."""
-        if is_sha256(doc_ref):
-            async with self._uow_factory() as uow:
-                source = await uow.parse_batches.latest_source(doc_ref)
-            if source is None:
-                raise UnknownDocument(f"no parse of sha256 {doc_ref} is known")
+        """A sha256 the cache knows (and a tenant caller holds), or `bucket/key` of a stored
+        object (whose naming the caller's reference check allowed): the caller holds it."""
+        named = is_sha256(doc_ref)
+        if named:
+            source = await self._known_source(doc_ref, caller)
         else:
             bucket, key = split_object_ref(doc_ref)
             source = SourceRef(bucket, key, file_type or file_type_of(key))
@@ -179,16 +199,38 @@ class SubmitParse:
             try:
                 await self._storage.get_to_file(source.bucket, source.key, path)
             except ObjectNotFound as error:
-                raise UnknownDocument(str(error)) from None
+                # a sha256's recorded object may be another holder's: never name it
+                gone = f"the bytes of sha256 {doc_ref} are no longer stored"
+                raise UnknownDocument(gone if named else str(error)) from None
             digest, count = await self.measure(path, source.file_type)
-            if is_sha256(doc_ref) and digest != doc_ref:
-                raise UnknownDocument(f"the object recorded for {doc_ref} has changed")
+            if named and digest != doc_ref:
+                raise UnknownDocument(f"the bytes recorded for sha256 {doc_ref} have changed")
             return await self.local(
-                LocalSource(digest, path), source, count, tier, pages, force=force
+                LocalSource(digest, path),
+                source,
+                count,
+                tier,
+                pages,
+                force=force,
+                holder=caller.user_id,
             )
 
-    async def sha256_for(self, doc_ref: str, file_type: str | None = None) -> str:
-        """The sha256 a reference names: itself, or the hash of the stored object's bytes."""
+    async def _known_source(self, sha256: str, caller: Caller) -> SourceRef:
+        """Where the newest batch of these bytes found them; a tenant's unheld sha256 is
+        unknown, with the very message of one nobody has seen."""
+        async with self._uow_factory() as uow:
+            seen = await may_see(uow, caller, sha256)
+            source = await uow.parse_batches.latest_source(sha256) if seen else None
+        if source is None:
+            raise UnknownDocument(f"no parse of sha256 {sha256} is known")
+        return source
+
+    async def sha256_for(
+        self, doc_ref: str, file_type: str | None = None, *, caller: Caller
+    ) -> str:
+        """The sha256 a reference names: itself (whether the caller may see it is the
+        reader's question), or the hash of the stored object's bytes, which the caller then
+        holds (the reference check let it name the object)."""
         if is_sha256(doc_ref):
             return doc_ref
         bucket, key = split_object_ref(doc_ref)
@@ -198,4 +240,10 @@ class SubmitParse:
                 await self._storage.get_to_file(bucket, key, path)
             except ObjectNotFound as error:
                 raise UnknownDocument(str(error)) from None
-            return await asyncio.to_thread(sha256_of, path)
+            digest = await asyncio.to_thread(sha256_of, path)
+        if caller.user_id is not None:
+            async with self._uow_factory() as uow:
+                if not await may_see(uow, caller, digest):
+                    await record_holder(uow, caller.user_id, digest)
+                    await uow.commit()
+        return digest

@@ -16,6 +16,11 @@ Two ways in:
 re-run of an unchanged file), so it is not written again. A Markdown source (passthrough) is
 cached too: its one page is what the Markdown parser validated, byte for byte, so its
 coordinates stay the source's; only MinerU's direct pull (no bytes here to hash) is not.
+
+Either way the run's user is recorded as a holder of the bytes in the unit of work that plans
+their batches, so it may read them over the API (docs/security.md, "Parse cache
+visibility"). The pipeline itself reads the cache as the service: it is the broker's
+consumer, and it has just read the bytes.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ import hashlib
 from collections.abc import Sequence
 from pathlib import Path
 
+from ragline.application.access.caller import Caller
 from ragline.application.parsing import (
     LocalSource,
     ParseBatchRunner,
@@ -44,6 +50,7 @@ from ragline.domain.parse_batch import (
 from ragline.domain.parse_run import FailureCode
 
 PAGED_TYPES = frozenset({"pdf"})
+PIPELINE = Caller.service()
 
 
 def failure_code(code: str | None) -> FailureCode:
@@ -87,14 +94,21 @@ class CleaningParseCache:
         return None if found is None else source_tag(source.bucket, source.key, found.etag)
 
     async def cached(
-        self, file_type: str, source: SourceRef, tier: ParseTier, backend: str | None = None
+        self,
+        file_type: str,
+        source: SourceRef,
+        tier: ParseTier,
+        backend: str | None = None,
+        *,
+        holder: str,
     ) -> ParsedDocument | None:
         """The Markdown without downloading the source, when this stored version of it was
-        seen before and every page is in the done cache; None otherwise."""
+        seen before and every page is in the done cache; None otherwise. `holder`: the
+        run's user."""
         tag = await self._version(source)
         if tag is None:
             return None
-        submitted = await self._submit.version(tag, source, tier, backend)
+        submitted = await self._submit.version(tag, source, tier, backend, holder=holder)
         if submitted is None or submitted.response.wait_parse_ids:
             return None  # unseen, or something to parse: download, and parse it on the file
         response = submitted.response
@@ -109,6 +123,8 @@ class CleaningParseCache:
         source: SourceRef,
         tier: ParseTier,
         backend: str | None = None,
+        *,
+        holder: str,
     ) -> ParsedDocument | None:
         """The document's Markdown from the cache, parsing (here) only what is missing;
         StageFailure when a batch failed. None when the pages cannot be counted (a file
@@ -120,7 +136,7 @@ class CleaningParseCache:
         local = LocalSource(sha256, path)
         tag = await self._version(source)
         submitted = await self._submit.local(
-            local, source, page_count, tier, source_tag=tag, backend=backend
+            local, source, page_count, tier, source_tag=tag, backend=backend, holder=holder
         )
         waiting = submitted.response.wait_parse_ids
         if waiting:
@@ -139,7 +155,9 @@ class CleaningParseCache:
         file_type: str,
         known: Sequence[ParseBatch] | None,
     ) -> ParsedDocument:
-        cached = await self._reader.markdown(sha256, tier, PageRange(1, page_count), known)
+        cached = await self._reader.markdown(
+            sha256, tier, PageRange(1, page_count), caller=PIPELINE, known=known
+        )
         return ParsedDocument(
             markdown=cached.markdown,
             page_count=page_count if file_type in PAGED_TYPES else None,

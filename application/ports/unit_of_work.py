@@ -535,6 +535,17 @@ class ParseBatchRepository(Protocol):
         """Where the newest batch of these bytes found them (any tier), or None."""
         ...
 
+    # -- holdings: who may see the batches of which bytes (application/access/parse_cache.py)
+
+    async def add_holder(self, sha256: str, user_id: str) -> None:
+        """Record that `user_id` holds these bytes: insert if absent, so adding a pair again
+        (or from two units of work at once) is no error. Holdings are never removed."""
+        ...
+
+    async def held_by(self, user_id: str, sha256s: Iterable[str]) -> set[str]:
+        """The sha256s among `sha256s` that `user_id` holds (its own uncommitted adds too)."""
+        ...
+
 
 # -- the unit of work ---------------------------------------------------------------------
 

@@ -4,7 +4,10 @@ A mixin next to `UnitOfWorkContract` (same `uow_factory` fixture): every store t
 parse batches combines both. What it proves: batches round-trip; claims are compare-and-set
 by priority (two workers never win one batch, a lapsed lease is taken over and the old
 owner's answer is then refused); only active batches rise; planning of one (sha256, tier) is
-serialized by `lock_document`, so concurrent requests cannot create overlapping batches.
+serialized by `lock_document`, so concurrent requests cannot create overlapping batches;
+holdings (who may see the batches of which bytes) are per user, insert-if-absent (adding a pair
+again, or from two units at once, is no error), rolled back with their unit, and answered for
+many sha256s at once.
 """
 
 from __future__ import annotations
@@ -289,3 +292,64 @@ class ParseBatchContract:
             await uow.commit()
         async with uow_factory() as uow:  # the lock row stays; locking again works
             await uow.parse_batches.lock_document(digest, tier)
+
+    # -- holdings ------------------------------------------------------------------------
+
+    async def test_a_holding_is_the_users_own(self, uow_factory: UnitOfWorkFactory) -> None:
+        held, other = sha(), sha()
+        async with uow_factory() as uow:
+            await uow.parse_batches.add_holder(held, "1001")
+            assert await uow.parse_batches.held_by("1001", [held, other]) == {held}
+            await uow.commit()
+        async with uow_factory() as uow:
+            repo = uow.parse_batches
+            assert await repo.held_by("1001", [held, other, held]) == {held}
+            assert await repo.held_by("2002", [held]) == set()
+            assert await repo.held_by("100", [held]) == set()  # no prefix match
+            assert await repo.held_by("用户甲", [held]) == set()
+            assert await repo.held_by("1001", []) == set()
+            assert await repo.held_by("1001", [held.upper()]) == set()  # exact bytes, exact id
+
+    async def test_adding_a_holding_again_is_no_error(self, uow_factory: UnitOfWorkFactory) -> None:
+        digest = sha()
+        for _ in range(2):
+            async with uow_factory() as uow:
+                await uow.parse_batches.add_holder(digest, "用户甲")
+                await uow.parse_batches.add_holder(digest, "用户甲")
+                await uow.commit()
+        async with uow_factory() as uow:
+            assert await uow.parse_batches.held_by("用户甲", [digest]) == {digest}
+
+    async def test_an_uncommitted_holding_is_rolled_back(
+        self, uow_factory: UnitOfWorkFactory
+    ) -> None:
+        digest = sha()
+        async with uow_factory() as uow:
+            await uow.parse_batches.add_holder(digest, "1001")
+        async with uow_factory() as uow:
+            assert await uow.parse_batches.held_by("1001", [digest]) == set()
+
+    async def test_concurrent_adds_of_one_holding_both_commit(
+        self, uow_factory: UnitOfWorkFactory
+    ) -> None:
+        digest = sha()
+
+        async def holder() -> None:
+            async with uow_factory() as uow:
+                await uow.parse_batches.add_holder(digest, "1001")
+                await asyncio.sleep(0.02)  # the other unit adds the same pair meanwhile
+                await uow.commit()
+
+        await asyncio.gather(holder(), holder())
+        async with uow_factory() as uow:
+            assert await uow.parse_batches.held_by("1001", [digest]) == {digest}
+
+    async def test_many_holdings_are_answered_at_once(self, uow_factory: UnitOfWorkFactory) -> None:
+        digests = [sha() for _ in range(1200)]  # more than one IN list of any adapter
+        async with uow_factory() as uow:
+            for digest in digests[::2]:
+                await uow.parse_batches.add_holder(digest, "3003")
+            await uow.commit()
+        async with uow_factory() as uow:
+            held = await uow.parse_batches.held_by("3003", digests)
+        assert held == set(digests[::2])

@@ -110,6 +110,7 @@ class FakeDatabase:
         self.parse_batches: dict[int, ParseBatch] = {}
         self._batch_ids = itertools.count(1)
         self.source_tags: dict[int, str | None] = {}  # batch id -> source_tag (a column)
+        self.parse_holdings: set[tuple[str, str]] = set()  # (user_id, sha256)
         self.outbox_puts: Counter[str] = Counter()  # committed outbox.put calls per task_id
         self.commits = 0
         self.units_opened = 0  # units of work asked of the factory
@@ -857,6 +858,17 @@ class FakeParseBatches(_Repo):
         mine = [b for b in self._merged().values() if b.sha256 == sha256]
         return max(mine, key=lambda b: b.id).source if mine else None
 
+    async def add_holder(self, sha256: str, user_id: str) -> None:
+        await self.check("parse_batches.add_holder")
+        await self.uow.lock(("holding", (user_id, sha256)))  # the inserted key row
+        if (user_id, sha256) not in self.db.parse_holdings:
+            self.uow.pending_holdings.add((user_id, sha256))
+
+    async def held_by(self, user_id: str, sha256s: Iterable[str]) -> set[str]:
+        await self.check("parse_batches.held_by")
+        held = self.db.parse_holdings | self.uow.pending_holdings
+        return {sha256 for sha256 in set(sha256s) if (user_id, sha256) in held}
+
 
 class FakeUnitOfWork:
     def __init__(self, db: FakeDatabase) -> None:
@@ -869,6 +881,7 @@ class FakeUnitOfWork:
         self.pending_puts: list[str] = []
         self.pending_tombstones: dict[str, datetime] = {}
         self.pending_batches: dict[int, ParseBatch] = {}
+        self.pending_holdings: set[tuple[str, str]] = set()
         self.pending_heartbeats: dict[str, datetime] = {}
         self.parsed_logs = FakeParsedLogs(self)
         self.runs = FakeRuns(self)
@@ -922,6 +935,7 @@ class FakeUnitOfWork:
         db.outbox_puts.update(self.pending_puts)
         db.document_deleted_at.update(self.pending_tombstones)
         db.parse_batches.update(self.pending_batches)
+        db.parse_holdings.update(self.pending_holdings)
         db.heartbeats.update(self.pending_heartbeats)
         if any(
             (
@@ -930,6 +944,7 @@ class FakeUnitOfWork:
                 self.pending_chunks,
                 self.pending_outbox,
                 self.pending_batches,
+                self.pending_holdings,
             )
         ):
             db.commits += 1
@@ -944,5 +959,6 @@ class FakeUnitOfWork:
         self.pending_logs, self.pending_runs, self.pending_chunks = {}, {}, {}
         self.pending_configs, self.pending_outbox, self.pending_tombstones = {}, {}, {}
         self.pending_batches = {}
+        self.pending_holdings = set()
         self.pending_heartbeats = {}
         self.pending_puts = []

@@ -12,6 +12,7 @@ from typing import Any
 from typer.testing import CliRunner
 
 from ragline.adapters.cli import build_cli
+from ragline.application.access import Caller
 from ragline.application.health import obtain
 from ragline.application.parsing import ReadParse
 from ragline.bootstrap.cli import _container
@@ -53,7 +54,9 @@ class Cli:
             container = container_for(options.pop("data_dir"), **options)
             try:
                 reader: ReadParse = await obtain(container.read_parse)
-                cached = await reader.markdown(sha256, ParseTier.BASIC, PageRange(1, PAGES))
+                cached = await reader.markdown(
+                    sha256, ParseTier.BASIC, PageRange(1, PAGES), caller=Caller.service()
+                )
                 return list(cached.batch_ids)
             finally:
                 await container.shutdown_resources()

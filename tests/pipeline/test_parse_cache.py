@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from ragline.application.access import Caller
 from ragline.application.parsing import (
     LocalSource,
     ParseBatchRunner,
@@ -162,7 +163,7 @@ async def submit_paged(h: Harness, tmp_path: Path, pages: str = PAGED) -> tuple[
     source = tmp_path / "paged.pdf"
     source.write_text(pages, encoding="utf-8")
     submit: SubmitParse = h.container.submit_parse()
-    submitted, _ = await submit.file(source, ParseTier.BASIC)
+    submitted, _ = await submit.file(source, ParseTier.BASIC, holder=None)
     return list(submitted.response.wait_parse_ids), source
 
 
@@ -178,7 +179,9 @@ async def test_two_workers_share_the_batches_of_one_file(tmp_path: Path) -> None
     assert len(h.parser.calls) == 5 and owners <= {"w1", "w2"}
     reader: ReadParse = h.container.read_parse()
     digest = next(iter(h.db.parse_batches.values())).sha256
-    cached = await reader.markdown(digest, ParseTier.BASIC, PageRange(1, 5))
+    cached = await reader.markdown(
+        digest, ParseTier.BASIC, PageRange(1, 5), caller=Caller.service()
+    )
     assert [p.splitlines()[0] for p in cached.pages] == [f"## Page {n}" for n in range(1, 6)]
 
 

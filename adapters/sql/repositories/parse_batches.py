@@ -1,4 +1,5 @@
-"""parse_batch: the parse cache's batches; parse_plan_lock: one row per (sha256, tier).
+"""parse_batch: the parse cache's batches; parse_plan_lock: one row per (sha256, tier);
+parse_holding: which user holds which bytes.
 
 Every status move is a compare-and-set whose rowcount is checked: a claim matches the
 `claims` count it read (and the claimable status), a finish or failure matches the status
@@ -9,7 +10,7 @@ win one batch, and a worker whose lease was taken over cannot overwrite its succ
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -18,7 +19,7 @@ from sqlalchemy.dialects import mysql, postgresql, sqlite
 
 from ragline.adapters.sql.connection import IN_LIST_SLICE, ConnectionSlot
 from ragline.adapters.sql.errors import store_errors
-from ragline.adapters.sql.tables import parse_batch, parse_plan_lock
+from ragline.adapters.sql.tables import parse_batch, parse_holding, parse_plan_lock
 from ragline.application.ports.unit_of_work import NewParseBatch
 from ragline.domain.parse_batch import (
     BatchStatus,
@@ -70,6 +71,17 @@ def _lock_insert(dialect: str) -> Any:
         return postgresql.insert(parse_plan_lock).values(values).on_conflict_do_nothing()
     my = mysql.insert(parse_plan_lock).values(values)
     return my.on_duplicate_key_update(tier=my.inserted.tier)
+
+
+def _holding_insert(dialect: str) -> Any:
+    """Insert if absent: a pair added again (or by two units at once) is no error."""
+    values: dict[str, Any] = {"user_id": bindparam("b_user"), "sha256": bindparam("b_sha256")}
+    if dialect == "sqlite":
+        return sqlite.insert(parse_holding).values(values).on_conflict_do_nothing()
+    if dialect == "postgresql":
+        return postgresql.insert(parse_holding).values(values).on_conflict_do_nothing()
+    my = mysql.insert(parse_holding).values(values)
+    return my.on_duplicate_key_update(sha256=my.inserted.sha256)
 
 
 _LOCK_ROW = (
@@ -343,3 +355,23 @@ class SqlParseBatchRepository:
             return None
         m = row._mapping
         return SourceRef(m["source_bucket"], m["source_key"], m["file_type"])
+
+    async def add_holder(self, sha256: str, user_id: str) -> None:
+        conn = self._slot.conn
+        with store_errors("parse_holding add"):
+            await conn.execute(
+                _holding_insert(conn.dialect.name), {"b_user": user_id, "b_sha256": sha256}
+            )
+
+    async def held_by(self, user_id: str, sha256s: Iterable[str]) -> set[str]:
+        wanted = sorted(set(sha256s))
+        held: set[str] = set()
+        h = parse_holding.c
+        with store_errors("parse_holding held_by"):
+            for start in range(0, len(wanted), IN_LIST_SLICE):
+                part = wanted[start : start + IN_LIST_SLICE]
+                result = await self._slot.conn.execute(
+                    select(h.sha256).where(h.user_id == user_id).where(h.sha256.in_(part))
+                )
+                held.update(result.scalars().all())
+        return held

@@ -161,7 +161,9 @@ class CleaningStage(PipelineStage):
             return None
         source = SourceRef(task.source_bucket, task.source_object_key, file_type)
         backend = options.pdf_parser_backend.value
-        return await cache.cached(file_type, source, options.tier, backend)
+        return await cache.cached(
+            file_type, source, options.tier, backend, holder=str(task.user_id)
+        )
 
     async def _unchanged(self, location: MarkdownLocation, markdown: str) -> bool:
         """A forced re-run of an unchanged file need not write the same Markdown again."""
@@ -184,7 +186,9 @@ class CleaningStage(PipelineStage):
         if cache is not None:
             source = SourceRef(task.source_bucket, task.source_object_key, file_type)
             backend = options.pdf_parser_backend.value
-            found = await cache.parse(path, file_type, source, options.tier, backend)
+            found = await cache.parse(
+                path, file_type, source, options.tier, backend, holder=str(task.user_id)
+            )
             if found is not None:
                 return found
         return await asyncio.to_thread(parser.parse, path, file_type, options)
