@@ -76,6 +76,10 @@ class Container(containers.DeclarativeContainer):
     # the parse cache (ADR-0003): planning, batch workers, reading
     page_counter = providers.Singleton(factories.page_counter)
     parse_cache_settings = providers.Singleton(factories.parse_cache_settings, settings=settings)
+    # the one check of every object reference a caller names (docs/security.md)
+    reference_policy = providers.Singleton(
+        factories.reference_policy, settings=settings, cache=parse_cache_settings
+    )
     page_store = providers.Singleton(
         factories.page_store, storage=storage, workspace=workspace, cache=parse_cache_settings
     )
@@ -93,6 +97,7 @@ class Container(containers.DeclarativeContainer):
         counter=page_counter,
         pages=page_store,
         request_parse=request_parse,
+        references=reference_policy,
     )
     read_parse = providers.Factory(ReadParse, uow_factory=uow_factory, pages=page_store)
     batch_owner = providers.Singleton(factories.batch_owner)
@@ -129,6 +134,7 @@ class Container(containers.DeclarativeContainer):
         sparse=sparse,
         workspace=workspace,
         wire=wire_format,
+        references=reference_policy,
         settings=pipeline_settings,
         metrics=metrics,
         tracing=tracing,
@@ -169,6 +175,7 @@ class Container(containers.DeclarativeContainer):
         wire_format,
         source_bucket=settings.provided.source_bucket,
         md_bucket=settings.provided.markdown_bucket,
+        references=reference_policy,
         pdf_backend=providers.Callable(factories.pdf_backend, settings=settings),
         # with the worker in this process, exactly `ingest_workers` tasks are in flight:
         # polling more pending runs than that reads runs nobody is working on
@@ -203,7 +210,11 @@ class Container(containers.DeclarativeContainer):
         clock=clock,
     )
     reindex_document = providers.Factory(
-        ReindexDocument, uow_factory=uow_factory, tasks=task_publisher, wire=wire_format
+        ReindexDocument,
+        uow_factory=uow_factory,
+        tasks=task_publisher,
+        wire=wire_format,
+        references=reference_policy,
     )
     retry_run = providers.Factory(
         RetryRun,
@@ -211,8 +222,11 @@ class Container(containers.DeclarativeContainer):
         tasks=task_publisher,
         results=result_reader,
         wire=wire_format,
+        references=reference_policy,
     )
-    submit_task = providers.Factory(SubmitTask, tasks=task_publisher, wire=wire_format)
+    submit_task = providers.Factory(
+        SubmitTask, tasks=task_publisher, wire=wire_format, references=reference_policy
+    )
     publish_task_message = providers.Factory(PublishTaskMessage, tasks=task_publisher)
     extract_markdown = providers.Factory(
         ExtractMarkdown,
@@ -220,6 +234,7 @@ class Container(containers.DeclarativeContainer):
         storage=storage,
         workspace=workspace,
         limits=pipeline_settings.provided.parse_limits,
+        references=reference_policy,
     )
     preview_chunks = providers.Factory(
         PreviewChunks, chunk_document=chunk_document, extract=extract_markdown

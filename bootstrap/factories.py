@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 from datetime import timedelta
 from functools import partial
 
+from ragline.application.access import ObjectArea, ReferencePolicy
 from ragline.application.chunking import ChunkDocument
 from ragline.application.parsing import (
     PageStore,
@@ -406,6 +407,14 @@ def page_store(
     storage: ObjectStorage, workspace: Workspace, cache: ParseCacheSettings
 ) -> PageStore:
     return PageStore(storage, workspace, cache.bucket, cache.prefix)
+
+
+def reference_policy(settings: Settings, cache: ParseCacheSettings) -> ReferencePolicy:
+    """The one rule of every object reference a caller names (docs/security.md): tenants
+    under `<user_id>/` of the tenant buckets; nobody targets the parse cache's area."""
+    return ReferencePolicy.of(
+        settings.resolved_tenant_buckets, [ObjectArea(cache.bucket, cache.prefix)]
+    )
 
 
 def batch_owner() -> str:

@@ -126,6 +126,12 @@ class Settings(BaseSettings):
     markdown_bucket: str = Field(
         "markdown", description="Bucket `ragline ingest` asks the pipeline to write Markdown to."
     )
+    tenant_buckets: str | None = Field(
+        None,
+        description="Buckets where a tenant token may name objects, each only under its own "
+        "`<user_id>/` prefix (comma list; empty: source_bucket and markdown_bucket). See "
+        "docs/security.md.",
+    )
 
     # indexes
     vector_index: VectorVendor | None = Field(
@@ -340,6 +346,13 @@ class Settings(BaseSettings):
             self.llm_api_key,
         ]
         return [s.get_secret_value() for s in secrets if s is not None]
+
+    @property
+    def resolved_tenant_buckets(self) -> list[str]:
+        """The buckets open to tenants (under their own prefix): the configured list, else
+        the source and Markdown buckets."""
+        named = [b.strip() for b in (self.tenant_buckets or "").split(",") if b.strip()]
+        return named or list(dict.fromkeys([self.source_bucket, self.markdown_bucket]))
 
     @property
     def ingest_poll_window(self) -> int:

@@ -25,6 +25,7 @@ from rich.table import Table
 
 from ragline.adapters.cli.app import DATA_DIR_OPTION, app, provided, run_session
 from ragline.adapters.cli.walk import find_sources
+from ragline.application.access import ReferenceRefused
 from ragline.application.ingest.identity import SourceFile
 from ragline.application.ingest.use_case import FileAction, FileOutcome, IngestSummary
 from ragline.domain.parse_run import STAGE_ORDER, Stage, StageStatus
@@ -206,6 +207,9 @@ def ingest(
             summary = run_session(
                 container, lambda: _ingest(container, sources, user, dataset, observer, force)
             )
+        except ReferenceRefused as refused:  # the configured buckets name the parse cache
+            console.print(f"[red]refused: {refused}[/red]")
+            raise typer.Exit(2) from None
         finally:
             signal.signal(signal.SIGINT, previous)
     totals = summary_json(summary)

@@ -8,6 +8,7 @@ import typer
 from rich.console import Console
 
 from ragline.adapters.cli.app import DATA_DIR_OPTION, app, provided, run_session
+from ragline.application.access import Caller, ReferenceRefused
 from ragline.application.tasks import TaskResult, TaskStatus
 
 console = Console()
@@ -27,12 +28,12 @@ def retry(
         retry_run = await provided(container.retry_run)
         worker = await provided(container.worker, consumers=1)
         async with worker.alongside():
-            result: TaskResult = await retry_run(task_id)
+            result: TaskResult = await retry_run(Caller.service(), task_id)  # the operator
             return result
 
     try:
         result = run_session(container, main)
-    except LookupError as error:
+    except (LookupError, ReferenceRefused) as error:
         console.print(f"[red]{error}[/red]")
         raise typer.Exit(1) from None
     status = result.task_status.value

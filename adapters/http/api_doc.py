@@ -22,6 +22,10 @@ process itself: no CDN, no internet). Deploying it: [operations.md](operations.m
   No token or a wrong one: 401. Another tenant's run or document: 404. A user token acts
   for its own user whatever a body says; model-config writes and raw messages need `*`.
   With no tokens configured the server binds loopback only and acts as user `1`.
+- **Object references** (buckets, keys, prefixes in a body or query): a user token names only
+  keys under its own `<user_id>/` prefix of `RAGLINE_TENANT_BUCKETS`; `*` names any object
+  but the parse cache's area. Refused: 403 whose `detail` is `<field>: <reason>`, before
+  anything is read or published ([security.md](security.md)).
 - **Errors**: RFC 9457 problem details (`application/problem+json`):
   `{"type", "title", "status", "detail", "errors": [{"field", "message"}]}`; a 422 names
   every offending field, a 413 says the size limit (`RAGLINE_HTTP_MAX_BODY_MB`).

@@ -39,11 +39,10 @@ async def submit_task(
     caller: Annotated[Principal, Depends(principal)],
 ) -> Submitted:
     """Accept a ParseTask, put it on the configured task topic, answer with its task_id.
-    A user token submits for itself only (the body's user_id must be its own)."""
-    if not caller.is_service and str(task.user_id) != caller.user_id:
-        raise HTTPException(status.HTTP_403_FORBIDDEN, "user_id must be the token's own user")
+    A user token submits for itself only, naming only objects under its own `<user_id>/`
+    prefix of the tenant buckets (403 otherwise, nothing published; docs/security.md)."""
     submit = await use_case(request, "submit_task")
-    task_id: str = await submit(command_of(task))
+    task_id: str = await submit(caller.caller, command_of(task))
     return Submitted(task_id=task_id, routing_key=task.routing_key)
 
 
@@ -78,7 +77,8 @@ async def extract_sync(
     ] = None,
 ) -> Extracted:
     """Parse an uploaded file, or an object-store key, to Markdown and return it (nothing is
-    stored). Bounded like CLEANING: the upload by the request size limit, the parse by the
+    stored). A user token names only its own `<user_id>/` keys of the tenant buckets (403
+    otherwise). Bounded like CLEANING: the upload by the request size limit, the parse by the
     parser's time, memory and output limits."""
     extract = await use_case(request, "extract_markdown")
     try:
@@ -95,9 +95,8 @@ async def extract_sync(
                 raise HTTPException(
                     status.HTTP_422_UNPROCESSABLE_CONTENT, f"source: {error}"
                 ) from None
-            if not caller.is_service:
-                raise HTTPException(status.HTTP_403_FORBIDDEN, "object keys need a service token")
             result = await extract.from_object(
+                caller.caller,
                 target.bucket,
                 target.object_key,
                 target.file_type,

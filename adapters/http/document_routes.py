@@ -122,11 +122,12 @@ async def reindex_document(
     """Re-index the document from the Markdown its newest run stored: a new parse task
     (task_id `<newest>-x<N>`) that re-chunks and re-indexes that Markdown without parsing
     the source again; follow it with GET /api/v1/runs/{task_id}. 409 while a run is in
-    progress or when no Markdown is stored."""
+    progress or when no Markdown is stored; 403 when the stored Markdown or image prefix is
+    not the token's to name (docs/security.md)."""
     user = caller.acting_user(user_id)
     reindex = await use_case(request, "reindex_document")
     try:
-        task: ParseTaskCommand = await reindex(user, dataset_id, doc_id)
+        task: ParseTaskCommand = await reindex(caller.caller, user, dataset_id, doc_id)
     except DocumentNotFound:
         raise HTTPException(status.HTTP_404_NOT_FOUND, "no such document") from None
     except (DocumentBusy, NotReindexable) as error:

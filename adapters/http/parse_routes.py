@@ -1,13 +1,13 @@
 """The parse cache over HTTP (ADR-0003): request a parse, ask batch statuses by id, ask the
 coverage of a document at a tier, read the cached Markdown.
 
-`doc_ref` is a sha256 (bytes the cache has seen) or `bucket/key` of a stored object. Only a
-service token may name an object (a user token could otherwise read any object in the store);
-any token may use a sha256. What a user token is answered the application decides
-(application/access/parse_cache.py): only batches of bytes that user holds; a sha256 it does
-not hold is unknown (404) and its batch ids are left out, exactly as if they did not exist.
-Bad tiers and page ranges are 422 problems; a range past the last page is 422 too; an unknown
-document is 404.
+`doc_ref` is a sha256 (bytes the cache has seen) or `bucket/key` of a stored object. The
+use case checks an object reference against the caller (a user token names only its own
+`<user_id>/` keys of the tenant buckets: 403 otherwise; docs/security.md). What a user token
+is answered the application decides (application/access/parse_cache.py): only batches of
+bytes that user holds; a sha256 it does not hold is unknown (404) and its batch ids are left
+out, exactly as if they did not exist. Bad tiers and page ranges are 422 problems; a range
+past the last page is 422 too; an unknown document is 404.
 """
 
 from __future__ import annotations
@@ -59,7 +59,8 @@ class ParseRequestBody(BaseModel):
     doc_ref: str = Field(
         min_length=1,
         max_length=1300,
-        description="sha256 of the bytes, or bucket/key of a stored object (service tokens).",
+        description="sha256 of the bytes, or bucket/key of a stored object (a user token: "
+        "its own `<user_id>/` keys only).",
     )
     tier: ParseTier = ParseTier.BASIC
     page_range: str | None = Field(
@@ -162,13 +163,6 @@ def page_range_of(text: str | None) -> PageRange | None:
         raise _unprocessable(f"page_range: {error}") from None
 
 
-def _may_name(caller: Principal, doc_ref: str) -> None:
-    if not is_sha256(doc_ref.lower()) and not caller.is_service:
-        raise HTTPException(
-            status.HTTP_403_FORBIDDEN, "only a service token may name a stored object"
-        )
-
-
 def _ref(doc_ref: str) -> str:
     ref = doc_ref.strip()
     return ref.lower() if is_sha256(ref.lower()) else ref
@@ -181,16 +175,15 @@ async def request_parse(
     """Plan a parse: reuse done pages (unless `force`) and active batches, create batches
     for the rest. Wait on exactly `wait_parse_ids` (GET ?ids=...)."""
     doc_ref = _ref(body.doc_ref)
-    _may_name(caller, doc_ref)
     submit: SubmitParse = await use_case(request, "submit_parse")
     try:
         submitted = await submit.ref(
             doc_ref,
             body.tier,
             page_range_of(body.page_range),
+            caller=caller.caller,
             file_type=body.file_type,
             force=body.force,
-            caller=caller.caller,
         )
     except UnknownDocument as error:
         raise HTTPException(status.HTTP_404_NOT_FOUND, str(error)) from None
@@ -229,7 +222,6 @@ async def parses(
     if doc_ref is None:  # unreachable after the either/or check; narrows the type
         raise _unprocessable("give either ids or doc_ref")
     ref = _ref(doc_ref)
-    _may_name(caller, ref)
     pages = page_range_of(page_range)
     sha256 = await _sha256(request, ref, caller)
     found = await reader.coverage(sha256, tier, pages, caller=caller.caller)
@@ -265,7 +257,6 @@ async def markdown(
     """The cached Markdown, per page from the newest done batch (404 when nothing is known,
     409 if pages are missing)."""
     ref = _ref(doc_ref)
-    _may_name(caller, ref)
     sha256 = await _sha256(request, ref, caller)
     reader: ReadParse = await use_case(request, "read_parse")
     asked = page_range_of(page_range)

@@ -1,6 +1,7 @@
 """Every error as one documented shape: RFC 9457 problem details (application/problem+json).
 
-`errors` names each offending field for a 422; a 500 never leaks an exception's text.
+`errors` names each offending field for a 422; a refused object reference is a 403 whose
+detail is the ReferenceRefused message; a 500 never leaks an exception's text.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException
+
+from ragline.application.access import ReferenceRefused
 
 log = logging.getLogger("ragline.http")
 
@@ -80,6 +83,12 @@ def install(app: FastAPI) -> None:
         for name, value in (error.headers or {}).items():
             response.headers[name] = value
         return response
+
+    @app.exception_handler(ReferenceRefused)
+    async def refused(request: Request, error: ReferenceRefused) -> JSONResponse:
+        """A reference the caller may not name (docs/security.md), from whichever use case
+        checked it: 403 with `<field>: <reason>`."""
+        return problem(403, "Forbidden", str(error))
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, error: RequestValidationError) -> JSONResponse:

@@ -108,11 +108,14 @@ async def get_run(
 async def retry_run(
     request: Request, task_id: str, caller: Annotated[Principal, Depends(principal)]
 ) -> RetryResult:
-    """Retry a FAILED run (the rules of `ragline retry`) and wait for the retry's result."""
+    """Retry a FAILED run (the rules of `ragline retry`) and wait for the retry's result.
+    403 when its stored task names an object the token may not (docs/security.md)."""
     await _own_run(request, caller, task_id)
     retry = await use_case(request, "retry_run")
     try:
-        result: TaskResult = await retry(task_id, timeout_seconds=request.app.state.retry_timeout)
+        result: TaskResult = await retry(
+            caller.caller, task_id, timeout_seconds=request.app.state.retry_timeout
+        )
     except RunNotRetryable as error:
         raise HTTPException(status.HTTP_409_CONFLICT, str(error)) from None
     except TimeoutError:

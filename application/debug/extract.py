@@ -1,6 +1,7 @@
 """ExtractMarkdown: one file to Markdown, synchronously, for integration testing (seed 002
 `extract_sync`). The same parser and limits as CLEANING (sandboxed, bounded in time, memory
-and output); nothing is stored and no run is recorded.
+and output); nothing is stored and no run is recorded. An object is read only if the caller
+may name it (ReferencePolicy: a tenant its own `<user_id>/` keys of the tenant buckets).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import attrs
 
+from ragline.application.access import Caller, ReferencePolicy
 from ragline.application.pipeline.workspace import Workspace
 from ragline.application.ports.object_storage import ObjectNotFound, ObjectStorage
 from ragline.application.ports.parser import (
@@ -44,8 +46,14 @@ class ExtractedMarkdown:
 
 class ExtractMarkdown:
     def __init__(
-        self, parser: Parser, storage: ObjectStorage, workspace: Workspace, limits: ParseLimits
+        self,
+        parser: Parser,
+        storage: ObjectStorage,
+        workspace: Workspace,
+        limits: ParseLimits,
+        references: ReferencePolicy,
     ) -> None:
+        self._references = references
         self._parser = parser
         self._storage = storage
         self._workspace = workspace
@@ -61,11 +69,14 @@ class ExtractMarkdown:
 
     async def from_object(
         self,
+        caller: Caller,
         bucket: str,
         key: str,
         file_type: str,
         backend: PdfParserBackend = PdfParserBackend.AUTO,
     ) -> ExtractedMarkdown:
+        """An object `caller` may read (ReferenceRefused otherwise, before it is read)."""
+        self._references.check_read(caller, "source", bucket, key)
         kind = _file_type(file_type)
         with self._workspace.temp_file(f"extract-{uuid.uuid4()}", kind) as path:
             try:

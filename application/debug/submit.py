@@ -1,23 +1,28 @@
 """SubmitTask and PublishTaskMessage: put a parse task on the task topic.
 
-`SubmitTask` takes a decoded, well-typed task (the caller's edge validated it) and answers
-with its task_id; `PublishTaskMessage` puts a body on the topic exactly as given, as the
-admin side would — the worker then decides what it is, as it does for any producer.
+`SubmitTask` takes a decoded, well-typed task (the caller's edge validated it) and the
+caller, checks every reference the task names against who the caller is (ReferenceRefused:
+nothing is published), and answers with its task_id; `PublishTaskMessage` puts a body on the
+topic exactly as given, as the admin side would — the worker then decides what it is, as it
+does for any producer (its own reference check included).
 """
 
 from __future__ import annotations
 
+from ragline.application.access import Caller, ReferencePolicy
 from ragline.application.ports.messaging import Publisher
 from ragline.application.ports.wire_format import WireFormat
 from ragline.application.tasks import ParseTaskCommand
 
 
 class SubmitTask:
-    def __init__(self, tasks: Publisher, wire: WireFormat) -> None:
+    def __init__(self, tasks: Publisher, wire: WireFormat, references: ReferencePolicy) -> None:
         self._tasks = tasks
         self._wire = wire
+        self._references = references
 
-    async def __call__(self, task: ParseTaskCommand) -> str:
+    async def __call__(self, caller: Caller, task: ParseTaskCommand) -> str:
+        self._references.check_task(caller, task)
         await self._tasks.publish(self._wire.encode_task(task), task.routing_key)
         return task.task_id
 

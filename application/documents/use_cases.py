@@ -11,6 +11,7 @@ import re
 
 import attrs
 
+from ragline.application.access import Caller, ReferencePolicy
 from ragline.application.pipeline.context import MARKDOWN_PASSTHROUGH_TYPES
 from ragline.application.ports.clock import Clock
 from ragline.application.ports.keyword_index import KeywordIndex
@@ -198,15 +199,26 @@ class ReindexDocument:
     result topic like any other (keyed by the new task_id).
 
     Refused: no document (DocumentNotFound), a run in flight (DocumentBusy), no stored
-    Markdown or no readable stored task (NotReindexable).
+    Markdown or no readable stored task (NotReindexable), and a re-index task naming what the
+    caller may not (ReferenceRefused, nothing published: a task stored before a rule
+    tightened may name objects a tenant may no longer; docs/security.md).
     """
 
-    def __init__(self, uow_factory: UnitOfWorkFactory, tasks: Publisher, wire: WireFormat) -> None:
+    def __init__(
+        self,
+        uow_factory: UnitOfWorkFactory,
+        tasks: Publisher,
+        wire: WireFormat,
+        references: ReferencePolicy,
+    ) -> None:
         self._uow_factory = uow_factory
         self._tasks = tasks
         self._wire = wire
+        self._references = references
 
-    async def __call__(self, user_id: str, dataset_id: str, doc_id: str) -> ParseTaskCommand:
+    async def __call__(
+        self, caller: Caller, user_id: str, dataset_id: str, doc_id: str
+    ) -> ParseTaskCommand:
         async with self._uow_factory() as uow:
             latest = await uow.runs.latest_for_document(user_id, dataset_id, doc_id)
             stored = None if latest is None else await uow.parsed_logs.get(latest.task_id)
@@ -234,5 +246,6 @@ class ReindexDocument:
             is_retry=False,
             previous_task_id=None,
         )
+        self._references.check_task(caller, reindex)
         await self._tasks.publish(self._wire.encode_task(reindex), reindex.routing_key)
         return reindex

@@ -11,6 +11,10 @@ file depends on what the store already knows about it:
   every stage that succeeded;
 - its latest run was interrupted (Ctrl-C, crash) -> the same task is delivered again, the
   pipeline converges it to FAILED INTERRUPTED_TASK, and a retry resumes it.
+
+Ingest is the operator's (the CLI): its tasks go through the reference rule as the service's
+(docs/security.md) before the file is uploaded, so a configuration that would have ragline
+write into the parse cache's area is refused up front (ReferenceRefused), not file by file.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from typing import Protocol
 
 import attrs
 
+from ragline.application.access import Caller, ReferencePolicy
 from ragline.application.ingest.identity import FileIdentity, SourceFile, identify
 from ragline.application.ports.clock import Clock
 from ragline.application.ports.messaging import Publisher, TaskSource
@@ -101,6 +106,7 @@ class IngestFiles:
         *,
         source_bucket: str,
         md_bucket: str,
+        references: ReferencePolicy,
         pdf_backend: PdfParserBackend = PdfParserBackend.AUTO,
         poll_seconds: float = 0.2,
         poll_window: int = 16,
@@ -113,6 +119,7 @@ class IngestFiles:
         self._wire = wire
         self._source_bucket = source_bucket
         self._md_bucket = md_bucket
+        self._references = references
         self._pdf_backend = pdf_backend
         self._poll_seconds = poll_seconds
         self._poll_window = poll_window
@@ -161,6 +168,7 @@ class IngestFiles:
         """Skip the file (its outcome) or publish its task (the pending item)."""
         head, hops = await self._latest_run(identity.base_task_id)
         task = self._task(source, identity, user_id, dataset_id)
+        self._references.check_task(Caller.service(), task)  # before the upload
         if head is None:
             await self._storage.put_file(
                 self._source_bucket, identity.source_object_key, Path(source.path)

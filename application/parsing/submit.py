@@ -1,8 +1,10 @@
 """SubmitParse: a parse request from a local file or a document reference, planned.
 
 A reference is a sha256 (64 hex digits: bytes the cache has seen) or `bucket/key` (an object
-in storage). The file is hashed and its pages counted; a local file is uploaded once under
-its content address (`PageStore.source_key`), so any worker can fetch it. A page range past
+in storage, checked against who asks by the ReferencePolicy before it is read: a tenant names
+only its own `<user_id>/` keys of the tenant buckets). The file is hashed and its pages
+counted; a local file is uploaded once under its content address (`PageStore.source_key`),
+so any worker can fetch it. A page range past
 the last page is refused (PageRangeOutOfBounds) before anything is planned.
 
 Who holds the bytes is recorded with the plan (`holder`): the user a run or a request resolved
@@ -20,7 +22,7 @@ from pathlib import Path, PurePosixPath
 
 import attrs
 
-from ragline.application.access.caller import Caller
+from ragline.application.access import Caller, ReferencePolicy
 from ragline.application.access.parse_cache import may_see, record_holder
 from ragline.application.parsing.batch_runner import LocalSource
 from ragline.application.parsing.page_store import PageStore
@@ -92,8 +94,10 @@ class SubmitParse:
         counter: PageCounter,
         pages: PageStore,
         request_parse: RequestParse,
+        references: ReferencePolicy,
     ) -> None:
         self._uow_factory = uow_factory
+        self._references = references
         self._storage = storage
         self._workspace = workspace
         self._counter = counter
@@ -183,9 +187,9 @@ class SubmitParse:
         tier: ParseTier,
         pages: PageRange | None = None,
         *,
+        caller: Caller,
         file_type: str | None = None,
         force: bool = False,
-        caller: Caller,
     ) -> Submitted:
         """A sha256 the cache knows (and a tenant caller holds), or `bucket/key` of a stored
         object (whose naming the caller's reference check allowed): the caller holds it."""
@@ -193,7 +197,7 @@ class SubmitParse:
         if named:
             source = await self._known_source(doc_ref, caller)
         else:
-            bucket, key = split_object_ref(doc_ref)
+            bucket, key = self._object_ref(caller, doc_ref)
             source = SourceRef(bucket, key, file_type or file_type_of(key))
         with self._workspace.temp_file(f"submit-{next(self._temps)}", source.file_type) as path:
             try:
@@ -233,7 +237,7 @@ class SubmitParse:
         holds (the reference check let it name the object)."""
         if is_sha256(doc_ref):
             return doc_ref
-        bucket, key = split_object_ref(doc_ref)
+        bucket, key = self._object_ref(caller, doc_ref)
         kind = file_type or PurePosixPath(key).suffix.lstrip(".").lower() or "bin"
         with self._workspace.temp_file(f"identify-{next(self._temps)}", kind) as path:
             try:
@@ -247,3 +251,8 @@ class SubmitParse:
                     await record_holder(uow, caller.user_id, digest)
                     await uow.commit()
         return digest
+
+    def _object_ref(self, caller: Caller, doc_ref: str) -> tuple[str, str]:
+        bucket, key = split_object_ref(doc_ref)
+        self._references.check_read(caller, "doc_ref", bucket, key)
+        return bucket, key

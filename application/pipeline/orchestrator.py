@@ -21,7 +21,7 @@ from ragline.application.pipeline.outcome import OutcomeKind, PipelineOutcome
 from ragline.application.pipeline.results import ResultOutbox
 from ragline.application.pipeline.services import StageServices
 from ragline.application.pipeline.stages import PipelineStage, default_stages
-from ragline.application.pipeline.validation import invalid_context
+from ragline.application.pipeline.validation import invalid_context, refused_reference
 from ragline.application.ports.unit_of_work import ConcurrentUpdate, DuplicateTaskId, UnitOfWork
 from ragline.application.tasks import ParseTaskCommand, UnreadableTask
 from ragline.domain.parse_run import (
@@ -93,7 +93,7 @@ class ParseTaskPipeline:
 
     async def handle(self, task: ParseTaskCommand) -> PipelineOutcome:
         """Run one decoded task to its terminal state (or settle its redelivery)."""
-        problem = invalid_context(task)
+        problem = invalid_context(task) or refused_reference(task, self.services.references)
         if problem is not None or task.is_retry:
             existing = await self._settle_existing(task.task_id)
             if existing is not None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import attrs
 
+from ragline.application.access import ReferencePolicy
 from ragline.application.pipeline.chunker import MarkdownChunker
 from ragline.application.pipeline.parse_cache import CleaningParseCache
 from ragline.application.pipeline.settings import PipelineSettings
@@ -41,6 +42,8 @@ class StageServices:
     sparse: SparseEncoder
     workspace: Workspace
     wire: WireFormat
+    references: ReferencePolicy
+    """The one check of every object a task names (docs/security.md), before any stage."""
     settings: PipelineSettings = attrs.field(factory=PipelineSettings)
     metrics: PipelineMetrics = NO_METRICS
     tracing: Tracing = NO_TRACING

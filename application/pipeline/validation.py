@@ -1,10 +1,12 @@
-"""Task-context validation: a message inconsistent with itself is FAILED INVALID_TASK_CONTEXT
-before any stage runs (SPEC §3)."""
+"""Task-context validation: a message inconsistent with itself, or naming an object no
+producer may name (docs/security.md), is FAILED INVALID_TASK_CONTEXT before any stage runs
+(SPEC §3)."""
 
 from __future__ import annotations
 
 from pathlib import PurePosixPath
 
+from ragline.application.access import Caller, ReferencePolicy, ReferenceRefused
 from ragline.application.pipeline.context import is_markdown_source
 from ragline.application.tasks import ParseTaskCommand
 
@@ -45,4 +47,15 @@ def invalid_context(task: ParseTaskCommand) -> str | None:
             return (
                 f"file_type {file_type!r} does not match the extension of {field} ({extension!r})"
             )
+    return None
+
+
+def refused_reference(task: ParseTaskCommand, references: ReferencePolicy) -> str | None:
+    """Why the task names an object the broker's producers may not (`<field>: <reason>`):
+    a message from any producer is the service's (it may name any object), but never the
+    parse cache's area as a target, nor its own source as its Markdown."""
+    try:
+        references.check_task(Caller.service(), task)
+    except ReferenceRefused as refused:
+        return str(refused)
     return None

@@ -1,8 +1,10 @@
 """RetryRun: publish a manual retry of a FAILED run and wait for its result (SPEC §4.6).
 
 The retry is the run's own stored task again (`ParseTaskCommand.retry_of`), so it names
-the same file and tenant; the pipeline decides whether it may run and which stages it
-inherits. The result is read from the result topic by a reader of this call's own.
+the same file and tenant; its references are checked against who asks, as any submitted
+task's are (a task stored before a rule tightened may name what a tenant may no longer:
+ReferenceRefused, nothing published). The pipeline decides whether it may run and which
+stages it inherits. The result is read from the result topic by a reader of this call's own.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import asyncio
 import contextlib
 from collections.abc import Callable
 
+from ragline.application.access import Caller, ReferencePolicy
 from ragline.application.ports.messaging import Publisher, TaskSource
 from ragline.application.ports.unit_of_work import UnitOfWorkFactory
 from ragline.application.ports.wire_format import WireFormat
@@ -28,14 +31,17 @@ class RetryRun:
         tasks: Publisher,
         results: Callable[[], TaskSource],
         wire: WireFormat,
+        references: ReferencePolicy,
     ) -> None:
+        self._references = references
         self._uow_factory = uow_factory
         self._tasks = tasks
         self._results = results
         self._wire = wire
 
-    async def retry_task(self, task_id: str) -> ParseTaskCommand:
-        """The retry task of run `task_id` (RunNotRetryable when there is none to build)."""
+    async def retry_task(self, caller: Caller, task_id: str) -> ParseTaskCommand:
+        """The retry task of run `task_id` (RunNotRetryable when there is none to build;
+        ReferenceRefused when it names what `caller` may not)."""
         async with self._uow_factory() as uow:
             run = await uow.runs.get(task_id)
             log_row = await uow.parsed_logs.get(task_id)
@@ -46,10 +52,14 @@ class RetryRun:
         task = self._wire.decode_task(log_row.payload_json.encode("utf-8"))
         if isinstance(task, UnreadableTask):
             raise RunNotRetryable(f"{task_id} has no valid task to retry ({task.reason})")
-        return task.retry_of(task_id)
+        retry = task.retry_of(task_id)
+        self._references.check_task(caller, retry)
+        return retry
 
-    async def __call__(self, task_id: str, timeout_seconds: float = 3600) -> TaskResult:
-        retry = await self.retry_task(task_id)
+    async def __call__(
+        self, caller: Caller, task_id: str, timeout_seconds: float = 3600
+    ) -> TaskResult:
+        retry = await self.retry_task(caller, task_id)
         results = self._results()
         try:
             await self._tasks.publish(self._wire.encode_task(retry), retry.routing_key)

@@ -14,6 +14,7 @@ from dependency_injector import providers
 
 from ragline.adapters.task_consumer import TaskConsumer
 from ragline.adapters.wire_json import JsonWireFormat, command_of
+from ragline.application.access import ReferencePolicy
 from ragline.application.parsing import ParseCacheSettings
 from ragline.application.pipeline.chunker import PlanChunker
 from ragline.application.pipeline.context import document_scope
@@ -117,6 +118,7 @@ class Harness:
                 RelayPolicy(max_attempts=3, batch_size=50),
             )
         )
+        self.references: ReferencePolicy = container.reference_policy()
         self.services: StageServices = container.stage_services()
         self.pipeline: ParseTaskPipeline = container.pipeline()
         self.consumer = TaskConsumer(self.pipeline, self.wire)

@@ -213,6 +213,19 @@ def test_without_tokens_the_server_acts_as_the_default_user(
 ) -> None:
     _assert_problem(open_client.get(path), 404)  # no 401: open on loopback
     task = {**SEED_TASK, "task_id": "open-1", "user_id": 1}
+    # user 1 is a tenant like any other: its own prefix of the tenant buckets only
+    refused = open_client.post("/api/v1/parser/task/submit", json=task)
+    assert _assert_problem(refused, 403)["detail"] == (
+        "source: bucket 'tolink-rag-docs' is not open to tenants"
+    )
+    task.update(
+        source_bucket="sources",
+        source_object_key="1/raw/doc-001.pdf",
+        md_bucket="markdown",
+        md_object_key="1/parsed/doc-001.md",
+        image_bucket="markdown",
+        image_prefix="1/images/doc-001/",
+    )
     assert open_client.post("/api/v1/parser/task/submit", json=task).status_code == 202
     run = open_client.get("/api/v1/runs/open-1")
     deadline = time.monotonic() + 60

@@ -125,7 +125,12 @@ def test_a_document_is_listed_guarded_deleted_everywhere_and_hidden_from_others(
     assert (
         client.post(f"{doc}/reindex?dataset_id=2001", headers=bearer(BOB_TOKEN)).status_code == 404
     )
-    submitted = client.post(f"{doc}/reindex?dataset_id=2001", headers=bearer(ALICE_TOKEN))
+    # the service stored it under its own bucket layout: not Alice's to name (security.md)
+    refused = client.post(f"{doc}/reindex?dataset_id=2001", headers=bearer(ALICE_TOKEN))
+    assert refused.status_code == 403, refused.text
+    submitted = client.post(
+        f"{doc}/reindex?dataset_id=2001&user_id=1001", headers=bearer(SERVICE_TOKEN)
+    )
     assert submitted.status_code == 202, submitted.text
     assert submitted.json() == {"task_id": "tea-1-x1", "routing_key": "md"}
     reindexed = finished_run(client, "tea-1-x1", SERVICE_TOKEN)

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from types import SimpleNamespace
 from typing import Any
 
+from ragline.application.access import ReferencePolicy
 from ragline.application.ingest.use_case import FileAction, FileOutcome, IngestFiles, _Pending
 from ragline.domain.parse_run import STAGE_ORDER, MarkdownLocation, ParseRun, Stage, StageStatus
 from ragline.testing.kits.unit_of_work import identity
@@ -41,6 +42,7 @@ def _use_case(db: FakeDatabase, window: int) -> IngestFiles:
         unused,
         source_bucket="s",
         md_bucket="m",
+        references=ReferencePolicy.of(["s", "m"]),
         poll_window=window,
     )
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import attrs
 import pytest
 
+from ragline.application.access import Caller
 from ragline.application.documents import (
     DeleteDocument,
     DocumentBusy,
@@ -32,6 +33,8 @@ from ragline.application.runs import ListRuns
 from ragline.domain.parse_run import ParseRun, PipelineStatus
 from tests.fakes.harness import DIMENSION, MD_BUCKET, Harness
 from tests.fakes.messaging import FakePublisher
+
+OPERATOR = Caller.service()
 
 
 @pytest.fixture
@@ -240,12 +243,12 @@ async def test_runs_are_paged_and_scoped(h: Harness) -> None:
 
 
 def _reindexer(h: Harness, tasks: FakePublisher) -> ReindexDocument:
-    return ReindexDocument(h.db, tasks, h.wire)
+    return ReindexDocument(h.db, tasks, h.wire, h.references)
 
 
 async def _reindex_and_run(h: Harness, doc: str = "100") -> str:
     tasks = FakePublisher()
-    published = await _reindexer(h, tasks)("7", "3", doc)
+    published = await _reindexer(h, tasks)(OPERATOR, "7", "3", doc)
     [(routing_key, body)] = tasks.published
     assert routing_key == "md"
     task = h.wire.decode_task(body)
@@ -295,9 +298,9 @@ async def test_reindex_is_refused_without_markdown_for_others_and_while_running(
     failed = h.task(upload=False)  # CLEANING fails: no Markdown stored
     await h.pipeline.handle(failed)
     with pytest.raises(NotReindexable):
-        await _reindexer(h, FakePublisher())("7", "3", "100")
+        await _reindexer(h, FakePublisher())(OPERATOR, "7", "3", "100")
     with pytest.raises(DocumentNotFound):
-        await _reindexer(h, FakePublisher())("8", "3", "100")
+        await _reindexer(h, FakePublisher())(OPERATOR, "8", "3", "100")
     h.db.runs[failed.task_id] = _as_processing(h.db.runs[failed.task_id])
     with pytest.raises(DocumentBusy):
-        await _reindexer(h, FakePublisher())("7", "3", "100")
+        await _reindexer(h, FakePublisher())(OPERATOR, "7", "3", "100")

@@ -9,6 +9,7 @@ import pytest
 
 from ragline.adapters.inprocess_bus.endpoints import InProcessEndpoints
 from ragline.adapters.task_consumer import Worker
+from ragline.application.access import Caller
 from ragline.application.health import CheckHealth, adapter_probes
 from ragline.application.pipeline.outbox_relay import OutboxRelay
 from ragline.application.ports.embedder_resolver import UnusableEmbeddingConfig
@@ -19,6 +20,7 @@ from ragline.domain.parse_run import PipelineStatus
 from tests.fakes.harness import Harness
 from tests.fakes.messaging import FakeDelivery
 
+OPERATOR = Caller.service()
 LABELS = {
     name: f"fake {name}"
     for name in (
@@ -57,7 +59,7 @@ async def test_list_runs_gives_one_run_or_the_newest(h: Harness) -> None:
 
 
 def _retry_run(h: Harness, bus: InProcessEndpoints) -> RetryRun:
-    return RetryRun(h.db, bus.task_publisher(), bus.result_reader, h.wire)
+    return RetryRun(h.db, bus.task_publisher(), bus.result_reader, h.wire, h.references)
 
 
 def _worker(h: Harness, bus: InProcessEndpoints) -> Worker:
@@ -74,23 +76,23 @@ async def test_a_failed_run_is_retried_through_the_bus_and_its_result_returned(
     h.storage.add(task.source_bucket, task.source_object_key, b"now it is here, with words.")
     bus = InProcessEndpoints("tasks", "results")
     async with _worker(h, bus).running():
-        result = await _retry_run(h, bus)(task.task_id, timeout_seconds=30)
+        result = await _retry_run(h, bus)(OPERATOR, task.task_id, timeout_seconds=30)
     assert result.task_id == f"{task.task_id}-r1"
     assert result.task_status is TaskStatus.SUCCESS
     assert h.run(task.task_id).superseded_by_task_id == result.task_id
     assert h.run(result.task_id).retry_of_task_id == task.task_id
     with pytest.raises(RunNotRetryable, match="already retried"):
-        await _retry_run(h, bus).retry_task(task.task_id)
+        await _retry_run(h, bus).retry_task(OPERATOR, task.task_id)
 
 
 async def test_retry_refuses_what_it_cannot_build(h: Harness) -> None:
     bus = InProcessEndpoints("tasks", "results")
     with pytest.raises(RunNotRetryable, match="no run with task_id"):
-        await _retry_run(h, bus).retry_task("nobody")
+        await _retry_run(h, bus).retry_task(OPERATOR, "nobody")
     outcome = await h.consumer.process(FakeDelivery(b'{"task_id": "bad"}'))
     assert outcome is not None and outcome.task_id == "bad"  # stored as a rejected payload
     with pytest.raises(RunNotRetryable, match="no valid task to retry"):
-        await _retry_run(h, bus).retry_task("bad")
+        await _retry_run(h, bus).retry_task(OPERATOR, "bad")
 
 
 async def test_provisioning_stores_the_default_once_and_keeps_an_existing_config(
