@@ -121,6 +121,34 @@ NAMED = (
         "extract reads, writes and deletes another tenant's objects",
     ),
     NamedMutant(
+        name="leaky-write-check",
+        target="application/access/references.py",
+        function="ReferencePolicy.check_write",
+        body="self._check_not_reserved(field, bucket, key)",
+        tests=CAMPAIGN,
+        expect=r"Violation: (written|deleted): ",
+        why="a Markdown target is checked only against the cache's area: a tenant's task "
+        "overwrites another tenant's Markdown or source, or plants objects in its prefix",
+    ),
+    NamedMutant(
+        name="delete-across-tenants",
+        target="application/documents/use_cases.py",
+        function="_markdown_written",
+        body="""
+query = RunQuery(user_id=None, dataset_id=scope.dataset_id, doc_id=scope.doc_id)
+found = await uow.runs.list_page(query, limit=RUNS_READ)
+return list(dict.fromkeys(
+    run.markdown for run in found.runs
+    if run.markdown is not None
+    and run.identity.file_type.lower() not in MARKDOWN_PASSTHROUGH_TYPES
+))
+""",
+        tests=CAMPAIGN,
+        expect=r"Violation: deleted: ",
+        why="a delete lists the Markdown to remove by dataset and doc id only: deleting a "
+        "document removes every tenant's Markdown of that doc id",
+    ),
+    NamedMutant(
         name="leaky-cache-read",
         target="application/access/parse_cache.py",
         function="visible_sha256s",

@@ -13,8 +13,8 @@ broker). So a leaky check shows as the byte it leaked, not only as a wrong statu
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 import httpx
 from hypothesis import strategies as st
@@ -31,6 +31,7 @@ from tests.tenancy.world import (
     marker,
 )
 
+T = TypeVar("T")
 Draw = Callable[[st.SearchStrategy[Any]], Any]
 Attack = Callable[[World, Draw, str, Doc], None]
 PARSES = ("/api/v1/parses", "/parses")  # the API's path and ADR-0003's own
@@ -72,6 +73,13 @@ def broker_refused(run: dict[str, Any] | None, field: str, what: str) -> None:
 # -- helpers --------------------------------------------------------------------------------
 
 
+def pick(draw: Draw, items: Sequence[T]) -> T | None:
+    """One of `items` (None if empty), drawn with the same constraints whatever their
+    number: the world grows, and Hypothesis requires a draw to look the same every time."""
+    index = draw(st.integers(0, 2**16))
+    return items[index % len(items)] if items else None
+
+
 def own_doc(world: World, draw: Draw, user: str, kind: str = "txt") -> Doc:
     """A fresh document of `user` with its bytes uploaded in its own prefix (not ingested)."""
     words = draw(st.lists(st.sampled_from(SHARED), min_size=2, max_size=5))
@@ -106,11 +114,11 @@ def cache_keys(world: World, sha256: str) -> list[str]:
     return sorted(k for (b, k) in world.before if b == CACHE and sha256 in k)
 
 
-def victim_cache_key(world: World, victim: Doc) -> str:
-    """A cache object of the victim's bytes (of another of its documents when these have
-    none: a task that stores its images is parsed outside the cache)."""
+def victim_cache_key(world: World, victim: Doc, attacker: str) -> str:
+    """A cache object of the victim's bytes (else of other bytes the attacker does not hold:
+    a task that stores its images is parsed outside the cache)."""
     found = cache_keys(world, victim.sha256 or "") or sorted(
-        k for (b, k) in world.before if b == CACHE and world.owners_of(b, k) == {victim.user}
+        k for (b, k) in world.before if b == CACHE and attacker not in world.owners_of(b, k)
     )
     sha256 = victim.sha256 or "0" * 64
     return found[0] if found else f"{CACHE_PREFIX}/pages/{sha256[:2]}/{sha256}/quality/1.json"
@@ -150,7 +158,7 @@ def submit_source_markdown_of_victim(world: World, draw: Draw, user: str, victim
 def submit_source_in_cache(world: World, draw: Draw, user: str, victim: Doc) -> None:
     """source: a page object of the victim's bytes in the parse cache."""
     mine = own_doc(world, draw, user)
-    key = victim_cache_key(world, victim)
+    key = victim_cache_key(world, victim, user)
     task = world.task(
         mine, file_type="md", source_bucket=CACHE, source_object_key=key, source_filename="x.md"
     )
@@ -184,7 +192,7 @@ def submit_md_into_victims_prefix(world: World, draw: Draw, user: str, victim: D
 
 def submit_md_over_cache_page(world: World, draw: Draw, user: str, victim: Doc) -> None:
     """md_bucket/md_object_key: a parse-cache page of the victim's bytes."""
-    key = victim_cache_key(world, victim)
+    key = victim_cache_key(world, victim, user)
     task = world.task(own_doc(world, draw, user), md_bucket=CACHE, md_object_key=key)
     what = f"submit md={CACHE}/{key}"
     refused(submit(world, user, task, what), "md", what)
@@ -251,7 +259,7 @@ def broker(world: World, task: dict[str, Any], actor: str, what: str) -> dict[st
 
 def broker_md_over_cache_page(world: World, draw: Draw, user: str, victim: Doc) -> None:
     """A broker task whose Markdown target is a cache page: nobody writes the cache."""
-    key = victim_cache_key(world, victim)
+    key = victim_cache_key(world, victim, user)
     task = world.task(own_doc(world, draw, user), md_bucket=CACHE, md_object_key=key)
     what = f"broker md={CACHE}/{key}"
     broker_refused(broker(world, task, user, what), "md", what)
@@ -281,7 +289,7 @@ def parse_ref_of_victim(world: World, draw: Draw, user: str, victim: Doc) -> Non
             [
                 f"{SOURCES}/{victim.source_key}",
                 f"{MARKDOWN}/{victim.md_key}",
-                f"{CACHE}/{victim_cache_key(world, victim)}",
+                f"{CACHE}/{victim_cache_key(world, victim, user)}",
             ]
         )
     )
@@ -342,7 +350,8 @@ def cache_read_by_ref_of_victim(world: World, draw: Draw, user: str, victim: Doc
     """GET /parses and /parses/markdown with doc_ref=bucket/key of the victim's source."""
     path = draw(st.sampled_from(PARSES)) + draw(st.sampled_from(["", "/markdown"]))
     ref = f"{SOURCES}/{victim.source_key}"
-    answer = world.as_tenant(user, "GET", path, params={"doc_ref": ref, "tier": "basic"})
+    tier = draw(st.sampled_from(["quality", "basic"]))  # CLEANING parses at quality
+    answer = world.as_tenant(user, "GET", path, params={"doc_ref": ref, "tier": tier})
     world.settle(user, f"GET {path}?doc_ref={ref}")
     refused(answer, "doc_ref", f"GET {path}?doc_ref={ref}")
 
@@ -463,10 +472,10 @@ def parse_own(world: World, draw: Draw, user: str, victim: Doc) -> None:
     """POST /parses doc_ref=bucket/key of the tenant's own source; then its coverage and
     Markdown by sha256: the tenant's own bytes come back."""
     mine = [d for d in world.docs.values() if d.user == user and d.sha256 and d.file_type == "txt"]
-    if not mine:
-        return
-    doc = draw(st.sampled_from(sorted(mine, key=lambda d: d.task_id)))
+    doc = pick(draw, sorted(mine, key=lambda d: d.task_id))
     path = draw(st.sampled_from(PARSES))
+    if doc is None:
+        return
     answer = world.as_tenant(
         user, "POST", path, json={"doc_ref": f"{SOURCES}/{doc.source_key}", "tier": "basic"}
     )

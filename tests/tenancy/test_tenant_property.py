@@ -50,9 +50,11 @@ from hypothesis import strategies as st
 from ragline.application.health import obtain
 from tests.tenancy.attacks import (
     ATTACKS,
+    cache_read_by_ref_of_victim,
     coverage_of_victim,
     markdown_of_victim,
     parse_sha_of_victim,
+    pick,
     retry_message_for_victims_run,
     retry_victims_run,
 )
@@ -69,7 +71,12 @@ from tests.tenancy.world import (
 FULL = os.environ.get("RAGLINE_CAMPAIGN") == "full"
 EXAMPLES = 100 if FULL else 12
 NEEDS_A_FAILED_RUN = {retry_victims_run, retry_message_for_victims_run}
-NEEDS_CACHED_BYTES = {parse_sha_of_victim, coverage_of_victim, markdown_of_victim}
+NEEDS_CACHED_BYTES = {
+    parse_sha_of_victim,
+    coverage_of_victim,
+    markdown_of_victim,
+    cache_read_by_ref_of_victim,
+}
 
 
 @pytest.fixture(scope="module")
@@ -159,9 +166,9 @@ def attack_everything(world: World, data: st.DataObject) -> None:
         if attack in NEEDS_CACHED_BYTES:
             cached = set(world.batches().values())
             pool = [d for d in pool if d.sha256 in cached] or pool
-        if not pool:
+        victim = pick(data.draw, sorted(pool, key=lambda d: d.task_id))
+        if victim is None:
             continue
-        victim = data.draw(st.sampled_from(sorted(pool, key=lambda d: d.task_id)), label="victim")
         world.actions[attack.__name__] += 1
         attack(world, data.draw, attacker, victim)
 
@@ -219,8 +226,9 @@ def report(world: World, examples: int, seconds: float) -> dict[str, Any]:
         "size": "full" if FULL else "ci",
         "examples": examples,
         "tasks": world.tasks,
-        "ingests": len(world.docs),
+        "ingests": dict(sorted(world.ingests.items())),
         "attack_actions": sum(attacks.values()),
+        "attacks": attacks,
         "attack_kinds": len(ATTACKS),
         "attacks_never_run": sorted(n for n, c in attacks.items() if not c),
         "tenant_requests": sum(c for k, c in world.actions.items() if " " in k),

@@ -104,6 +104,8 @@ class World:
         self.must_see: dict[str, set[str]] = defaultdict(set)
         """user -> sha256s of its successful runs and parse requests: their batches are its."""
         self.actions: dict[str, int] = defaultdict(int)
+        self.ingests: dict[str, int] = defaultdict(int)
+        """entry point -> legitimate ingests through it."""
         self.checks = 0
         self.before: dict[tuple[str, str], str] = {}
         self._hashes: dict[Path, tuple[tuple[int, int, int], str]] = {}
@@ -237,6 +239,7 @@ class World:
         run = self.finished(doc.task_id)
         doc.status = run["pipeline_status"]
         self.docs[doc.task_id] = doc
+        self.ingests[f"{via} {doc.file_type}"] += 1
         self.settle(doc.user, f"ingest {doc.task_id} via {via}")
         if doc.sha256 is not None:
             assert doc.status == "SUCCESS", run
