@@ -520,3 +520,22 @@ ATTACKS: tuple[Attack, ...] = (
     list_own,
     parse_own,
 )
+
+NEEDS_A_FAILED_RUN = frozenset({retry_victims_run, retry_message_for_victims_run})
+"""Aimed at a FAILED run of the victim when there is one."""
+NEEDS_CACHED_BYTES = frozenset(
+    {parse_sha_of_victim, coverage_of_victim, markdown_of_victim, cache_read_by_ref_of_victim}
+)
+"""Aimed at bytes the parse cache holds when there are some."""
+
+
+def victims_for(world: World, attack: Attack, attacker: str) -> list[Doc]:
+    """The documents of other tenants `attack` is aimed at, in a stable order."""
+    docs = sorted(world.docs.values(), key=lambda d: d.task_id)
+    pool = [d for d in docs if d.user != attacker and d.sha256 and d.status == "SUCCESS"]
+    if attack in NEEDS_A_FAILED_RUN:
+        pool = [d for d in docs if d.user != attacker and d.status == "FAILED"] or pool
+    if attack in NEEDS_CACHED_BYTES:
+        cached = set(world.batches().values())
+        pool = [d for d in pool if d.sha256 in cached] or pool
+    return pool
