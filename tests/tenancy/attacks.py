@@ -474,10 +474,11 @@ def parse_own(world: World, draw: Draw, user: str, victim: Doc) -> None:
     mine = [d for d in world.docs.values() if d.user == user and d.sha256 and d.file_type == "txt"]
     doc = pick(draw, sorted(mine, key=lambda d: d.task_id))
     path = draw(st.sampled_from(PARSES))
+    tier = draw(st.sampled_from(["quality", "basic"]))  # done by CLEANING, or a new batch
     if doc is None:
         return
     answer = world.as_tenant(
-        user, "POST", path, json={"doc_ref": f"{SOURCES}/{doc.source_key}", "tier": "basic"}
+        user, "POST", path, json={"doc_ref": f"{SOURCES}/{doc.source_key}", "tier": tier}
     )
     wait_for_batches(world, answer)
     assert doc.sha256 is not None
@@ -485,7 +486,9 @@ def parse_own(world: World, draw: Draw, user: str, victim: Doc) -> None:
     world.settle(user, f"POST {path} own {doc.source_key}")
     assert answer.status_code == 200, answer.text
     assert answer.json()["sha256"] == doc.sha256
-    read = world.as_tenant(user, "GET", f"{path}/markdown", params={"doc_ref": doc.sha256})
+    read = world.as_tenant(
+        user, "GET", f"{path}/markdown", params={"doc_ref": doc.sha256, "tier": tier}
+    )
     assert read.status_code == 200, read.text
     assert marker(doc.user, doc.dataset, doc.doc) in read.json()["markdown"]
 

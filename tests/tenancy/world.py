@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import os
 import re
 import sqlite3
 import time
@@ -108,7 +109,9 @@ class World:
         """entry point -> legitimate ingests through it."""
         self.checks = 0
         self.before: dict[tuple[str, str], str] = {}
-        self._hashes: dict[Path, tuple[tuple[int, int, int], str]] = {}
+        self._hashes: dict[str, tuple[tuple[int, int, int], str, frozenset[str]]] = {}
+        self._markers: dict[tuple[str, str], frozenset[str]] = {}
+        """(bucket, key) -> the owners whose markers the object holds, as last looked at."""
 
     def start(self) -> None:
         self.client.__enter__()
@@ -284,20 +287,29 @@ class World:
         found: dict[tuple[str, str], str] = {}
         if not self.objects.exists():
             return found
-        for bucket in sorted(self.objects.iterdir()):
-            if bucket.name.startswith(".") or not bucket.is_dir():
-                continue
-            for path in bucket.rglob("*"):
-                stat = path.stat()
-                if not path.is_file():
-                    continue
-                seen = (stat.st_ino, stat.st_size, stat.st_mtime_ns)
-                cached = self._hashes.get(path)
-                if cached is None or cached[0] != seen:
-                    cached = (seen, hashlib.sha256(path.read_bytes()).hexdigest())
-                    self._hashes[path] = cached
-                found[(bucket.name, path.relative_to(bucket).as_posix())] = cached[1]
+        for bucket in sorted(os.scandir(self.objects), key=lambda e: e.name):
+            if not bucket.name.startswith(".") and bucket.is_dir():
+                self._look(bucket.name, bucket.path, "", found)
         return found
+
+    def _look(
+        self, bucket: str, folder: str, prefix: str, found: dict[tuple[str, str], str]
+    ) -> None:
+        for entry in os.scandir(folder):
+            if entry.is_dir(follow_symlinks=False):
+                self._look(bucket, entry.path, f"{prefix}{entry.name}/", found)
+                continue
+            stat = entry.stat(follow_symlinks=False)
+            seen = (stat.st_ino, stat.st_size, stat.st_mtime_ns)
+            cached = self._hashes.get(entry.path)
+            if cached is None or cached[0] != seen:
+                data = Path(entry.path).read_bytes()
+                owners = frozenset(FOREIGN_MARKER.findall(data.decode("latin-1")))
+                cached = (seen, hashlib.sha256(data).hexdigest(), owners)
+                self._hashes[entry.path] = cached
+            key = (bucket, prefix + entry.name)
+            found[key] = cached[1]
+            self._markers[key] = cached[2]
 
     def owners_of(self, bucket: str, key: str) -> set[str]:
         """Whose an object is: the tenant of its prefix, or every holder of the bytes whose
@@ -377,8 +389,9 @@ class World:
             if unheld:
                 raise Violation(f"learned: {what} told {user} the batch ids {unheld}")
 
-    def check_holdings(self, user: str, what: str) -> None:
-        """No byte of another tenant read into `user`'s chunks or objects."""
+    def check_holdings(self, user: str, what: str, *, looked: bool = False) -> None:
+        """No byte of another tenant read into `user`'s chunks or objects (`looked`: the
+        store was just snapshotted, its objects' markers are current)."""
         self.checks += 1
         for chunk_id, text in self.chunk_texts(user):
             foreign = {m for m in FOREIGN_MARKER.findall(text) if m != user}
@@ -387,21 +400,16 @@ class World:
                     f"read: after {what}, {user}'s chunk {chunk_id} holds bytes of "
                     f"{sorted(foreign)}"
                 )
-        for bucket in TENANT_BUCKETS:
-            area = self.objects / bucket / user
-            if not area.exists():
+        objects = self.before if looked else self.snapshot()
+        for bucket, key in sorted(objects):
+            if bucket not in TENANT_BUCKETS or not key.startswith(f"{user}/"):
                 continue
-            for path in area.rglob("*"):
-                if not path.is_file():
-                    continue
-                text = path.read_bytes().decode("latin-1")
-                foreign = {m for m in FOREIGN_MARKER.findall(text) if m != user}
-                if foreign:
-                    where = path.relative_to(self.objects).as_posix()
-                    raise Violation(
-                        f"read: after {what}, {user}'s object {where} holds bytes of "
-                        f"{sorted(foreign)}"
-                    )
+            foreign = set(self._markers[(bucket, key)]) - {user}
+            if foreign:
+                raise Violation(
+                    f"read: after {what}, {user}'s object {bucket}/{key} holds bytes of "
+                    f"{sorted(foreign)}"
+                )
 
     def check_footprint(self, actor: str, what: str) -> None:
         """Every object the action wrote, added or deleted is `actor`'s own: no other
@@ -425,7 +433,7 @@ class World:
     def settle(self, actor: str, what: str) -> None:
         """After an action of (or for) `actor`: its footprint, then what it now holds."""
         self.check_footprint(actor, what)
-        self.check_holdings(actor, what)
+        self.check_holdings(actor, what, looked=True)
 
     def unknown_sha(self, seed: str) -> str:
         """A sha256 of bytes nobody has: what an unknown document's answer is compared with."""
