@@ -208,6 +208,7 @@ class Container(containers.DeclarativeContainer):
         keywords=keywords,
         storage=storage,
         clock=clock,
+        references=reference_policy,
     )
     reindex_document = providers.Factory(
         ReindexDocument,
@@ -227,7 +228,9 @@ class Container(containers.DeclarativeContainer):
     submit_task = providers.Factory(
         SubmitTask, tasks=task_publisher, wire=wire_format, references=reference_policy
     )
-    publish_task_message = providers.Factory(PublishTaskMessage, tasks=task_publisher)
+    publish_task_message = providers.Factory(
+        PublishTaskMessage, tasks=task_publisher, wire=wire_format, references=reference_policy
+    )
     extract_markdown = providers.Factory(
         ExtractMarkdown,
         parser=parser,

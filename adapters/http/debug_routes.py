@@ -54,13 +54,15 @@ async def send_parse_task(
 ) -> Published:
     """Publish a ParseTask message exactly as given, as the admin side would (service tokens
     only): the worker decides what it is, answering FAILED INVALID_TASK_CONTEXT or
-    dead-lettering it as it does for any producer. The routing key is its `file_type`."""
+    dead-lettering it as it does for any producer. The routing key is its `file_type`.
+    Without tokens the default user may too, with a readable body's object references
+    checked as a submit's (403)."""
     if not caller.is_service and not request.app.state.tokens.open:
         raise HTTPException(status.HTTP_403_FORBIDDEN, "raw messages need a service token")
     body = await request.body()
     key = message.file_type
     publish = await use_case(request, "publish_task_message")
-    await publish(body, key)
+    await publish(caller.caller, body, key)
     settings = request.app.state.container.settings()
     return Published(topic=settings.parse_task_topic, routing_key=key, bytes=len(body))
 

@@ -91,8 +91,9 @@ async def delete_document(
     user_id: UserQuery = None,
 ) -> DeletedDocumentView:
     """Delete the document's chunk rows, dense and sparse points, keyword docs and the
-    Markdown ragline wrote (never the source). A failure midway answers 5xx and a repeat
-    finishes the job; once done, the document is not found (404)."""
+    Markdown ragline wrote (never a source, nor an object another live document names:
+    docs/security.md). A failure midway answers 5xx and a repeat finishes the job; once
+    done, the document is not found (404)."""
     user = caller.acting_user(user_id)
     delete = await use_case(request, "delete_document")
     try:

@@ -93,6 +93,10 @@ parsed_log = Table(
     Column("parsed_object_key", String(OBJECT_KEY), nullable=True),
     Column("parse_backend", String(PARSE_BACKEND), nullable=True),
     Column("parse_warnings", long_text(), nullable=True),  # JSON array of strings
+    # the object the task names as its source (a delete never removes one a live document
+    # names; migration 0006_task_sources)
+    Column("source_bucket", String(BUCKET), nullable=True),
+    Column("source_object_key", String(OBJECT_KEY), nullable=True),
     UniqueConstraint("task_id"),
     **MYSQL_TABLE_ARGS,
 )

@@ -69,6 +69,10 @@ class ReferencePolicy:
     ) -> ReferencePolicy:
         return cls(frozenset(b for b in tenant_buckets if b), tuple(reserved))
 
+    def reserves(self, bucket: str, key: str) -> bool:
+        """The object lies in an area only ragline itself writes (the parse cache)."""
+        return any(area.holds(bucket, key) for area in self.reserved)
+
     # -- single references ----------------------------------------------------------------
 
     def check_read(self, caller: Caller, field: str, bucket: str, key: str) -> None:

@@ -28,8 +28,19 @@ class SubmitTask:
 
 
 class PublishTaskMessage:
-    def __init__(self, tasks: Publisher) -> None:
-        self._tasks = tasks
+    """The body goes out unchanged. The broker's check treats every message as the
+    service's, so a caller that is not the service (the default user of a server without
+    tokens) has the references of a readable body checked here first; an unreadable body
+    names nothing the worker would use (it is rejected there)."""
 
-    async def __call__(self, body: bytes, routing_key: str) -> None:
+    def __init__(self, tasks: Publisher, wire: WireFormat, references: ReferencePolicy) -> None:
+        self._tasks = tasks
+        self._wire = wire
+        self._references = references
+
+    async def __call__(self, caller: Caller, body: bytes, routing_key: str) -> None:
+        if not caller.is_service:
+            task = self._wire.decode_task(body)
+            if isinstance(task, ParseTaskCommand):
+                self._references.check_task(caller, task)
         await self._tasks.publish(body, routing_key)

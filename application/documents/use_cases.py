@@ -110,9 +110,17 @@ class DeleteDocument:
     object is gone. Until that commit the document is still listed and a repeat redoes
     every step; after it the document is not found (a repeat answers DocumentNotFound).
     The runs themselves stay: they are the history and the idempotency barrier (a
-    redelivered task must not run again). The source file is the producer's and is never
-    deleted: for md/markdown the Markdown *is* the source, so nothing is deleted there.
-    A document whose newest run is unfinished is refused (DocumentBusy).
+    redelivered task must not run again). A document whose newest run is unfinished is
+    refused (DocumentBusy).
+
+    Objects: only what ragline wrote for this document is removed — the Markdown of its runs
+    that converted a file — and never an object another live document's run (any tenant's)
+    names as its source or Markdown, nor one this document's own runs read as a source, nor
+    anything in ragline's own areas (the parse cache): a task stored before the reference
+    rule, or a service's task, may have named such an object as its Markdown target. The
+    source file is the producer's and is never deleted: for md/markdown the Markdown *is*
+    the source, so nothing is deleted there. Images are not recorded per run, so the
+    objects under a task's image prefix are left to their producer (docs/security.md).
     """
 
     def __init__(
@@ -122,12 +130,14 @@ class DeleteDocument:
         keywords: KeywordIndex,
         storage: ObjectStorage,
         clock: Clock,
+        references: ReferencePolicy,
     ) -> None:
         self._uow_factory = uow_factory
         self._vectors = vectors
         self._keywords = keywords
         self._storage = storage
         self._clock = clock
+        self._references = references
 
     async def __call__(self, user_id: str, dataset_id: str, doc_id: str) -> DeletedDocument:
         async with self._uow_factory() as uow:
@@ -141,13 +151,20 @@ class DeleteDocument:
         await self._vectors.delete_document(user_id, dataset_id, doc_id)  # dense and sparse
         async with self._uow_factory() as uow:
             written = await _markdown_written(uow, scope)
-        for markdown in written:
+            in_use = await uow.runs.objects_in_use(written, scope) if written else set()
+        removable = [
+            markdown
+            for markdown in written
+            if markdown not in in_use
+            and not self._references.reserves(markdown.bucket, markdown.object_key)
+        ]
+        for markdown in removable:
             await self._storage.delete(markdown.bucket, markdown.object_key)
         async with self._uow_factory() as uow:
             chunks = await uow.chunks.delete_document(scope)
             await uow.runs.mark_document_deleted(user_id, dataset_id, doc_id, self._clock.now())
             await uow.commit()
-        return DeletedDocument(doc_id, chunks, keyword_docs, bool(written))
+        return DeletedDocument(doc_id, chunks, keyword_docs, bool(removable))
 
 
 RUNS_READ = 1000

@@ -26,6 +26,7 @@ from ragline.application.ports.unit_of_work import ConcurrentUpdate, DuplicateTa
 from ragline.application.tasks import ParseTaskCommand, UnreadableTask
 from ragline.domain.parse_run import (
     FailureCode,
+    MarkdownLocation,
     ParseRun,
     RetryRefusal,
     TaskIdentity,
@@ -45,6 +46,12 @@ def task_identity(task: ParseTaskCommand) -> TaskIdentity:
         dataset_id=str(task.dataset_id),
         file_type=task.file_type,
     )
+
+
+def task_source(task: ParseTaskCommand) -> MarkdownLocation:
+    """The object a valid task names as its source (recorded with it: a document delete
+    never removes an object a live document names as its source)."""
+    return MarkdownLocation(task.source_bucket, task.source_object_key)
 
 
 def salvaged_identity(task_id: str, unreadable: UnreadableTask) -> TaskIdentity:
@@ -108,7 +115,7 @@ class ParseTaskPipeline:
             if task.is_retry:
                 opened = await self._open_retry(task, identity, payload)
             else:
-                opened = await self._open(identity, payload)
+                opened = await self._open(identity, payload, task_source(task))
         except DuplicateTaskId:
             # the same task_id was recorded concurrently: it is a redelivery after all
             settled = await self._settle_existing(task.task_id)
@@ -297,7 +304,7 @@ class ParseTaskPipeline:
         return PipelineOutcome(kind, task_id, run.pipeline_status.value)
 
     async def _open(
-        self, identity: TaskIdentity, payload: str
+        self, identity: TaskIdentity, payload: str, source: MarkdownLocation
     ) -> tuple[ParseRun, int] | PipelineOutcome:
         """The barrier and the new run in one unit of work (a small file otherwise paid a
         unit of work just to learn its task_id is new)."""
@@ -306,7 +313,7 @@ class ParseTaskPipeline:
             if settled is not None:
                 return settled
             at = self.services.clock.now()
-            parsed = await uow.parsed_logs.add(identity.task_id, payload, at)
+            parsed = await uow.parsed_logs.add(identity.task_id, payload, at, source=source)
             run = ParseRun.open(identity, at)
             await uow.runs.add(run)
             await uow.commit()
@@ -334,7 +341,9 @@ class ParseTaskPipeline:
             raise ValueError(f"retry task {task.task_id} names no previous_task_id")
         async with self.services.uow() as uow:
             at = self.services.clock.now()
-            parsed = await uow.parsed_logs.add(task.task_id, payload, at, previous_id)
+            parsed = await uow.parsed_logs.add(
+                task.task_id, payload, at, previous_id, source=task_source(task)
+            )
             previous = await uow.runs.get(previous_id)
             refusal = retry_refusal(previous, task.task_id)
             if refusal is None and previous is not None:

@@ -18,7 +18,13 @@ from typing import Protocol, Self
 import attrs
 
 from ragline.domain.parse_batch import PageRange, ParseBatch, ParseTier, SourceRef
-from ragline.domain.parse_run import ChunkIndexStatus, ChunkStatusMove, ParseRun, PipelineStatus
+from ragline.domain.parse_run import (
+    ChunkIndexStatus,
+    ChunkStatusMove,
+    MarkdownLocation,
+    ParseRun,
+    PipelineStatus,
+)
 
 
 class PersistenceError(Exception):
@@ -60,6 +66,10 @@ class ParsedLog:
     """The engine that really parsed the source (e.g. ``naive+tesseract``, ``mineru``)."""
     parse_warnings: tuple[str, ...] = ()
     """The parser's warnings (fallbacks, OCR'd pages, cut page ranges), in order."""
+    source: MarkdownLocation | None = None
+    """The object the task names as its source (None: a task that was not valid, whose
+    references mean nothing). A delete never removes an object a live document's run names
+    as its source (`ParseRunRepository.objects_in_use`)."""
 
 
 class ParsedLogRepository(Protocol):
@@ -69,6 +79,7 @@ class ParsedLogRepository(Protocol):
         payload_json: str,
         created_at: datetime,
         retry_of_task_id: str | None = None,
+        source: MarkdownLocation | None = None,
     ) -> ParsedLog:
         """Insert under the unique task_id (DuplicateTaskId if present) and return the row."""
         ...
@@ -171,6 +182,16 @@ class ParseRunRepository(Protocol):
         document_deleted_at IS NULL`; returns the rowcount (0: already marked, or no runs).
         The mark is outside the aggregate: `save` never writes or clears it, and a later
         run of the document (a new upload) is not marked, so the document is listed again."""
+        ...
+
+    async def objects_in_use(
+        self, objects: Sequence[MarkdownLocation], besides: DocumentScope
+    ) -> set[MarkdownLocation]:
+        """Which of `objects` some run still names, other than as the Markdown ragline wrote
+        for document `besides` (the one being deleted): a run of any other document not
+        marked deleted — of any tenant — that names it as its source (its parsed log's) or
+        its Markdown, or a run of `besides` that converted it as its source (file_type not
+        md/markdown: a re-index run's source is the document's own converted Markdown)."""
         ...
 
 

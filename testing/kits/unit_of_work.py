@@ -586,6 +586,76 @@ class UnitOfWorkContract:
             page = await uow.runs.latest_per_document(user, "d1")
             assert [doc for doc, _ in page.latest] == ["doc-a", "doc-b"]
 
+    async def test_objects_in_use_are_those_other_live_documents_name(
+        self, uow_factory: UnitOfWorkFactory
+    ) -> None:
+        """What a document delete may not remove: an object another live document's run
+        (any tenant's) names as its source or Markdown, or that the document's own
+        converting run names as its source; not its own Markdown, not a re-index run's
+        source, not what only a deleted document names."""
+        user, stranger = uid("u"), uid("u")
+
+        def place(name: str) -> MarkdownLocation:
+            return MarkdownLocation(uid("bucket"), f"{name}/{uid('key')}/文档")
+
+        written, shared, theirs, own_source = place("md"), place("md"), place("s"), place("s")
+        foreign, gone_md, gone_source, no_log, loose = (place(n) for n in "fgGnl")
+
+        async def add(
+            owner: str,
+            doc: str,
+            markdown: MarkdownLocation | None,
+            source: MarkdownLocation | None,
+            file_type: str = "pdf",
+            log: bool = True,
+        ) -> None:
+            run = self._run_of(_succeeded, owner, "d1", doc, 10)
+            run.identity = attrs.evolve(run.identity, file_type=file_type)
+            run.markdown = markdown
+            async with uow_factory() as uow:
+                await uow.runs.add(run)
+                if log:
+                    await uow.parsed_logs.add(run.task_id, "{}", at(0), source=source)
+                await uow.commit()
+
+        await add(user, "doomed", written, own_source)  # converted: wrote `written`
+        await add(user, "doomed", written, written, file_type="MD")  # its re-index
+        await add(user, "kept", shared, theirs)  # another live document of the user
+        await add(user, "doomed-too", shared, None, log=False)
+        await add(stranger, "doomed", foreign, foreign, file_type="md")  # same doc id, not mine
+        await add(user, "gone", gone_md, gone_source)
+        await add(user, "other", no_log, None, log=False)
+        async with uow_factory() as uow:
+            assert await uow.runs.mark_document_deleted(user, "d1", "gone", at(20)) == 1
+            await uow.commit()
+        asked = [written, shared, theirs, own_source, foreign, gone_md, gone_source, no_log, loose]
+        besides = scope(user, "d1", "doomed")
+        async with uow_factory() as uow:
+            in_use = await uow.runs.objects_in_use(asked, besides)
+            assert await uow.runs.objects_in_use([], besides) == set()
+        assert in_use == {shared, theirs, own_source, foreign, no_log}
+        async with uow_factory() as uow:  # once `kept` is deleted too, its names are free
+            await uow.runs.mark_document_deleted(user, "d1", "kept", at(21))
+            await uow.runs.mark_document_deleted(user, "d1", "doomed-too", at(21))
+            await uow.commit()
+        async with uow_factory() as uow:
+            assert await uow.runs.objects_in_use([shared, theirs], besides) == set()
+
+    async def test_a_parsed_log_keeps_the_source_it_names(
+        self, uow_factory: UnitOfWorkFactory
+    ) -> None:
+        task_id, bare = uid("log"), uid("log")
+        source = MarkdownLocation("源-bucket", "用户/1001/报告.pdf")
+        async with uow_factory() as uow:
+            added = await uow.parsed_logs.add(task_id, "{}", at(0), source=source)
+            await uow.parsed_logs.add(bare, "{}", at(0))
+            await uow.commit()
+        async with uow_factory() as uow:
+            stored = await uow.parsed_logs.get(task_id)
+            without = await uow.parsed_logs.get(bare)
+        assert added.source == source and stored is not None and stored.source == source
+        assert without is not None and without.source is None
+
     # -- the unit of work ---------------------------------------------------------------
 
     async def test_leaving_without_commit_rolls_back(self, uow_factory: UnitOfWorkFactory) -> None:

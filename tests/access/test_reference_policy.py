@@ -83,3 +83,10 @@ def test_a_tenant_reads_a_key_only_under_its_own_prefix(owner: str, caller: str,
         return
     assert owner == caller
     assert ".." not in key.split("/")
+
+
+def test_reserves_names_exactly_the_areas_only_ragline_writes() -> None:
+    assert POLICY.reserves("parse-cache", "v1/pages/ab/x/basic/1.json")
+    assert POLICY.reserves("parse-cache", "v1")
+    assert not POLICY.reserves("parse-cache", "v10/pages/x")
+    assert not POLICY.reserves("markdown", "v1/pages/x")

@@ -52,7 +52,13 @@ from ragline.domain.parse_batch import (
     ParseTier,
     SourceRef,
 )
-from ragline.domain.parse_run import ChunkIndexStatus, ChunkStatusMove, ParseRun, PipelineStatus
+from ragline.domain.parse_run import (
+    ChunkIndexStatus,
+    ChunkStatusMove,
+    MarkdownLocation,
+    ParseRun,
+    PipelineStatus,
+)
 from tests.fakes.faults import Faults
 
 LOCK_TIMEOUT_SECONDS = 5.0
@@ -191,13 +197,19 @@ class FakeParsedLogs(_Repo):
         payload_json: str,
         created_at: datetime,
         retry_of_task_id: str | None = None,
+        source: MarkdownLocation | None = None,
     ) -> ParsedLog:
         await self.check("parsed_logs.add")
         await self.uow.lock(("log", task_id))
         if task_id in self.uow.pending_logs or task_id in self.db.parsed_logs:
             raise DuplicateTaskId(task_id)
         row = ParsedLog(
-            next(self.db._log_ids), task_id, payload_json, utc(created_at), retry_of_task_id
+            next(self.db._log_ids),
+            task_id,
+            payload_json,
+            utc(created_at),
+            retry_of_task_id,
+            source=source,
         )
         self.uow.pending_logs[task_id] = row
         return row
@@ -397,6 +409,32 @@ class FakeRuns(_Repo):
                 self.uow.pending_tombstones[run.task_id] = at
                 marked += 1
         return marked
+
+    async def objects_in_use(
+        self, objects: Sequence[MarkdownLocation], besides: DocumentScope
+    ) -> set[MarkdownLocation]:
+        await self.check("runs.objects_in_use")
+        wanted = set(objects)
+        logs = {**self.db.parsed_logs, **self.uow.pending_logs}
+        found: set[MarkdownLocation] = set()
+        for run in self._all():
+            identity = run.identity
+            log = logs.get(run.task_id)
+            source = None if log is None else log.source
+            same = (identity.user_id, identity.dataset_id, identity.original_file_id) == (
+                besides.user_id,
+                besides.dataset_id,
+                besides.doc_id,
+            )
+            if same:
+                converting = identity.file_type.lower() not in ("md", "markdown")
+                named = [source] if converting else []
+            elif self._deleted(run.task_id):
+                named = []
+            else:
+                named = [source, run.markdown]
+            found.update(o for o in named if o is not None and o in wanted)
+        return found
 
 
 class FakeChunks(_Repo):

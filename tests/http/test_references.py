@@ -283,3 +283,19 @@ def test_a_tenant_retry_of_a_task_naming_what_it_may_not_is_403(client: TestClie
     retried = client.post("/api/v1/runs/stored-2/retry", headers=bearer(SERVICE_TOKEN))
     assert retried.status_code == 200, retried.text
     assert retried.json()["task_id"] == "stored-2-r1"
+
+
+def test_without_tokens_the_default_user_s_raw_messages_are_checked_too(
+    open_client: TestClient,
+) -> None:
+    """The broker's check is the service's; the default user of a server without tokens is a
+    tenant (user 1), so the raw endpoint checks a readable body's references first."""
+    raw = "/api/v1/mq/send/parse-task"
+    refused(
+        open_client.post(raw, json={**SEED_TASK, "task_id": "open-raw-1", "user_id": 1}),
+        "source: bucket 'tolink-rag-docs' is not open to tenants",
+    )
+    assert open_client.post(raw, json=text_task("open-raw-2", 1)).status_code == 202
+    unreadable = {"task_id": "open-raw-3", "file_type": "pdf", "user_id": 1}
+    assert open_client.post(raw, json=unreadable).status_code == 202  # the worker rejects it
+    assert finished_run(open_client, "open-raw-3", "")["failure_code"] == "INVALID_TASK_CONTEXT"

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from ragline.application.tasks import TaskStatus
-from ragline.domain.parse_run import FailureCode, FailurePoint, PipelineStatus
+from ragline.domain.parse_run import FailureCode, FailurePoint, MarkdownLocation, PipelineStatus
 from tests.fakes.harness import SOURCE_BUCKET, Harness
 
 CACHE = "parse-cache"  # ParseCacheSettings' default bucket and prefix, as the harness wires it
@@ -84,3 +84,19 @@ async def test_a_producer_may_name_any_other_object(h: Harness) -> None:
     await h.pipeline.handle(task)
     assert h.run(task.task_id).pipeline_status is PipelineStatus.SUCCESS
     assert h.storage.data("elsewhere", "2002/their.md")
+
+
+async def test_a_run_records_the_source_its_task_names_and_a_refused_one_none(
+    h: Harness,
+) -> None:
+    """What a document delete later asks (objects_in_use): the sources runs name."""
+    first = h.task("txt", upload=False)
+    await h.pipeline.handle(first)  # FAILED SOURCE_FILE_NOT_FOUND, its source recorded still
+    source = MarkdownLocation(SOURCE_BUCKET, first.source_object_key)
+    assert h.db.parsed_logs[first.task_id].source == source
+    retry = h.retry_of(first)
+    await h.pipeline.handle(retry)
+    assert h.db.parsed_logs[retry.task_id].source == source
+    refused = h.task("txt", md_bucket=CACHE, md_object_key=PAGE)
+    await h.pipeline.handle(refused)
+    assert h.db.parsed_logs[refused.task_id].source is None

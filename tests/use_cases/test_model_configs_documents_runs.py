@@ -45,7 +45,7 @@ def h(tmp_path: Path) -> Harness:
 
 
 def _deleter(h: Harness) -> DeleteDocument:
-    return DeleteDocument(h.db, h.vectors, h.keywords, h.storage, h.clock)
+    return DeleteDocument(h.db, h.vectors, h.keywords, h.storage, h.clock, h.references)
 
 
 # -- model configs ----------------------------------------------------------------------

@@ -15,6 +15,7 @@ from ragline.adapters.sql.connection import ConnectionSlot
 from ragline.adapters.sql.errors import store_errors, unique_task_id
 from ragline.adapters.sql.tables import parsed_log
 from ragline.application.ports.unit_of_work import ParsedLog, PersistenceError
+from ragline.domain.parse_run import MarkdownLocation
 
 _ADD = parsed_log.insert()  # values as parameters
 _GET = select(parsed_log).where(
@@ -54,7 +55,12 @@ def _to_log(row: Row[tuple[object, ...]]) -> ParsedLog:
         parsed_object_key=m["parsed_object_key"],
         parse_backend=m["parse_backend"],
         parse_warnings=_warnings(m["parse_warnings"]),
+        source=_location(m["source_bucket"], m["source_object_key"]),
     )
+
+
+def _location(bucket: str | None, key: str | None) -> MarkdownLocation | None:
+    return None if bucket is None or key is None else MarkdownLocation(bucket, key)
 
 
 class SqlParsedLogRepository:
@@ -67,6 +73,7 @@ class SqlParsedLogRepository:
         payload_json: str,
         created_at: datetime,
         retry_of_task_id: str | None = None,
+        source: MarkdownLocation | None = None,
     ) -> ParsedLog:
         conn = self._slot.conn
         with store_errors("parsed_log add"), unique_task_id(task_id):
@@ -78,6 +85,8 @@ class SqlParsedLogRepository:
                         "payload_json": payload_json,
                         "created_at": created_at,
                         "retry_of_task_id": retry_of_task_id,
+                        "source_bucket": None if source is None else source.bucket,
+                        "source_object_key": None if source is None else source.object_key,
                     },
                 )
         key = result.inserted_primary_key
@@ -88,6 +97,7 @@ class SqlParsedLogRepository:
             payload_json=payload_json,
             created_at=created_at,
             retry_of_task_id=retry_of_task_id,
+            source=source,
         )
 
     async def get(self, task_id: str) -> ParsedLog | None:

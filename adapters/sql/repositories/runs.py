@@ -11,18 +11,31 @@ recomputes their cache keys.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, Row, and_, bindparam, func, select, true, update
+from sqlalchemy import (
+    ColumnElement,
+    Row,
+    and_,
+    bindparam,
+    false,
+    func,
+    not_,
+    or_,
+    select,
+    true,
+    update,
+)
 
 from ragline.adapters.sql.connection import ConnectionSlot
 from ragline.adapters.sql.errors import store_errors, unique_task_id
-from ragline.adapters.sql.tables import parse_run, stage_prefix
+from ragline.adapters.sql.tables import parse_run, parsed_log, stage_prefix
 from ragline.application.ports.unit_of_work import (
     ConcurrentUpdate,
     DocumentPage,
+    DocumentScope,
     RunPage,
     RunQuery,
 )
@@ -40,6 +53,8 @@ from ragline.domain.parse_run import (
 )
 
 UNFINISHED = (PipelineStatus.PENDING.value, PipelineStatus.PROCESSING.value)
+PASSTHROUGH = ("md", "markdown")  # application.pipeline.context.MARKDOWN_PASSTHROUGH_TYPES
+IN_USE_CHUNK = 50  # objects asked about per statement (each is one OR-ed pair of equalities)
 
 
 def _state_columns(run: ParseRun) -> dict[str, Any]:
@@ -343,6 +358,57 @@ class SqlParseRunRepository:
                 .values(document_deleted_at=at)
             )
         return int(result.rowcount)
+
+    async def objects_in_use(
+        self, objects: Sequence[MarkdownLocation], besides: DocumentScope
+    ) -> set[MarkdownLocation]:
+        wanted = list(dict.fromkeys(objects))
+        found: set[MarkdownLocation] = set()
+        with store_errors("parse_run objects_in_use"):
+            for start in range(0, len(wanted), IN_USE_CHUNK):
+                chunk = wanted[start : start + IN_USE_CHUNK]
+                result = await self._slot.conn.execute(_in_use(chunk, besides))
+                for row in result.all():
+                    m = row._mapping
+                    if m["same_document"]:  # only a converting run's source counts
+                        named = [(m["source_bucket"], m["source_object_key"])]
+                    else:
+                        named = [
+                            (m["source_bucket"], m["source_object_key"]),
+                            (m["markdown_bucket"], m["markdown_object_key"]),
+                        ]
+                    found.update(
+                        MarkdownLocation(b, k) for b, k in named if MarkdownLocation(b, k) in chunk
+                    )
+        return found
+
+
+def _names(bucket: Any, key: Any, objects: Sequence[MarkdownLocation]) -> ColumnElement[bool]:
+    return or_(false(), *((bucket == o.bucket) & (key == o.object_key) for o in objects))
+
+
+def _in_use(objects: Sequence[MarkdownLocation], besides: DocumentScope) -> Any:
+    """The runs naming any of `objects` as objects_in_use counts them, with both names."""
+    same_document = and_(
+        parse_run.c.user_id == besides.user_id,
+        parse_run.c.dataset_id == besides.dataset_id,
+        parse_run.c.original_file_id == besides.doc_id,
+    )
+    as_source = _names(parsed_log.c.source_bucket, parsed_log.c.source_object_key, objects)
+    as_markdown = _names(parse_run.c.markdown_bucket, parse_run.c.markdown_object_key, objects)
+    elsewhere = not_(same_document) & parse_run.c.document_deleted_at.is_(None)
+    converting = same_document & func.lower(parse_run.c.file_type).not_in(PASSTHROUGH)
+    return (
+        select(
+            same_document.label("same_document"),
+            parsed_log.c.source_bucket,
+            parsed_log.c.source_object_key,
+            parse_run.c.markdown_bucket,
+            parse_run.c.markdown_object_key,
+        )
+        .select_from(parse_run.outerjoin(parsed_log, parsed_log.c.task_id == parse_run.c.task_id))
+        .where((elsewhere & (as_source | as_markdown)) | (converting & as_source))
+    )
 
 
 def _matching(query: RunQuery) -> ColumnElement[bool]:

@@ -214,3 +214,45 @@ def test_sqlite_data_dir_is_created(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'new' / 'data' / 'ragline.db'}"
     upgrade_to_head(url)
     assert (tmp_path / "new" / "data" / "ragline.db").is_file()
+
+
+def test_task_sources_are_filled_in_from_the_tasks_stored_before_them(
+    empty_database: str,
+) -> None:
+    """0006_task_sources: a parsed log written before it names its source in payload_json
+    only; the migration records it, so a delete protects those sources as well."""
+    upgrade_to_head(empty_database, "0005_parse_batches")
+    task = '{"task_id": "old-1", "source_bucket": "uploads", "source_object_key": "原/a.pdf"}'
+    rows = [
+        ("old-1", task),
+        ("old-2", '{"rejected": "bad", "body": "{\\"task_id\\": \\"old-2\\"}"}'),
+        ("old-3", "not json at all"),
+        ("old-4", '{"source_bucket": 7, "source_object_key": "k"}'),
+    ]
+    engine = create_sync_engine_for(empty_database)
+    try:
+        with engine.begin() as conn:
+            for task_id, payload in rows:
+                conn.execute(
+                    text(
+                        "INSERT INTO parsed_log (task_id, payload_json, created_at)"
+                        " VALUES (:t, :p, :d)"
+                    ),
+                    {"t": task_id, "p": payload, "d": datetime(2026, 1, 1)},
+                )
+        upgrade_to_head(empty_database)
+        with engine.connect() as conn:
+            found = conn.execute(
+                text(
+                    "SELECT task_id, source_bucket, source_object_key FROM parsed_log"
+                    " ORDER BY task_id"
+                )
+            ).all()
+    finally:
+        engine.dispose()
+    assert [tuple(row) for row in found] == [
+        ("old-1", "uploads", "原/a.pdf"),
+        ("old-2", None, None),
+        ("old-3", None, None),
+        ("old-4", None, None),
+    ]
