@@ -205,9 +205,9 @@ async def parses(
     tier: ParseTier = ParseTier.BASIC,
     page_range: Annotated[str | None, Query(pattern=RANGE_PATTERN)] = None,
 ) -> ParseBatchesView | CoverageView:
-    """`ids=12,13`: those batches (status, pages, error, done_at), of bytes the token's user
-    holds. `doc_ref=...&tier=...[&page_range=...]`: the document's coverage at that tier (404
-    when nothing is known)."""
+    """`ids=12,13`: those batches (status, pages, error, done_at); a user token gets only
+    those of bytes its user holds. `doc_ref=...&tier=...[&page_range=...]`: the document's
+    coverage at that tier (404 when nothing is known)."""
     reader: ReadParse = await use_case(request, "read_parse")
     if (ids is None) == (doc_ref is None):
         raise _unprocessable("give either ids or doc_ref")

@@ -70,6 +70,7 @@ async def test_a_run_makes_its_user_a_holder_and_no_one_else(h: Harness) -> None
 
 async def test_a_cached_stored_version_makes_the_new_runs_user_a_holder(h: Harness) -> None:
     await h.pipeline.handle(h.task("txt"))
+    assert await reader(h).known(SHA, TIER, caller=OTHER) == []
     gets = h.faults.hits["storage.get"]
     # the service names the same stored object for another user: read from the cache only
     again = h.task("txt", user_id=8, original_file_id=200, md_object_key="md/8/doc.md")

@@ -5,7 +5,7 @@ Markdown (docs/security.md); the runs' Markdown is on parse_run, the sources are
 here. Rows written before this revision get theirs from the stored task (payload_json).
 
 Revision ID: 0006_task_sources
-Revises: 0005_parse_batches
+Revises: 0006_parse_holdings
 Create Date: 2026-12-02
 """
 
@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0006_task_sources"
-down_revision = "0005_parse_batches"
+down_revision = "0006_parse_holdings"  # merge of refs and cache: one chain
 branch_labels = None
 depends_on = None
 
