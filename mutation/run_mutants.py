@@ -97,7 +97,8 @@ class Mutant:
 
 @dataclass(frozen=True)
 class NamedMutant:
-    """A hand-written mutant: `function`'s body (its docstring kept) becomes `body`."""
+    """A hand-written mutant: `function`'s body (its docstring kept) becomes `body`; `also`:
+    more (target, function, body) changes made with it (a rule held in two places)."""
 
     name: str
     target: str
@@ -106,6 +107,7 @@ class NamedMutant:
     tests: str  # the pytest node that must fail under it
     expect: str  # a regex the failure output must match (which property caught it)
     why: str
+    also: tuple[tuple[str, str, str], ...] = ()
 
 
 CAMPAIGN = "tests/tenancy/test_tenant_property.py::test_no_tenant_sees_or_touches_another"
@@ -145,8 +147,16 @@ return list(dict.fromkeys(
 """,
         tests=CAMPAIGN,
         expect=r"Violation: deleted: ",
-        why="a delete lists the Markdown to remove by dataset and doc id only: deleting a "
-        "document removes every tenant's Markdown of that doc id",
+        why="a delete lists the Markdown to remove by dataset and doc id only, and keeps "
+        "nothing another live document names: deleting a document removes every tenant's "
+        "Markdown of that doc id",
+        also=(
+            (
+                "adapters/sql/repositories/runs.py",
+                "SqlParseRunRepository.objects_in_use",
+                "return set()",
+            ),
+        ),
     ),
     NamedMutant(
         name="leaky-cache-read",
@@ -376,13 +386,12 @@ def run_checks_with_output(
     return "killed", seconds, found.group(0)[1:].strip()[:300]
 
 
-def named_mutant(mutant: NamedMutant, index: int) -> tuple[Mutant, str]:
-    """The mutated source of `mutant.target` (the function found by its dotted name)."""
-    source = (ROOT / mutant.target).read_text()
+def replace_body(source: str, function: str, body: str) -> tuple[str, int, str]:
+    """`source` with `function`'s body (docstring kept) replaced; its line and first line."""
     tree = ast.parse(source)
     scope: list[ast.stmt] = tree.body
     node: ast.FunctionDef | ast.AsyncFunctionDef | None = None
-    for part in mutant.function.split("."):
+    for part in function.split("."):
         node = None
         for item in scope:
             named = isinstance(item, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
@@ -390,18 +399,33 @@ def named_mutant(mutant: NamedMutant, index: int) -> tuple[Mutant, str]:
                 found = item
                 break
         else:
-            raise SystemExit(f"{mutant.name}: no {mutant.function} in {mutant.target}")
+            raise SystemExit(f"no {function}")
         scope = found.body
         if isinstance(found, ast.FunctionDef | ast.AsyncFunctionDef):
             node = found
     if node is None:
-        raise SystemExit(f"{mutant.name}: {mutant.function} is not a function")
+        raise SystemExit(f"{function} is not a function")
     before = ast.unparse(node).splitlines()[0]
     kept = node.body[:1] if _is_docstring(node.body[0], node) else []
-    node.body = kept + ast.parse(mutant.body).body
+    node.body = kept + ast.parse(body).body
     ast.fix_missing_locations(tree)
-    record = Mutant(mutant.target, index, node.lineno, f"named {mutant.name}", before, mutant.body)
-    return record, ast.unparse(tree)
+    return ast.unparse(tree), node.lineno, before
+
+
+def named_mutant(mutant: NamedMutant, index: int) -> tuple[Mutant, dict[str, str]]:
+    """The record of `mutant` and the mutated source of each file it changes."""
+    sources: dict[str, str] = {}
+    first: tuple[int, str] | None = None
+    for target, function, body in ((mutant.target, mutant.function, mutant.body), *mutant.also):
+        source = sources.get(target) or (ROOT / target).read_text()
+        try:
+            sources[target], line, before = replace_body(source, function, body)
+        except SystemExit as missing:
+            raise SystemExit(f"{mutant.name}: {missing} in {target}") from None
+        first = first or (line, before)
+    assert first is not None
+    record = Mutant(mutant.target, index, first[0], f"named {mutant.name}", first[1], mutant.body)
+    return record, sources
 
 
 def run_named(names: list[str], timeout: float, jobs: int, report: Path | None) -> int:
@@ -424,10 +448,11 @@ def run_named(names: list[str], timeout: float, jobs: int, report: Path | None) 
 
     def one(pair: tuple[int, NamedMutant]) -> Mutant:
         index, spec = pair
-        record, source = named_mutant(spec, index)
+        record, sources = named_mutant(spec, index)
         root = work / f"named_{index}"
         build_tree(root)
-        (root / "ragline" / spec.target).write_text(source)
+        for target, source in sources.items():
+            (root / "ragline" / target).write_text(source)
         record.status, record.seconds, record.evidence = run_checks_with_output(
             root, "pytest", spec.tests, timeout, expect=spec.expect
         )

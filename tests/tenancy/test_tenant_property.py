@@ -252,10 +252,10 @@ def test_the_property_finds_a_leaky_retriever(tmp_path: Path) -> None:
         leaky.stop()
 
 
-def test_the_property_finds_a_foreign_byte_in_an_answer(tmp_path: Path) -> None:
-    """The read and written properties themselves can fail: a chunk of another tenant in a
-    tenant's rows, another tenant's object overwritten, and an answer naming another
-    tenant's sha256 are each reported (checked on a world where the stores are tampered with
+def test_the_properties_report_a_tampered_store(tmp_path: Path) -> None:
+    """The properties themselves can fail: another tenant's object overwritten or deleted,
+    another tenant's bytes in a tenant's object or answer, and an answer naming another
+    tenant's sha256 or batch ids are each reported (on a world whose store is tampered with
     by hand, since the shipped code does none of it)."""
     world = World(tmp_path)
     world.start()
@@ -266,6 +266,10 @@ def test_the_property_finds_a_foreign_byte_in_an_answer(tmp_path: Path) -> None:
         world.ingest(mine, "tenant")
         world.put("markdown", theirs.md_key, b"overwritten by 1001")
         with pytest.raises(Violation, match=r"written: .* overwrote markdown/2002/"):
+            world.check_footprint("1001", "tampering")
+        world.before = world.snapshot()  # the tampering seen, look on from here
+        (world.objects / "sources" / theirs.source_key).unlink()
+        with pytest.raises(Violation, match=r"deleted: .* deleted sources/2002/"):
             world.check_footprint("1001", "tampering")
         world.put("markdown", mine.md_key, marker("2002", "1", 1).encode())
         with pytest.raises(Violation, match=r"read: .* 1001's object markdown/1001/"):

@@ -274,8 +274,8 @@ class World:
         """A task message on the broker, as the business back end publishes it."""
 
         async def send() -> None:
-            publish = await obtain(self.container.publish_task_message)
-            await publish(json.dumps(task).encode(), task["file_type"])
+            bus = await obtain(self.container.bus)  # the topic itself, no use case before it
+            await bus.task_publisher().publish(json.dumps(task).encode(), task["file_type"])
 
         self.call(send)
 
