@@ -69,6 +69,12 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     made = World(tmp_path_factory.mktemp("tenancy"))
     made.start()
     try:
+        # every entry point with every kind once, by different tenants, whatever is drawn
+        for i, (via, kind) in enumerate(
+            (via, kind) for via in ("tenant", "service", "broker") for kind in ("txt", "docx")
+        ):
+            user = USERS[i % len(USERS)]
+            made.ingest(made.new_doc(user, "1", 1 + i % 3, ["tea", SHARED[i]], True, kind), via)
         yield made
     finally:
         made.stop()
