@@ -9,6 +9,11 @@ the temp tree win over the editable finder).
     .venv/bin/python mutation/run_mutants.py                     # state machines only
     .venv/bin/python mutation/run_mutants.py --driver pytest     # all of tests/domain
     .venv/bin/python mutation/run_mutants.py --jobs 2 --json mutation/last_run.json
+    .venv/bin/python mutation/run_mutants.py --named all --json mutation/named_run.json
+
+Named mutants (`--named`, see NAMED) are hand-written: one function's body replaced by a
+leaky one, each with the test that must fail under it and the message it must fail with
+(a failure for another reason does not count as a kill: "failed-otherwise").
 
 Mutation operators: comparison flips (is/is not, ==/!=, in/not in, < <= > >=), and/or swap,
 `not` removal, if-condition negation, enum member replacement (StageStatus.X -> next member,
@@ -23,6 +28,7 @@ import ast
 import copy
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -86,6 +92,83 @@ class Mutant:
     after: str
     status: str = "pending"
     seconds: float = 0.0
+    evidence: str = ""
+
+
+@dataclass(frozen=True)
+class NamedMutant:
+    """A hand-written mutant: `function`'s body (its docstring kept) becomes `body`; `also`:
+    more (target, function, body) changes made with it (a rule held in two places)."""
+
+    name: str
+    target: str
+    function: str  # "Class.method" or "function"
+    body: str
+    tests: str  # the pytest node that must fail under it
+    expect: str  # a regex the failure output must match (which property caught it)
+    why: str
+    also: tuple[tuple[str, str, str], ...] = ()
+
+
+CAMPAIGN = "tests/tenancy/test_tenant_property.py::test_no_tenant_sees_or_touches_another"
+NAMED = (
+    NamedMutant(
+        name="leaky-reference-check",
+        target="application/access/references.py",
+        function="ReferencePolicy._check_owned",
+        body="return None",
+        tests=CAMPAIGN,
+        expect=r"Violation: (read|written|deleted|learned): ",
+        why="every caller may name any bucket/key: a tenant's task, parse request or "
+        "extract reads, writes and deletes another tenant's objects",
+    ),
+    NamedMutant(
+        name="leaky-write-check",
+        target="application/access/references.py",
+        function="ReferencePolicy.check_write",
+        body="self._check_not_reserved(field, bucket, key)",
+        tests=CAMPAIGN,
+        expect=r"Violation: (written|deleted): ",
+        why="a Markdown target is checked only against the cache's area: a tenant's task "
+        "overwrites another tenant's Markdown or source, or plants objects in its prefix",
+    ),
+    NamedMutant(
+        name="delete-across-tenants",
+        target="application/documents/use_cases.py",
+        function="_markdown_written",
+        body="""
+query = RunQuery(user_id=None, dataset_id=scope.dataset_id, doc_id=scope.doc_id)
+found = await uow.runs.list_page(query, limit=RUNS_READ)
+return list(dict.fromkeys(
+    run.markdown for run in found.runs
+    if run.markdown is not None
+    and run.identity.file_type.lower() not in MARKDOWN_PASSTHROUGH_TYPES
+))
+""",
+        tests=CAMPAIGN,
+        expect=r"Violation: deleted: ",
+        why="a delete lists the Markdown to remove by dataset and doc id only, and keeps "
+        "nothing another live document names: deleting a document removes every tenant's "
+        "Markdown of that doc id",
+        also=(
+            (
+                "adapters/sql/repositories/runs.py",
+                "SqlParseRunRepository.objects_in_use",
+                "return set()",
+            ),
+        ),
+    ),
+    NamedMutant(
+        name="leaky-cache-read",
+        target="application/access/parse_cache.py",
+        function="visible_sha256s",
+        body="return set(sha256s)",
+        tests=CAMPAIGN,
+        expect=r"Violation: (read|learned): ",
+        why="the holder filter returns everything: a tenant sees every batch, its sha256 "
+        "and its Markdown",
+    ),
+)
 
 
 def _is_docstring(node: ast.AST, parent: ast.AST | None) -> bool:
@@ -255,9 +338,28 @@ def build_tree(root: Path) -> Path:
 
 
 def run_checks(
-    tree_root: Path, driver: str, tests: str, timeout: float, examples: int = 200
+    tree_root: Path,
+    driver: str,
+    tests: str,
+    timeout: float,
+    examples: int = 200,
+    expect: str | None = None,
 ) -> tuple[str, float]:
-    """'killed' if the checks fail, 'survived' if they pass, 'timeout' past `timeout`."""
+    """'killed' if the checks fail, 'survived' if they pass, 'timeout' past `timeout`;
+    with `expect`, a failure whose output does not match it is 'failed-otherwise'."""
+    status, seconds, _ = run_checks_with_output(tree_root, driver, tests, timeout, examples, expect)
+    return status, seconds
+
+
+def run_checks_with_output(
+    tree_root: Path,
+    driver: str,
+    tests: str,
+    timeout: float,
+    examples: int = 200,
+    expect: str | None = None,
+) -> tuple[str, float, str]:
+    """run_checks, and the line of the output that shows why it failed ('' if none)."""
     env = dict(os.environ, PYTHONPATH=str(tree_root), PYTHONDONTWRITEBYTECODE="1")
     if driver == "machine":
         code = MACHINE_DRIVER.format(tree=str(tree_root), examples=examples)
@@ -270,8 +372,113 @@ def run_checks(
             command, cwd=ROOT, env=env, capture_output=True, timeout=timeout, check=False
         )
     except subprocess.TimeoutExpired:
-        return "timeout", time.monotonic() - started
-    return ("survived" if result.returncode == 0 else "killed"), time.monotonic() - started
+        return "timeout", time.monotonic() - started, ""
+    seconds = time.monotonic() - started
+    if result.returncode == 0:
+        return "survived", seconds, ""
+    output = (result.stdout + result.stderr).decode("utf-8", "replace")
+    if expect is None:
+        return "killed", seconds, ""
+    found = re.search(f"^E +.*(?:{expect}).*$", output, re.MULTILINE)
+    if found is None:
+        errors = [line for line in output.splitlines() if line.startswith("E ")]
+        return "failed-otherwise", seconds, (errors[0] if errors else output[-300:]).strip()
+    return "killed", seconds, found.group(0)[1:].strip()[:300]
+
+
+def replace_body(source: str, function: str, body: str) -> tuple[str, int, str]:
+    """`source` with `function`'s body (docstring kept) replaced; its line and first line."""
+    tree = ast.parse(source)
+    scope: list[ast.stmt] = tree.body
+    node: ast.FunctionDef | ast.AsyncFunctionDef | None = None
+    for part in function.split("."):
+        node = None
+        for item in scope:
+            named = isinstance(item, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+            if named and item.name == part:
+                found = item
+                break
+        else:
+            raise SystemExit(f"no {function}")
+        scope = found.body
+        if isinstance(found, ast.FunctionDef | ast.AsyncFunctionDef):
+            node = found
+    if node is None:
+        raise SystemExit(f"{function} is not a function")
+    before = ast.unparse(node).splitlines()[0]
+    kept = node.body[:1] if _is_docstring(node.body[0], node) else []
+    node.body = kept + ast.parse(body).body
+    ast.fix_missing_locations(tree)
+    return ast.unparse(tree), node.lineno, before
+
+
+def named_mutant(mutant: NamedMutant, index: int) -> tuple[Mutant, dict[str, str]]:
+    """The record of `mutant` and the mutated source of each file it changes."""
+    sources: dict[str, str] = {}
+    first: tuple[int, str] | None = None
+    for target, function, body in ((mutant.target, mutant.function, mutant.body), *mutant.also):
+        source = sources.get(target) or (ROOT / target).read_text()
+        try:
+            sources[target], line, before = replace_body(source, function, body)
+        except SystemExit as missing:
+            raise SystemExit(f"{mutant.name}: {missing} in {target}") from None
+        first = first or (line, before)
+    assert first is not None
+    record = Mutant(mutant.target, index, first[0], f"named {mutant.name}", first[1], mutant.body)
+    return record, sources
+
+
+def run_named(names: list[str], timeout: float, jobs: int, report: Path | None) -> int:
+    """Each named mutant once, under its own test; every one must be killed as it expects."""
+    chosen = [m for m in NAMED if "all" in names or m.name in names]
+    unknown = set(names) - {m.name for m in NAMED} - {"all"}
+    if unknown:
+        print(f"unknown named mutants: {sorted(unknown)}", file=sys.stderr)
+        return 2
+    work = Path(tempfile.mkdtemp(prefix="ragline-named-mutants-"))
+    for tests in dict.fromkeys(m.tests for m in chosen):  # each test must pass unmutated
+        build_tree(work / "baseline")
+        status, seconds = run_checks(work / "baseline", "pytest", tests, timeout)
+        shutil.rmtree(work / "baseline", ignore_errors=True)
+        if status != "survived":
+            print(f"baseline {tests} fails ({status}); fix it first", file=sys.stderr)
+            shutil.rmtree(work, ignore_errors=True)
+            return 2
+        print(f"baseline {tests} passes in {seconds:.0f} s")
+
+    def one(pair: tuple[int, NamedMutant]) -> Mutant:
+        index, spec = pair
+        record, sources = named_mutant(spec, index)
+        root = work / f"named_{index}"
+        build_tree(root)
+        for target, source in sources.items():
+            (root / "ragline" / target).write_text(source)
+        record.status, record.seconds, record.evidence = run_checks_with_output(
+            root, "pytest", spec.tests, timeout, expect=spec.expect
+        )
+        shutil.rmtree(root, ignore_errors=True)
+        print(f"{record.status:>16} {spec.name} ({record.seconds:.0f} s): {record.evidence}")
+        return record
+
+    try:
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            results = list(pool.map(one, enumerate(chosen)))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    killed = sum(1 for m in results if m.status == "killed")
+    print(f"\nnamed mutants killed as expected: {killed}/{len(results)}")
+    if report:
+        body = {
+            "driver": "named",
+            "mutants": len(results),
+            "killed": killed,
+            "results": [
+                {**asdict(m), "name": spec.name, "tests": spec.tests, "why": spec.why}
+                for m, spec in zip(results, chosen, strict=True)
+            ],
+        }
+        report.write_text(json.dumps(body, indent=2, ensure_ascii=False) + "\n")
+    return 0 if killed == len(results) else 1
 
 
 def main() -> int:
@@ -289,7 +496,14 @@ def main() -> int:
     parser.add_argument(
         "--survivors-of", type=Path, help="rerun only the survivors listed in this JSON report"
     )
+    parser.add_argument(
+        "--named",
+        action="append",
+        help="run this hand-written mutant of NAMED under its own test (repeatable; 'all')",
+    )
     args = parser.parse_args()
+    if args.named:
+        return run_named(args.named, args.timeout, args.jobs, args.json)
     targets = args.target or list(DEFAULT_TARGETS)
 
     work = Path(tempfile.mkdtemp(prefix="ragline-mutants-"))

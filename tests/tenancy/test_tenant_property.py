@@ -1,167 +1,67 @@
 """No tenant sees or touches another's data: a Hypothesis property over random users,
-datasets and documents.
+datasets and documents, and every way one tenant can name another's bytes.
 
 The stack is the real one on embedded defaults (the container of `ragline serve`: SQLite,
 local objects, in-process bus with the app's worker, the embedded vector index, Tantivy, the
 HTTP app with tenant tokens); only the dense model is a deterministic fake (tenancy does not
-depend on it, and the bundled model would make each example slow). Documents are ingested
-through the HTTP API, as a business system would submit them, and the world grows from
-example to example, so every check runs against many other tenants' data; doc ids overlap
-across tenants on purpose. Each document's text carries a marker of its owner (so chunk ids
-differ between tenants) and words every tenant shares (so a leaky filter would show).
+depend on it, and the bundled model would make each example slow). Documents (txt, and docx
+with a picture stored under the tenant's image prefix) are ingested with the tenant's token,
+the service token or as a message on the broker, sources under `<user_id>/` of the default
+tenant buckets; the world grows from example to example, so every check runs against many
+other tenants' data; doc ids overlap across tenants on purpose. Each document's bytes carry a
+marker of its owner (so chunk ids differ between tenants) and words every tenant shares (so
+a leaky filter would show).
 
-After each example, for every (user, dataset) of the world:
-- the three retrievers' raw results (dense, sparse, BM25: not only the fused list) hold
-  only that tenant's chunks, also when the query is another tenant's marker;
-- search over HTTP with the user's token returns only its documents, whatever user_id the
-  body names;
-- the runs listing with the user's token has only its runs; another tenant's run, its
-  retry and its document are 404 for it;
-- retry messages naming another tenant's run are refused, the run untouched;
-- a delete by one tenant leaves every other tenant's chunks, points and keyword docs.
+Each example then runs every action of `attacks.ATTACKS` once, in a drawn order, each by a
+drawn attacker against a drawn victim's document: every object-reference field of a task
+(HTTP submit and broker), parse requests by bucket/key and by the victim's sha256, batch-id
+enumeration, coverage and Markdown reads, extract, retries, re-indexes and deletes. After
+every action (`World.settle`) and on every answer to a tenant (`World.check_answer`):
+- read: no marker of another tenant in the attacker's chunks, in its objects, or in any
+  answer it got; no sha256 or batch id of another tenant's bytes in any answer;
+- written / deleted: every object in the store (sha256 per object, by owner prefix; the
+  parse cache's pages and sources by the tenants holding their bytes) that changed, appeared
+  or went belongs to the actor;
+then the answer agreed for it (a 403 problem naming the field; a 404 exactly like an
+unknown sha256 or run; FAILED INVALID_TASK_CONTEXT on the broker).
 
-CI size: 12 examples; `RAGLINE_CAMPAIGN=full` runs 100.
+After the ingests, for every (user, dataset), as before: the three retrievers' raw results
+hold only the tenant's chunks; search over HTTP returns only its documents, whatever user_id
+the body names; the runs listing has only its runs; another tenant's run and its retry are
+404; a delete by one tenant leaves every other tenant's chunks, points and keyword docs.
+
+CI size: 12 examples; `RAGLINE_CAMPAIGN=full` runs 100. The figures (examples, actions,
+checks, time) go to the JSON file named by `RAGLINE_CAMPAIGN_JSON`, if set.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import sqlite3
 import time
-from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from dependency_injector import providers
-from fastapi.testclient import TestClient
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from ragline.adapters.http import ApiTokens, create_app
 from ragline.application.health import obtain
-from ragline.bootstrap.container import Container, container_for
-from tests.fakes.models import FakeEmbedderResolver
-from tests.http.conftest import bearer, finished_run
+from tests.tenancy.attacks import ATTACKS, pick, victims_for
+from tests.tenancy.world import (
+    DATASETS,
+    DOC_IDS,
+    SHARED,
+    USERS,
+    Violation,
+    World,
+    marker,
+)
 
 FULL = os.environ.get("RAGLINE_CAMPAIGN") == "full"
-SERVICE = "service-token-tenancy-0123456789"
-USERS = ["1001", "2002", "3003"]
-TOKENS = {f"user-{u}-token-0123456789abcdef": u for u in USERS}
-TOKEN_OF = {u: t for t, u in TOKENS.items()}
-DATASETS = ["1", "2"]
-DOC_IDS = [1, 2, 3]
-SHARED = ["tea", "water", "leaf", "brew", "kettle", "green", "steep", "cup"]
-BUCKET = "uploads"
-
-
-def marker(user: str, dataset: str, doc: int) -> str:
-    return f"owner{user}x{dataset}x{doc}"
-
-
-class World:
-    """The running app and what has been ingested into it, by tenant."""
-
-    def __init__(self, tmp: Path) -> None:
-        self.data_dir = tmp / "data"
-        self.container: Container = container_for(self.data_dir)
-        self.container.embedders.override(providers.Object(FakeEmbedderResolver()))
-        tokens = ApiTokens.parse(json.dumps({SERVICE: "*", **TOKENS}))
-        self.client = TestClient(create_app(self.container, tokens, max_body_bytes=2_000_000))
-        self.tasks = 0
-        self.runs: dict[str, tuple[str, str, int]] = {}  # task_id -> (user, dataset, doc)
-        self.failed: dict[str, tuple[str, str, int]] = {}
-
-    def start(self) -> None:
-        self.client.__enter__()
-        for user in USERS:
-            response = self.client.put(
-                f"/api/v1/users/{user}/model-configs/embedding",
-                json={"provider": "fake", "model": "fake-8", "dimension": 8},
-                headers=bearer(SERVICE),
-            )
-            assert response.status_code == 200, response.text
-        self.call(self._bucket)
-
-    async def _bucket(self) -> None:
-        storage = await obtain(self.container.storage)
-        await storage.ensure_bucket(BUCKET)
-
-    def call(self, func: Any, *args: Any) -> Any:
-        """Run `func` on the app's event loop (where its adapters live)."""
-        return self.client.portal.call(func, *args)
-
-    def ingest(self, user: str, dataset: str, doc: int, words: list[str], upload: bool) -> None:
-        self.tasks += 1
-        task_id = f"tenancy-{self.tasks}"
-        key = f"files/{task_id}.txt"
-        text = " ".join([marker(user, dataset, doc), *words, marker(user, dataset, doc)])
-
-        async def put() -> None:
-            storage = await obtain(self.container.storage)
-            await storage.put_bytes(BUCKET, key, text.encode())
-
-        if upload:
-            self.call(put)
-        task = {
-            "task_id": task_id,
-            "original_file_id": doc,
-            "document_parse_task_id": self.tasks,
-            "user_id": int(user),
-            "dataset_id": int(dataset),
-            "file_type": "txt",
-            "source_bucket": BUCKET,
-            "source_object_key": key,
-            "source_filename": f"{marker(user, dataset, doc)}.txt",
-            "md_bucket": BUCKET,
-            "md_object_key": f"md/{task_id}.md",
-        }
-        response = self.client.post(
-            "/api/v1/parser/task/submit", json=task, headers=bearer(SERVICE)
-        )
-        assert response.status_code == 202, response.text
-        run = finished_run(self.client, task_id, SERVICE)
-        self.runs[task_id] = (user, dataset, doc)
-        if run["pipeline_status"] == "FAILED":
-            self.failed[task_id] = (user, dataset, doc)
-
-    # -- what the stores hold --------------------------------------------------------
-
-    def owners(self) -> dict[str, set[tuple[str, str, str]]]:
-        """chunk_id -> every (user, dataset, doc) row holding it, straight from SQLite."""
-        found: dict[str, set[tuple[str, str, str]]] = defaultdict(set)
-        with sqlite3.connect(self.data_dir / "ragline.db") as db:
-            for chunk_id, user, dataset, doc in db.execute(
-                "SELECT chunk_id, user_id, dataset_id, doc_id FROM chunk"
-            ):
-                found[chunk_id].add((user, dataset, doc))
-        return found
-
-    def raw(self, user: str, dataset: str, query: str) -> dict[str, list[str]]:
-        """What each retriever returns for one tenant, before fusion."""
-
-        async def ask() -> dict[str, list[str]]:
-            c = self.container
-            vectors, keywords = await obtain(c.vectors), await obtain(c.keywords)
-            tokenizer, sparse = c.tokenizer(), c.sparse()
-            embedder = await c.embedders().resolve(await self._config(user))
-            dense = await vectors.query_dense(user, dataset, embedder.embed_query(query), 500)
-            sparse_hits = await vectors.query_sparse(user, dataset, sparse.encode_query(query), 500)
-            bm25 = await keywords.search(user, dataset, tokenizer.tokenize(query), 500)
-            return {
-                "dense": [h.chunk_id for h in dense],
-                "sparse": [h.chunk_id for h in sparse_hits],
-                "bm25": [h.chunk_id for h in bm25],
-            }
-
-        result: dict[str, list[str]] = self.call(ask)
-        return result
-
-    async def _config(self, user: str) -> Any:
-        async with (await obtain(self.container.uow_factory))() as uow:
-            return await uow.model_configs.default_embedding(user)
+EXAMPLES = 100 if FULL else 12
+RECENT_RUNS = 40
 
 
 @pytest.fixture(scope="module")
@@ -169,9 +69,15 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     made = World(tmp_path_factory.mktemp("tenancy"))
     made.start()
     try:
+        # every entry point with every kind once, by different tenants, whatever is drawn
+        for i, (via, kind) in enumerate(
+            (via, kind) for via in ("tenant", "service", "broker") for kind in ("txt", "docx")
+        ):
+            user = USERS[i % len(USERS)]
+            made.ingest(made.new_doc(user, "1", 1 + i % 3, ["tea", SHARED[i]], True, kind), via)
         yield made
     finally:
-        made.client.__exit__(None, None, None)
+        made.stop()
 
 
 tenants = st.tuples(st.sampled_from(USERS), st.sampled_from(DATASETS), st.sampled_from(DOC_IDS))
@@ -180,6 +86,8 @@ documents = st.lists(
         tenants,
         st.lists(st.sampled_from(SHARED), min_size=2, max_size=8),
         st.integers(0, 5).map(bool),  # False: no source uploaded -> a FAILED run to retry
+        st.sampled_from(["txt", "txt", "txt", "txt", "docx"]),
+        st.sampled_from(["tenant", "service", "broker"]),
     ),
     min_size=1,
     max_size=4,
@@ -188,9 +96,10 @@ documents = st.lists(
 
 def check_isolation(world: World, query: str) -> None:
     owners = world.owners()
-    everyone = {(u, d) for (u, d, _) in world.runs.values()}
+    runs = [(d.user, d.dataset, d.doc) for d in world.docs.values()]
+    everyone = {(u, d) for (u, d, _) in runs}
     for user, dataset in sorted(everyone):
-        others = [(u, d, doc) for (u, d, doc) in world.runs.values() if (u, d) != (user, dataset)]
+        others = [(u, d, doc) for (u, d, doc) in runs if (u, d) != (user, dataset)]
         for text in [query, *(marker(*o) for o in others[:3])]:
             for retriever, ids in world.raw(user, dataset, text).items():
                 for chunk_id in ids:
@@ -200,66 +109,21 @@ def check_isolation(world: World, query: str) -> None:
                     )
         # over HTTP, with the user's token (the body names another user on purpose)
         other_user = next(u for u in USERS if u != user)
-        response = world.client.post(
-            "/api/v1/search",
-            json={
-                "query": query,
-                "dataset_ids": [int(dataset)],
-                "top_k": 50,
-                "user_id": other_user,
-            },
-            headers=bearer(TOKEN_OF[user]),
-        )
+        body = {"query": query, "dataset_ids": [int(dataset)], "top_k": 50, "user_id": other_user}
+        response = world.as_tenant(user, "POST", "/api/v1/search", json=body)
         assert response.status_code == 200, response.text
         for hit in response.json()["hits"]:
             held = {(u, d) for (u, d, _) in owners.get(hit["chunk_id"], set())}
             assert (user, dataset) in held, f"search for {user}/{dataset} returned {hit}"
             assert marker(user, dataset, int(hit["doc_id"])) in hit["text"]
+    recent = list(world.docs.values())[-RECENT_RUNS:]  # older ones were checked before
     for user in USERS:
-        token = bearer(TOKEN_OF[user])
-        listing = world.client.get("/api/v1/runs?page_size=200", headers=token).json()
+        listing = world.as_tenant(user, "GET", "/api/v1/runs", params={"page_size": 200}).json()
         assert {r["user_id"] for r in listing["runs"]} <= {user}, listing
-        for task_id, (owner, _dataset, _doc) in world.runs.items():
-            if owner == user:
-                continue
-            assert world.client.get(f"/api/v1/runs/{task_id}", headers=token).status_code == 404
-        for task_id, (owner, _dataset, _doc) in list(world.failed.items())[-3:]:
-            if owner == user:
-                continue
-            answer = world.client.post(f"/api/v1/runs/{task_id}/retry", headers=token)
-            assert answer.status_code == 404, answer.text
-
-
-def cross_tenant_retry(world: World) -> None:
-    """A retry message naming another tenant's FAILED run: refused, that run untouched."""
-    for task_id, (owner, dataset, doc) in list(world.failed.items())[-2:]:
-        before = world.client.get(f"/api/v1/runs/{task_id}", headers=bearer(SERVICE)).json()
-        intruder = next(u for u in USERS if u != owner)
-        world.tasks += 1
-        retry_id = f"tenancy-{world.tasks}"
-        task = {
-            "task_id": retry_id,
-            "original_file_id": doc,
-            "document_parse_task_id": world.tasks,
-            "user_id": int(intruder),
-            "dataset_id": int(dataset),
-            "file_type": "txt",
-            "source_bucket": BUCKET,
-            "source_object_key": f"files/{task_id}.txt",
-            "source_filename": "x.txt",
-            "md_bucket": BUCKET,
-            "md_object_key": f"md/{retry_id}.md",
-            "is_retry": True,
-            "previous_task_id": task_id,
-            "trigger_mode": "manual_retry",
-        }
-        sent = world.client.post("/api/v1/parser/task/submit", json=task, headers=bearer(SERVICE))
-        assert sent.status_code == 202, sent.text
-        run = finished_run(world.client, retry_id, SERVICE)
-        assert run["pipeline_status"] == "FAILED", run
-        world.runs[retry_id] = (intruder, dataset, doc)
-        after = world.client.get(f"/api/v1/runs/{task_id}", headers=bearer(SERVICE)).json()
-        assert after == before, "another tenant's retry touched the run"
+        for doc in recent:
+            if doc.user != user:
+                answer = world.as_tenant(user, "GET", f"/api/v1/runs/{doc.task_id}")
+                assert answer.status_code == 404, answer.text
 
 
 def delete_leaves_others(world: World, user: str, dataset: str, doc: int) -> None:
@@ -267,9 +131,10 @@ def delete_leaves_others(world: World, user: str, dataset: str, doc: int) -> Non
     others_before = {
         c: {o for o in held if (o[0], o[1]) != (user, dataset)} for c, held in owners_before.items()
     }
-    response = world.client.delete(
-        f"/api/v1/documents/{doc}?dataset_id={dataset}", headers=bearer(TOKEN_OF[user])
+    response = world.as_tenant(
+        user, "DELETE", f"/api/v1/documents/{doc}", params={"dataset_id": dataset}
     )
+    world.settle(user, f"delete {user}/{dataset}/{doc}")
     assert response.status_code in (200, 404), response.text
     owners_after = world.owners()
     for chunk_id, held in others_before.items():
@@ -280,34 +145,88 @@ def delete_leaves_others(world: World, user: str, dataset: str, doc: int) -> Non
         assert words["sparse"], f"{user}'s delete emptied {u}/{d}/{o} in the sparse index"
 
 
+def attack_everything(world: World, data: st.DataObject) -> None:
+    """Every action of ATTACKS once, in a drawn order, each by a drawn attacker against a
+    drawn document of another tenant."""
+    for attack in data.draw(st.permutations(ATTACKS), label="order"):
+        attacker = data.draw(st.sampled_from(USERS), label="attacker")
+        pool = victims_for(world, attack, attacker)
+        victim = pick(data.draw, pool)
+        if victim is None:
+            continue
+        world.actions[attack.__name__] += 1
+        attack(world, data.draw, attacker, victim)
+
+
 def test_no_tenant_sees_or_touches_another(world: World) -> None:
     started = time.perf_counter()
+    examples = 0
+    first: list[AssertionError] = []
 
     @settings(
-        max_examples=100 if FULL else 12,
+        max_examples=EXAMPLES,
         deadline=None,
         derandomize=True,
         database=None,
         suppress_health_check=list(HealthCheck),
+        phases=(Phase.explicit, Phase.generate),  # the world grows: a replay is another world
     )
     @given(
         docs=documents,
         query=st.lists(st.sampled_from(SHARED), min_size=1, max_size=3).map(" ".join),
         deleter=tenants,
+        data=st.data(),
     )
     def example(
-        docs: list[tuple[tuple[str, str, int], list[str], bool]],
+        docs: list[tuple[tuple[str, str, int], list[str], bool, str, str]],
         query: str,
         deleter: tuple[str, str, int],
+        data: st.DataObject,
     ) -> None:
-        for (user, dataset, doc), words, upload in docs:
-            world.ingest(user, dataset, doc, words, upload)
-        check_isolation(world, query)
-        cross_tenant_retry(world)
-        delete_leaves_others(world, *deleter)
+        nonlocal examples
+        examples += 1
+        try:
+            for (user, dataset, doc), words, upload, kind, via in docs:
+                world.ingest(world.new_doc(user, dataset, doc, words, upload, kind), via)
+            check_isolation(world, query)
+            attack_everything(world, data)
+            delete_leaves_others(world, *deleter)
+        except AssertionError as failure:
+            first.append(failure)
+            raise
 
-    example()
-    print(f"tenancy: {world.tasks} tasks in {time.perf_counter() - started:.0f} s")
+    try:
+        example()
+    except Exception:
+        if first:  # Hypothesis replays the failing example on a world it already changed
+            raise first[0] from None
+        raise
+    figures = report(world, examples, time.perf_counter() - started)
+    print(f"tenancy: {json.dumps(figures)}")
+
+
+def report(world: World, examples: int, seconds: float) -> dict[str, Any]:
+    attacks = {a.__name__: world.actions.get(a.__name__, 0) for a in ATTACKS}
+    figures: dict[str, Any] = {
+        "size": "full" if FULL else "ci",
+        "examples": examples,
+        "tasks": world.tasks,
+        "ingests": dict(sorted(world.ingests.items())),
+        "attack_actions": sum(attacks.values()),
+        "attacks": attacks,
+        "attack_kinds": len(ATTACKS),
+        "attacks_never_run": sorted(n for n, c in attacks.items() if not c),
+        "tenant_requests": sum(c for k, c in world.actions.items() if " " in k),
+        "checks": world.checks,
+        "objects_in_store": len(world.before),
+        "parse_batches": len(world.batches()),
+        "violations": 0,
+        "seconds": round(seconds, 1),
+    }
+    target = os.environ.get("RAGLINE_CAMPAIGN_JSON")
+    if target:
+        Path(target).write_text(json.dumps(figures, indent=2) + "\n")
+    return figures
 
 
 def test_the_property_finds_a_leaky_retriever(tmp_path: Path) -> None:
@@ -331,9 +250,46 @@ def test_the_property_finds_a_leaky_retriever(tmp_path: Path) -> None:
             vectors.query_dense = everyone
 
         leaky.call(break_dense)
-        leaky.ingest("1001", "1", 1, ["tea", "water"], True)
-        leaky.ingest("2002", "1", 1, ["tea", "leaf"], True)
+        leaky.ingest(leaky.new_doc("1001", "1", 1, ["tea", "water"], True, "txt"), "service")
+        leaky.ingest(leaky.new_doc("2002", "1", 1, ["tea", "leaf"], True, "txt"), "service")
         with pytest.raises(AssertionError, match="dense for 1001/1 returned"):
             check_isolation(leaky, "tea")
     finally:
-        leaky.client.__exit__(None, None, None)
+        leaky.stop()
+
+
+def test_the_properties_report_a_tampered_store(tmp_path: Path) -> None:
+    """The properties themselves can fail: another tenant's object overwritten or deleted,
+    another tenant's bytes in a tenant's object or answer, and an answer naming another
+    tenant's sha256 or batch ids are each reported (on a world whose store is tampered with
+    by hand, since the shipped code does none of it)."""
+    world = World(tmp_path)
+    world.start()
+    try:
+        theirs = world.new_doc("2002", "1", 1, ["tea"], True, "txt")
+        world.ingest(theirs, "service")
+        mine = world.new_doc("1001", "1", 1, ["tea"], True, "txt")
+        world.ingest(mine, "tenant")
+        world.put("markdown", theirs.md_key, b"overwritten by 1001")
+        with pytest.raises(Violation, match=r"written: .* overwrote markdown/2002/"):
+            world.check_footprint("1001", "tampering")
+        world.before = world.snapshot()  # the tampering seen, look on from here
+        (world.objects / "sources" / theirs.source_key).unlink()
+        with pytest.raises(Violation, match=r"deleted: .* deleted sources/2002/"):
+            world.check_footprint("1001", "tampering")
+        world.put("markdown", mine.md_key, marker("2002", "1", 1).encode())
+        with pytest.raises(Violation, match=r"read: .* 1001's object markdown/1001/"):
+            world.check_holdings("1001", "tampering")
+        body = {"query": "tea", "dataset_ids": [1], "top_k": 5, "user_id": "2002"}
+        answer = world.as_service("POST", "/api/v1/search", json=body)
+        assert answer.status_code == 200 and answer.json()["hits"], answer.text
+        with pytest.raises(Violation, match=r"read: .* bytes of \['2002'\]"):
+            world.check_answer("1001", "a search of 2002", answer, set())
+        assert theirs.sha256 is not None
+        leak = world.as_service(
+            "GET", "/api/v1/parses", params={"doc_ref": theirs.sha256, "tier": "quality"}
+        )
+        with pytest.raises(Violation, match=r"learned: .* sha256s|learned: .* batch ids"):
+            world.check_answer("1001", "coverage of 2002's bytes", leak, set())
+    finally:
+        world.stop()
