@@ -26,10 +26,10 @@ SECRET_SPAN = 1024
 _URL_PASSWORD = re.compile(
     r"(?P<scheme>[a-zA-Z][\w+.-]{0,31}://)(?P<user>[^:/@\s]{0,256}):[^@/\s]{0,512}@"
 )
-_SECRET_SHAPE = r"(?=[^\s\"',;&]{0,256}?\d)[\w.~+/=-]{8,1024}"  # with a digit: not an English word
-_SCHEME_TOKEN = re.compile(rf"(?i)\b(?P<lead>(?:bearer|basic)[ \t]{{1,16}}){_SECRET_SHAPE}")
+_OPAQUE_VALUE = r"(?=[^\s\"',;&]{0,256}?\d)[\w.~+/=-]{8,1024}"  # with a digit: not an English word
+_SCHEME_TOKEN = re.compile(rf"(?i)\b(?P<lead>(?:bearer|basic)[ \t]{{1,16}}){_OPAQUE_VALUE}")
 _NAMED_KEY = re.compile(
-    rf"(?i)(?P<lead>\b(?:x-)?api[-_]?key[\"']?[ \t]{{0,16}}[:=][ \t]{{0,16}}[\"']?){_SECRET_SHAPE}"
+    rf"(?i)(?P<lead>\b(?:x-)?api[-_]?key[\"']?[ \t]{{0,16}}[:=][ \t]{{0,16}}[\"']?){_OPAQUE_VALUE}"
 )
 
 
