@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 GENERATED = {"settings.md", "http-api.md"}
 PAGES = [ROOT / "README.md", *sorted(p for p in (ROOT / "docs").glob("*.md"))]
 HAND_WRITTEN = [p for p in PAGES if p.name not in GENERATED]
-HARNESS_VARIABLES = {"RAGLINE_CAMPAIGN"}
+HARNESS_VARIABLES = {"RAGLINE_CAMPAIGN", "RAGLINE_CAMPAIGN_JSON"}
 """Variables the test and campaign harnesses read, not ragline itself."""
 
 NAME = r"(?:RAGLINE_[A-Z0-9_]*[A-Z0-9]|MQ_VENDOR|PARSE_TASK_TOPIC|PARSE_RESULT_TOPIC|KAFKA_[A-Z_]+)"
