@@ -224,9 +224,9 @@ class Container(containers.DeclarativeContainer):
         RetryRun,
         uow_factory=uow_factory,
         tasks=task_publisher,
-        results=result_reader,
         wire=wire_format,
         references=reference_policy,
+        language=pipeline_settings.provided.language,
     )
     check_task_id = providers.Factory(CheckTaskId, uow_factory=uow_factory)
     submit_task = providers.Factory(

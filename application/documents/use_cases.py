@@ -26,7 +26,7 @@ from ragline.application.ports.unit_of_work import (
 )
 from ragline.application.ports.vector_index import VectorIndex
 from ragline.application.ports.wire_format import WireFormat
-from ragline.application.tasks import ParseTaskCommand, TriggerMode, UnreadableTask
+from ragline.application.tasks import ParseTaskCommand, TaskIssuer, TriggerMode, UnreadableTask
 from ragline.domain.parse_run import MarkdownLocation, ParseRun
 
 MAX_PAGE_SIZE = 200
@@ -212,8 +212,10 @@ class ReindexDocument:
     current plan and replaces the chunk set atomically (deleting the document's stale
     vectors), VECTORIZING/SPARSE redo every new chunk, KEYWORD_INDEXING rebuilds the whole
     document. Every rule — idempotency on the task_id, results through the outbox,
-    recoverable failures and their retry — is the pipeline's own. Its result goes to the
-    result topic like any other (keyed by the new task_id).
+    recoverable failures and their retry — is the pipeline's own. The task keeps the
+    document's source filename (an HTML document stays `guide.html`, as search shows it)
+    and is ragline's own work (`issued_by: ragline`): the producer never issued its
+    task_id, so no result is published for it; follow it with `GET /runs/{task_id}`.
 
     Refused: no document (DocumentNotFound), a run in flight (DocumentBusy), no stored
     Markdown or no readable stored task (NotReindexable), and a re-index task naming what the
@@ -249,19 +251,18 @@ class ReindexDocument:
         task = self._wire.decode_task(stored.payload_json.encode("utf-8"))
         if isinstance(task, UnreadableTask):
             raise NotReindexable(f"the task of {latest.task_id} is unreadable ({task.reason})")
-        stem = task.source_filename.rsplit(".", 1)[0] or "document"
         reindex = attrs.evolve(
             task,
             task_id=next_reindex_task_id(latest.task_id),
             file_type="md",
             source_bucket=markdown.bucket,
             source_object_key=markdown.object_key,
-            source_filename=f"{stem}.md",
             md_bucket=markdown.bucket,
             md_object_key=markdown.object_key,
             trigger_mode=TriggerMode.MANUAL_RETRY,
             is_retry=False,
             previous_task_id=None,
+            issued_by=TaskIssuer.RAGLINE,
         )
         self._references.check_task(caller, reindex)
         await self._tasks.publish(self._wire.encode_task(reindex), reindex.routing_key)

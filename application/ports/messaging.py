@@ -69,7 +69,8 @@ class MessageBus(Protocol):
 
     Task topic: workers consume it (one consumer group); the CLI/HTTP debug path publishes
     to it. Result topic: the outbox relay publishes to it (and its dead letters); `ragline
-    ingest`/`retry` read it with a reader of their own to learn how their tasks ended.
+    ingest` reads it with a reader of its own to learn how its tasks ended (a retry reads
+    its run's state from the database instead: no reader on the broker).
     Each publisher method returns the same publisher every time (one per role); `close()`
     closes them.
     """

@@ -16,6 +16,7 @@ from ragline.contracts.wire.parse_task import (
     LONG_MIN,
     ParseTask,
     PdfParserBackend,
+    TaskIssuer,
     TriggerMode,
 )
 from ragline.contracts.wire.topics import (
@@ -41,6 +42,7 @@ __all__ = [
     "PdfParserBackend",
     "RejectedMessage",
     "RejectionKind",
+    "TaskIssuer",
     "TaskStatus",
     "TriggerMode",
     "dead_letter_topic",

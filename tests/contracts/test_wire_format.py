@@ -14,6 +14,7 @@ from ragline.adapters.wire_json import JsonWireFormat
 from ragline.application.ports.parser import SUPPORTED_FILE_TYPES, PdfParserBackend
 from ragline.application.tasks import (
     ParseTaskCommand,
+    TaskIssuer,
     TaskResult,
     TaskStatus,
     TriggerMode,
@@ -31,6 +32,7 @@ FORMAT = JsonWireFormat()
         (wire.TriggerMode, TriggerMode),
         (wire.PdfParserBackend, PdfParserBackend),
         (wire.TaskStatus, TaskStatus),
+        (wire.TaskIssuer, TaskIssuer),
     ],
 )
 def test_the_two_spellings_of_each_vocabulary_are_equal(

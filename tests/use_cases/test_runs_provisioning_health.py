@@ -59,7 +59,7 @@ async def test_list_runs_gives_one_run_or_the_newest(h: Harness) -> None:
 
 
 def _retry_run(h: Harness, bus: InProcessEndpoints) -> RetryRun:
-    return RetryRun(h.db, bus.task_publisher(), bus.result_reader, h.wire, h.references)
+    return RetryRun(h.db, bus.task_publisher(), h.wire, h.references, poll_seconds=0.01)
 
 
 def _worker(h: Harness, bus: InProcessEndpoints) -> Worker:
