@@ -176,6 +176,14 @@ class ParseRunRepository(Protocol):
         is marked deleted)."""
         ...
 
+    async def index_owners(
+        self, user_id: str, dataset_id: str, doc_ids: Sequence[str]
+    ) -> dict[str, ParseRun]:
+        """For each of `doc_ids` (one tenant scope), the newest run that owns the
+        document's index: the newest run with `touched_index` (CHUNKING not PENDING), not
+        marked deleted. A document none of whose runs got that far is absent."""
+        ...
+
     async def mark_document_deleted(
         self, user_id: str, dataset_id: str, doc_id: str, at: datetime
     ) -> int:

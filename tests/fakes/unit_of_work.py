@@ -390,6 +390,28 @@ class FakeRuns(_Repo):
         await self.check("runs.latest_for_document")
         return self._live_documents(user_id, dataset_id).get(doc_id)
 
+    async def index_owners(
+        self, user_id: str, dataset_id: str, doc_ids: Sequence[str]
+    ) -> dict[str, ParseRun]:
+        await self.check("runs.index_owners")
+        order, wanted = self.db.run_order, set(doc_ids)
+        owners: dict[str, ParseRun] = {}
+        for run in self._all():
+            identity = run.identity
+            doc = identity.original_file_id
+            if (
+                identity.user_id != user_id
+                or identity.dataset_id != dataset_id
+                or doc not in wanted
+                or not run.touched_index
+                or self._deleted(run.task_id)
+            ):
+                continue
+            best = owners.get(doc)
+            if best is None or order.get(run.task_id, 0) > order.get(best.task_id, 0):
+                owners[doc] = run
+        return owners
+
     async def mark_document_deleted(
         self, user_id: str, dataset_id: str, doc_id: str, at: datetime
     ) -> int:

@@ -16,7 +16,7 @@ import pytest
 from ragline.adapters.inprocess_bus.endpoints import InProcessEndpoints
 from ragline.adapters.task_consumer import Worker
 from ragline.application.access import Caller
-from ragline.application.documents import ReindexDocument
+from ragline.application.documents import ListDocuments, NotReindexable, ReindexDocument
 from ragline.application.pipeline.outbox_relay import OutboxRelay
 from ragline.application.runs import RetryRun
 from ragline.application.tasks import TaskIssuer, TaskStatus
@@ -81,3 +81,52 @@ async def test_a_reindex_keeps_the_source_filename_and_answers_nobody(h: Harness
     run = h.run(reindex.task_id)
     assert run.pipeline_status is PipelineStatus.SUCCESS, run.failure_reason
     assert h.db.outbox_row(reindex.task_id) is None
+
+
+# -- issue 19 item 4: the document's state is its index owner's ------------------------
+
+
+async def test_a_refused_retry_neither_fails_the_document_nor_blocks_its_reindex(
+    h: Harness,
+) -> None:
+    task = h.task()
+    await h.pipeline.handle(task)
+    refused = h.retry_of(task)  # a retry of a SUCCESS run: refused, an audit run of its own
+    await h.pipeline.handle(refused)
+    assert h.run(refused.task_id).pipeline_status is PipelineStatus.FAILED
+    [document] = (await ListDocuments(h.db)("7", "3")).documents
+    assert document.latest_run.task_id == refused.task_id  # the newest attempt
+    assert document.indexed_run is not None and document.indexed_run.task_id == task.task_id
+    assert document.state is PipelineStatus.SUCCESS  # fully indexed, not FAILED
+    tasks = FakePublisher()
+    reindex = await ReindexDocument(h.db, tasks, h.wire, h.references)(OPERATOR, "7", "3", "100")
+    assert reindex.task_id == f"{task.task_id}-x1"
+    assert reindex.source_object_key == task.md_object_key  # the indexed run's Markdown
+    await h.pipeline.handle(reindex)
+    [document] = (await ListDocuments(h.db)("7", "3")).documents
+    assert document.indexed_run is not None and document.indexed_run.task_id == reindex.task_id
+    assert document.state is PipelineStatus.SUCCESS
+
+
+async def test_a_document_whose_index_a_later_run_broke_is_not_shown_indexed(
+    h: Harness,
+) -> None:
+    await h.pipeline.handle(h.task())
+    h.faults.arm("vectors.upsert_dense", ConnectionError("qdrant is down"), None)
+    broke = h.task(md_object_key="md/doc-100-v2.md")  # a new upload replaces the chunks
+    await h.pipeline.handle(broke)
+    assert h.run(broke.task_id).pipeline_status is PipelineStatus.FAILED
+    [document] = (await ListDocuments(h.db)("7", "3")).documents
+    assert document.indexed_run is not None and document.indexed_run.task_id == broke.task_id
+    assert document.state is PipelineStatus.FAILED
+
+
+async def test_a_document_never_indexed_has_the_state_of_its_newest_run(h: Harness) -> None:
+    failed = h.task(upload=False)
+    await h.pipeline.handle(failed)
+    [document] = (await ListDocuments(h.db)("7", "3")).documents
+    assert document.indexed_run is None and document.state is PipelineStatus.FAILED
+    with pytest.raises(NotReindexable):
+        await ReindexDocument(h.db, FakePublisher(), h.wire, h.references)(
+            OPERATOR, "7", "3", "100"
+        )
