@@ -55,12 +55,23 @@ class TaskSource(Protocol):
         ...
 
 
+DEAD_LETTER_REASON_HEADER = "x-dead-letter-reason"
+"""Why a message was set aside (contracts.wire.topics spells the same names)."""
+DEAD_LETTER_ORIGIN_HEADER = "x-dead-letter-origin"
+"""The topic it was consumed from, or meant for."""
+DEAD_LETTER_ATTEMPTS_HEADER = "x-dead-letter-attempts"
+"""How many publishes failed before a result was given up (the relay's dead letters)."""
+
+
 class Publisher(Protocol):
     """One topic's publishing end: the result topic (routing key = task_id) for the outbox
     relay, the task topic (routing key = file_type) for the CLI and the debug endpoint."""
 
-    async def publish(self, body: bytes, routing_key: str) -> None:
-        """Return once the broker has durably accepted it; raise MessageBusError otherwise."""
+    async def publish(
+        self, body: bytes, routing_key: str, headers: Mapping[str, str] | None = None
+    ) -> None:
+        """Return once the broker has durably accepted it (with `headers`, as text, where
+        given); raise MessageBusError otherwise."""
         ...
 
 

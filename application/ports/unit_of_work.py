@@ -440,8 +440,9 @@ class OutboxRepository(Protocol):
         ...
 
     async def mark_sent(self, message_id: int, attempts: int) -> bool:
-        """CAS PENDING -> SENT where attempts matches; True iff rowcount == 1. Every mark
-        also clears the claim."""
+        """CAS PENDING -> SENT where attempts matches; True iff rowcount == 1. Clears
+        `last_error` (a redriven row keeps its DEAD reason only until it is sent). Every
+        mark also clears the claim."""
         ...
 
     async def mark_retry(

@@ -20,6 +20,7 @@ from ragline.contracts.wire.parse_task import (
     TriggerMode,
 )
 from ragline.contracts.wire.topics import (
+    DEAD_LETTER_ATTEMPTS_HEADER,
     DEAD_LETTER_ORIGIN_HEADER,
     DEAD_LETTER_REASON_HEADER,
     DEFAULT_PARSE_RESULT_TOPIC,
@@ -28,6 +29,7 @@ from ragline.contracts.wire.topics import (
 )
 
 __all__ = [
+    "DEAD_LETTER_ATTEMPTS_HEADER",
     "DEAD_LETTER_ORIGIN_HEADER",
     "DEAD_LETTER_REASON_HEADER",
     "DEFAULT_MAX_TASK_BYTES",

@@ -1123,6 +1123,7 @@ class UnitOfWorkContract:
         async with uow_factory() as uow:
             sent = await uow.outbox.get(early)
             assert sent is not None and (sent.status, sent.attempts) == ("SENT", 2)
+            assert sent.last_error is None  # sent: the failure before it is no longer the state
             assert early not in [
                 m.task_id for m in await uow.outbox.due(base + timedelta(days=1), 100_000)
             ]

@@ -98,3 +98,11 @@ def test_a_result_round_trips_and_matches_the_schema_model() -> None:
 def test_a_body_that_is_no_result_is_a_value_error() -> None:
     with pytest.raises(ValueError):
         FORMAT.decode_result(b'{"task_id": "t"}')
+
+
+def test_the_dead_letter_headers_are_spelled_alike_on_both_sides() -> None:
+    from ragline.application.ports import messaging
+
+    assert wire.DEAD_LETTER_REASON_HEADER == messaging.DEAD_LETTER_REASON_HEADER
+    assert wire.DEAD_LETTER_ORIGIN_HEADER == messaging.DEAD_LETTER_ORIGIN_HEADER
+    assert wire.DEAD_LETTER_ATTEMPTS_HEADER == messaging.DEAD_LETTER_ATTEMPTS_HEADER

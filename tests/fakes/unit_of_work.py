@@ -749,7 +749,9 @@ class FakeOutbox(_Repo):
 
     async def mark_sent(self, message_id: int, attempts: int) -> bool:
         await self.check("outbox.mark_sent")
-        return await self._cas(message_id, attempts, status="SENT", attempts=attempts + 1)
+        return await self._cas(
+            message_id, attempts, status="SENT", attempts=attempts + 1, last_error=None
+        )
 
     async def mark_retry(
         self, message_id: int, attempts: int, next_attempt_at: datetime, error: str
