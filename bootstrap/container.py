@@ -15,6 +15,7 @@ from pathlib import Path
 
 from dependency_injector import containers, providers
 
+from ragline.adapters.local_processes import LocalProcessHolders
 from ragline.adapters.task_consumer import Worker
 from ragline.application.chunking.preview import PreviewChunks
 from ragline.application.debug import ExtractMarkdown, PublishTaskMessage, SubmitTask
@@ -100,7 +101,8 @@ class Container(containers.DeclarativeContainer):
         references=reference_policy,
     )
     read_parse = providers.Factory(ReadParse, uow_factory=uow_factory, pages=page_store)
-    batch_owner = providers.Singleton(factories.batch_owner)
+    claim_holders = providers.Singleton(LocalProcessHolders)
+    batch_owner = claim_holders.provided.name
     parse_batch_runner = providers.Singleton(
         ParseBatchRunner,
         uow_factory=uow_factory,
@@ -111,6 +113,7 @@ class Container(containers.DeclarativeContainer):
         pages=page_store,
         settings=parse_cache_settings,
         owner=batch_owner,
+        holders=claim_holders,
     )
     cleaning_parse_cache = providers.Singleton(
         factories.cleaning_parse_cache,

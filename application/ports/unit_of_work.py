@@ -564,6 +564,12 @@ class ParseBatchRepository(Protocol):
         mid-parse (Ctrl-C, shutdown) gives the batch back instead of letting its lease lapse."""
         ...
 
+    async def held_by_prefix(self, prefix: str) -> list[ParseBatch]:
+        """The batches being parsed under an owner whose name starts with `prefix` (taken
+        literally: `%` and `_` are no wildcards), by id: the claims of one host's workers,
+        for the release of those a dead process left behind."""
+        ...
+
     async def find_by_source_tag(self, tag: str) -> ParseBatch | None:
         """The newest batch planned for this stored version of an object (any tier,
         status), or None: it knows the object's sha256 and page count."""

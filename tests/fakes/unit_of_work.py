@@ -910,6 +910,15 @@ class FakeParseBatches(_Repo):
         )
         return True
 
+    async def held_by_prefix(self, prefix: str) -> list[ParseBatch]:
+        await self.check("parse_batches.held_by_prefix")
+        held = [
+            b
+            for b in self._merged().values()
+            if b.status is BatchStatus.PARSING and (b.owner or "").startswith(prefix)
+        ]
+        return sorted(held, key=lambda b: b.id)
+
     async def find_by_source_tag(self, tag: str) -> ParseBatch | None:
         await self.check("parse_batches.find_by_source_tag")
         tagged = [b for b in self._merged().values() if self.db.source_tags.get(b.id) == tag]
