@@ -55,7 +55,6 @@ class Container(containers.DeclarativeContainer):
     embedders = providers.Singleton(factories.embedder_resolver, settings=settings)
     bus = providers.Resource(factories.open_message_bus, settings=settings)
     task_publisher = bus.provided.task_publisher.call()
-    result_reader = bus.provided.result_reader
 
     # chunking (pure CPU; no I/O)
     structure_builder = providers.Singleton(factories.structure_builder)
@@ -173,7 +172,6 @@ class Container(containers.DeclarativeContainer):
         uow_factory,
         storage,
         task_publisher,
-        result_reader,
         clock,
         wire_format,
         source_bucket=settings.provided.source_bucket,

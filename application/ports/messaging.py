@@ -79,9 +79,10 @@ class MessageBus(Protocol):
     """The few endpoints ragline needs on the broker MQ_VENDOR chooses.
 
     Task topic: workers consume it (one consumer group); the CLI/HTTP debug path publishes
-    to it. Result topic: the outbox relay publishes to it (and its dead letters); `ragline
-    ingest` reads it with a reader of its own to learn how its tasks ended (a retry reads
-    its run's state from the database instead: no reader on the broker).
+    to it. Result topic: the outbox relay publishes to it (and its dead letters);
+    `result_reader` is for tests, benchmarks and inspection only: `ragline ingest` and
+    `ragline retry` read their runs' state from the database, so ragline leaves no queue
+    on the result topic that would make every result routable.
     Each publisher method returns the same publisher every time (one per role); `close()`
     closes them.
     """

@@ -27,6 +27,8 @@ from ragline.adapters.task_consumer import Worker
 from ragline.adapters.wire_json import JsonWireFormat
 from ragline.application.access import Caller
 from ragline.application.health import obtain
+from ragline.application.ingest.identity import SourceFile
+from ragline.application.ingest.use_case import IngestFiles
 from ragline.application.pipeline.outbox_relay import OutboxRelay
 from ragline.application.ports.messaging import MessageBusError
 from ragline.application.ports.unit_of_work import UnitOfWorkFactory
@@ -127,3 +129,54 @@ async def test_a_retry_leaves_no_catch_all_queue_and_unroutable_results_still_go
     finally:
         await probe.close()
         await container.shutdown_resources()  # type: ignore[misc]
+
+
+async def test_ingest_on_rabbitmq_binds_nothing_to_the_result_exchange_and_owes_no_result(
+    tmp_path: Path, topics: tuple[str, str]
+) -> None:
+    """`ragline ingest` learns how its files ended from their runs: its tasks are ragline's
+    own (issued_by ragline), so no result is owed, and no reader queue is left behind."""
+    task_topic, result_topic = topics
+    container = container_for(
+        tmp_path / "data",
+        mq_vendor="rabbitmq",
+        rabbitmq_url=RABBIT_URL,
+        parse_task_topic=task_topic,
+        parse_result_topic=result_topic,
+    )
+    probe = RabbitPublisher(RabbitConnection(url=RABBIT_URL), result_topic)
+    note = tmp_path / "tea.txt"
+    note.write_text("Green tea is brewed at about 80 degrees.\n\nBlack tea wants boiling water.\n")
+    try:
+        bus: RabbitEndpoints = await obtain(container.bus)
+        source = bus.task_source()
+        assert isinstance(source, RabbitTaskSource)
+        await source.declare()
+        await (await obtain(container.provision_embedding))("1")
+        ingest: IngestFiles = await obtain(container.ingest_files)
+        worker: Worker = await obtain(container.worker)
+        file = SourceFile(str(note), "tea.txt", "txt", note.stat().st_size, "cd" * 32)
+        async with worker.running():
+            summary = await asyncio.wait_for(ingest([file], "1", "1", _Quiet()), 120)
+        [outcome] = summary.outcomes
+        assert outcome.status == "success", outcome.failure_reason
+        assert outcome.task_id is not None
+        uow_factory: UnitOfWorkFactory = await obtain(container.uow_factory)
+        async with uow_factory() as uow:
+            assert await uow.outbox.get(outcome.task_id) is None
+        with pytest.raises(MessageBusError, match="UnroutableError"):
+            await probe.publish(b"{}", outcome.task_id)
+    finally:
+        await probe.close()
+        await container.shutdown_resources()  # type: ignore[misc]
+
+
+class _Quiet:
+    def file_submitted(self, *_: object) -> None:
+        pass
+
+    def stage_changed(self, *_: object) -> None:
+        pass
+
+    def file_finished(self, *_: object) -> None:
+        pass

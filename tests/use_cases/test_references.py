@@ -72,12 +72,10 @@ async def test_an_ingest_configured_into_the_parse_cache_uploads_nothing(
     file.write_text("some words")
     source = SourceFile(str(file), "notes.txt", "txt", file.stat().st_size, "ab" * 32)
     tasks = FakePublisher()
-    bus = InProcessEndpoints("tasks", "results")
     ingest = IngestFiles(
         h.db,
         h.storage,
         tasks,
-        bus.result_reader,
         h.clock,
         h.wire,
         source_bucket="sources",
