@@ -15,6 +15,7 @@ from pathlib import Path
 
 from dependency_injector import containers, providers
 
+from ragline.adapters.local_processes import LocalProcessHolders
 from ragline.adapters.task_consumer import Worker
 from ragline.application.chunking.preview import PreviewChunks
 from ragline.application.debug import ExtractMarkdown, PublishTaskMessage, SubmitTask
@@ -54,7 +55,6 @@ class Container(containers.DeclarativeContainer):
     embedders = providers.Singleton(factories.embedder_resolver, settings=settings)
     bus = providers.Resource(factories.open_message_bus, settings=settings)
     task_publisher = bus.provided.task_publisher.call()
-    result_reader = bus.provided.result_reader
 
     # chunking (pure CPU; no I/O)
     structure_builder = providers.Singleton(factories.structure_builder)
@@ -100,7 +100,8 @@ class Container(containers.DeclarativeContainer):
         references=reference_policy,
     )
     read_parse = providers.Factory(ReadParse, uow_factory=uow_factory, pages=page_store)
-    batch_owner = providers.Singleton(factories.batch_owner)
+    claim_holders = providers.Singleton(LocalProcessHolders)
+    batch_owner = claim_holders.provided.name
     parse_batch_runner = providers.Singleton(
         ParseBatchRunner,
         uow_factory=uow_factory,
@@ -111,6 +112,7 @@ class Container(containers.DeclarativeContainer):
         pages=page_store,
         settings=parse_cache_settings,
         owner=batch_owner,
+        holders=claim_holders,
     )
     cleaning_parse_cache = providers.Singleton(
         factories.cleaning_parse_cache,
@@ -170,7 +172,6 @@ class Container(containers.DeclarativeContainer):
         uow_factory,
         storage,
         task_publisher,
-        result_reader,
         clock,
         wire_format,
         source_bucket=settings.provided.source_bucket,
@@ -224,9 +225,9 @@ class Container(containers.DeclarativeContainer):
         RetryRun,
         uow_factory=uow_factory,
         tasks=task_publisher,
-        results=result_reader,
         wire=wire_format,
         references=reference_policy,
+        language=pipeline_settings.provided.language,
     )
     check_task_id = providers.Factory(CheckTaskId, uow_factory=uow_factory)
     submit_task = providers.Factory(

@@ -418,15 +418,6 @@ def reference_policy(settings: Settings, cache: ParseCacheSettings) -> Reference
     )
 
 
-def batch_owner() -> str:
-    """Who holds a claim: host, process and a random tag (a restarted process is another)."""
-    import os
-    import socket
-    import uuid
-
-    return f"{socket.gethostname()[:64]}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-
-
 def cleaning_parse_cache(
     settings: Settings,
     submit: SubmitParse,

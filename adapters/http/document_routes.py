@@ -1,6 +1,6 @@
-"""A dataset's documents: list them with their newest run and chunk counts; delete one from
-the chunk table, the vector and keyword indexes and the Markdown store; re-index one from
-its stored Markdown.
+"""A dataset's documents: list them with their state (their index owner's), newest run and
+chunk counts; delete one from the chunk table, the vector and keyword indexes and the
+Markdown store; re-index one from its stored Markdown.
 
 A user token acts for its own user whatever `user_id` says; another user's document is not
 found (404).
@@ -68,7 +68,13 @@ async def list_documents(
     page: Annotated[int, Query(ge=1, le=1_000_000)] = 1,
     page_size: Annotated[int, Query(ge=1, le=200)] = 50,
 ) -> DocumentPageView:
-    """The dataset's documents in doc_id order, each with its newest run and chunk counts."""
+    """The dataset's documents in doc_id order. Each has `state`, the status of
+    `indexed_run`: the run that owns its index (the newest run that got to CHUNKING, or
+    inherited it in a retry), not the newest message; a refused retry or a new upload that
+    failed before CHUNKING leaves a fully indexed document SUCCESS, a run that replaced the
+    chunk set and then failed makes it FAILED. Without such a run (`indexed_run` null) the
+    state is `latest_run`'s. `latest_run` is the newest attempt, whatever it did; `chunks`
+    counts the chunk rows and how many are indexed."""
     user = caller.acting_user(user_id)
     listing: DocumentList = await (await use_case(request, "list_documents"))(
         user, dataset_id, page, page_size
@@ -77,6 +83,8 @@ async def list_documents(
         documents=[
             DocumentView(
                 doc_id=d.doc_id,
+                state=d.state.value,
+                indexed_run=None if d.indexed_run is None else run_view(d.indexed_run),
                 latest_run=run_view(d.latest_run),
                 chunks=ChunkCountsView(
                     parents=d.chunks.parents,
@@ -131,9 +139,11 @@ async def reindex_document(
     caller: Annotated[Principal, Depends(principal)],
     user_id: UserQuery = None,
 ) -> Submitted:
-    """Re-index the document from the Markdown its newest run stored: a new parse task
-    (task_id `<newest>-x<N>`) that re-chunks and re-indexes that Markdown without parsing
-    the source again; follow it with GET /api/v1/runs/{task_id}. 409 while a run is in
+    """Re-index the document from the Markdown stored by the run that owns its index (its
+    newest run when none does): a new parse task (task_id `<that run>-x<N>`) that re-chunks
+    and re-indexes that Markdown without parsing the source again; follow it with GET
+    /api/v1/runs/{task_id}. It is ragline's own work: no ParseResult is published for it
+    (docs/wire-contracts.md). 409 while a run is in
     progress or when no Markdown is stored; 403 when the stored Markdown or image prefix is
     not the token's to name (docs/security.md)."""
     user = caller.acting_user(user_id)

@@ -125,7 +125,10 @@ async def retry_run(
     task_id: Annotated[str, Path(examples=["task-20260516-002"])],
     caller: Annotated[Principal, Depends(principal)],
 ) -> RetryResult:
-    """Retry a FAILED run (the rules of `ragline retry`) and wait for the retry's result.
+    """Retry a FAILED run (the rules of `ragline retry`) and wait for the retry's result,
+    read from its run in the database (504 when it has none in time; the retry goes on).
+    The retry is ragline's own work (task_id `<failed>-r<N>`): no ParseResult is published
+    for it (docs/wire-contracts.md).
     403 when its stored task names an object the token may not (docs/security.md)."""
     retry = await use_case(request, "retry_run")
     try:

@@ -219,8 +219,23 @@ class ChunkCountsView(BaseModel):
 
 
 class DocumentView(BaseModel):
+    """A document's state is its index's: that of the run that owns the index (the newest
+    run that got to CHUNKING, or inherited it in a retry), not of the newest message. A
+    refused retry or a new upload that failed before CHUNKING leaves it as it was; a run
+    that replaced the chunk set and then failed makes it FAILED."""
+
     doc_id: str = Field(description="The original_file_id.")
-    latest_run: RunView
+    state: str = Field(
+        description=(
+            "PENDING, PROCESSING, SUCCESS or FAILED: the status of `indexed_run`, or of "
+            "`latest_run` when no run indexed the document."
+        ),
+        examples=["SUCCESS"],
+    )
+    indexed_run: RunView | None = Field(
+        description="The run that owns the document's index (null: none got to CHUNKING)."
+    )
+    latest_run: RunView = Field(description="The newest run of the document, whatever it did.")
     chunks: ChunkCountsView
 
 

@@ -16,6 +16,7 @@ import attrs
 from ragline.application.ports.parser import PdfParserBackend
 from ragline.application.tasks import (
     ParseTaskCommand,
+    TaskIssuer,
     TaskResult,
     TaskStatus,
     TriggerMode,
@@ -35,6 +36,7 @@ def _plain(fields: dict[str, Any]) -> dict[str, Any]:
 def command_of(task: wire.ParseTask) -> ParseTaskCommand:
     fields = _plain(task.model_dump())
     fields["trigger_mode"] = TriggerMode(fields["trigger_mode"])
+    fields["issued_by"] = TaskIssuer(fields["issued_by"])
     fields["pdf_parser_backend"] = PdfParserBackend(fields["pdf_parser_backend"])
     return ParseTaskCommand(**fields)
 

@@ -1,8 +1,15 @@
-"""ListDocuments and DeleteDocument.
+"""ListDocuments, DeleteDocument and ReindexDocument.
 
 A document is the producer's original file (`original_file_id`, the chunks' `doc_id`)
 within one tenant scope (user, dataset); its runs are its history. Every query is scoped by
 the user asked for, so another user's document is simply not found.
+
+A document's state is that of the run that owns its index (`ParseRun.touched_index`: the
+newest run that got to CHUNKING, or inherited it in a retry lineage), not of the newest
+message that arrived: a refused retry or a new upload that failed while CLEANING leaves
+the index, and so the state, as it was; a run that replaced the chunk set and then failed
+makes it FAILED. A document no run indexed has its newest run's state. The newest attempt
+is shown beside it (`latest_run`).
 """
 
 from __future__ import annotations
@@ -26,8 +33,8 @@ from ragline.application.ports.unit_of_work import (
 )
 from ragline.application.ports.vector_index import VectorIndex
 from ragline.application.ports.wire_format import WireFormat
-from ragline.application.tasks import ParseTaskCommand, TriggerMode, UnreadableTask
-from ragline.domain.parse_run import MarkdownLocation, ParseRun
+from ragline.application.tasks import ParseTaskCommand, TaskIssuer, TriggerMode, UnreadableTask
+from ragline.domain.parse_run import MarkdownLocation, ParseRun, PipelineStatus
 
 MAX_PAGE_SIZE = 200
 
@@ -48,8 +55,14 @@ class NotReindexable(RuntimeError):
 @attrs.frozen
 class DocumentSummary:
     doc_id: str
-    latest_run: ParseRun
+    latest_run: ParseRun  # the newest attempt, whatever it did
     chunks: ChunkCounts
+    indexed_run: ParseRun | None = None  # the run that owns the index, if any did
+
+    @property
+    def state(self) -> PipelineStatus:
+        """The index owner's status; without one, the newest run's."""
+        return (self.indexed_run or self.latest_run).pipeline_status
 
 
 @attrs.frozen
@@ -86,12 +99,12 @@ class ListDocuments:
             found = await uow.runs.latest_per_document(
                 user_id, dataset_id, offset=offset, limit=limit
             )
-            counts = await uow.chunks.document_counts(
-                user_id, dataset_id, [doc for doc, _ in found.latest]
-            )
+            docs = [doc for doc, _ in found.latest]
+            counts = await uow.chunks.document_counts(user_id, dataset_id, docs)
+            owners = await uow.runs.index_owners(user_id, dataset_id, docs)
         return DocumentList(
             [
-                DocumentSummary(doc, run, counts.get(doc, ChunkCounts()))
+                DocumentSummary(doc, run, counts.get(doc, ChunkCounts()), owners.get(doc))
                 for doc, run in found.latest
             ],
             found.total,
@@ -200,20 +213,24 @@ def next_reindex_task_id(task_id: str) -> str:
 
 class ReindexDocument:
     """Re-index a document from its stored Markdown: publish a new parse task that reads the
-    Markdown the document's newest run stored, through the ordinary pipeline.
+    Markdown stored by the run that owns the document's index (its newest run when none
+    does), through the ordinary pipeline.
 
     Why a new task and not a retry: the retry rules (SPEC §4.6) only take over a FAILED,
     not yet superseded run, and a re-index is asked of a SUCCESS one; bending them would
     weaken the race arbitration they exist for. So the re-index is a fresh run (new
-    task_id `<newest>-x<N>`) of the *same document* (user, dataset, original_file_id,
-    document_parse_task_id) whose source is the stored Markdown, as `file_type` md: the
+    task_id `<owner>-x<N>`, the first such id not taken) of the *same document* (user,
+    dataset, original_file_id, document_parse_task_id) whose source is the stored Markdown,
+    as `file_type` md: the
     pipeline's passthrough rule then applies — CLEANING neither converts nor copies (no
     re-parse, the source file is not read), CHUNKING re-chunks the stored Markdown with the
     current plan and replaces the chunk set atomically (deleting the document's stale
     vectors), VECTORIZING/SPARSE redo every new chunk, KEYWORD_INDEXING rebuilds the whole
     document. Every rule — idempotency on the task_id, results through the outbox,
-    recoverable failures and their retry — is the pipeline's own. Its result goes to the
-    result topic like any other (keyed by the new task_id).
+    recoverable failures and their retry — is the pipeline's own. The task keeps the
+    document's source filename (an HTML document stays `guide.html`, as search shows it)
+    and is ragline's own work (`issued_by: ragline`): the producer never issued its
+    task_id, so no result is published for it; follow it with `GET /runs/{task_id}`.
 
     Refused: no document (DocumentNotFound), a run in flight (DocumentBusy), no stored
     Markdown or no readable stored task (NotReindexable), and a re-index task naming what the
@@ -238,30 +255,34 @@ class ReindexDocument:
     ) -> ParseTaskCommand:
         async with self._uow_factory() as uow:
             latest = await uow.runs.latest_for_document(user_id, dataset_id, doc_id)
-            stored = None if latest is None else await uow.parsed_logs.get(latest.task_id)
-        if latest is None:
-            raise DocumentNotFound(f"no document {doc_id} in dataset {dataset_id}")
+            if latest is None:
+                raise DocumentNotFound(f"no document {doc_id} in dataset {dataset_id}")
+            owners = await uow.runs.index_owners(user_id, dataset_id, [doc_id])
+            source = owners.get(doc_id, latest)
+            stored = await uow.parsed_logs.get(source.task_id)
+            task_id = next_reindex_task_id(source.task_id)
+            while await uow.runs.get(task_id) is not None:  # e.g. a re-index that was refused
+                task_id = next_reindex_task_id(task_id)
         if not latest.is_terminal:
             raise DocumentBusy(f"document {doc_id} has a run in progress ({latest.task_id})")
-        markdown = latest.markdown
+        markdown = source.markdown
         if markdown is None or stored is None:
             raise NotReindexable(f"document {doc_id} has no stored Markdown to re-index from")
         task = self._wire.decode_task(stored.payload_json.encode("utf-8"))
         if isinstance(task, UnreadableTask):
-            raise NotReindexable(f"the task of {latest.task_id} is unreadable ({task.reason})")
-        stem = task.source_filename.rsplit(".", 1)[0] or "document"
+            raise NotReindexable(f"the task of {source.task_id} is unreadable ({task.reason})")
         reindex = attrs.evolve(
             task,
-            task_id=next_reindex_task_id(latest.task_id),
+            task_id=task_id,
             file_type="md",
             source_bucket=markdown.bucket,
             source_object_key=markdown.object_key,
-            source_filename=f"{stem}.md",
             md_bucket=markdown.bucket,
             md_object_key=markdown.object_key,
             trigger_mode=TriggerMode.MANUAL_RETRY,
             is_retry=False,
             previous_task_id=None,
+            issued_by=TaskIssuer.RAGLINE,
         )
         self._references.check_task(caller, reindex)
         await self._tasks.publish(self._wire.encode_task(reindex), reindex.routing_key)

@@ -1,9 +1,12 @@
 """Ingest local files through the real pipeline: one parse task per file, results awaited.
 
 Each file is uploaded to object storage and announced with a ParseTask on the task topic,
-exactly as a business system would; the worker (in the same process on embedded defaults,
-or anywhere else) runs the six stages and answers on the result topic. What happens to a
-file depends on what the store already knows about it:
+as a business system would; the worker (in the same process on embedded defaults, or
+anywhere else) runs the six stages. Ingest learns how each ended from its run in the
+database, never from the result topic: its tasks are ragline's own work (`issued_by:
+ragline`), answered to no producer (docs/wire-contracts.md), and no reader queue of ours
+sits on the result topic making every result routable. What happens to a file depends on
+what the store already knows about it:
 
 - never seen (or changed: a new sha256 gives a new task_id) -> a new task;
 - its latest run succeeded -> skipped (unless `force`);
@@ -20,10 +23,9 @@ write into the parse cache's area is refused up front (ReferenceRefused), not fi
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import enum
 import itertools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Protocol
 
@@ -31,13 +33,20 @@ import attrs
 
 from ragline.application.access import Caller, ReferencePolicy
 from ragline.application.ingest.identity import FileIdentity, SourceFile, identify
+from ragline.application.pipeline.results import build_result
 from ragline.application.ports.clock import Clock
-from ragline.application.ports.messaging import Publisher, TaskSource
+from ragline.application.ports.messaging import Publisher
 from ragline.application.ports.object_storage import ObjectStorage
 from ragline.application.ports.parser import PdfParserBackend
 from ragline.application.ports.unit_of_work import DocumentScope, UnitOfWorkFactory
 from ragline.application.ports.wire_format import WireFormat
-from ragline.application.tasks import ParseTaskCommand, TaskResult, TaskStatus, TriggerMode
+from ragline.application.tasks import (
+    ParseTaskCommand,
+    TaskIssuer,
+    TaskResult,
+    TaskStatus,
+    TriggerMode,
+)
 from ragline.domain.parse_run import ParseRun, PipelineStatus, Stage, StageStatus
 
 
@@ -100,7 +109,6 @@ class IngestFiles:
         uow_factory: UnitOfWorkFactory,
         storage: ObjectStorage,
         tasks: Publisher,
-        results: Callable[[], TaskSource],
         clock: Clock,
         wire: WireFormat,
         *,
@@ -114,7 +122,6 @@ class IngestFiles:
         self._uow_factory = uow_factory
         self._storage = storage
         self._tasks = tasks
-        self._results = results
         self._clock = clock
         self._wire = wire
         self._source_bucket = source_bucket
@@ -138,19 +145,15 @@ class IngestFiles:
         nonce = str(int(self._clock.now().timestamp() * 1000)) if force else ""
         outcomes: list[FileOutcome] = []
         pending: dict[str, _Pending] = {}
-        results = self._results()
-        try:
-            for source in files:
-                identity = identify(source, user_id, dataset_id, nonce)
-                submitted = await self._submit(source, identity, user_id, dataset_id, pending)
-                if isinstance(submitted, FileOutcome):
-                    outcomes.append(submitted)
-                    observer.file_finished(submitted)
-                else:
-                    observer.file_submitted(source, submitted.action, submitted.task.task_id)
-            outcomes += await self._await_results(results, pending, observer)
-        finally:
-            await results.close()
+        for source in files:
+            identity = identify(source, user_id, dataset_id, nonce)
+            submitted = await self._submit(source, identity, user_id, dataset_id, pending)
+            if isinstance(submitted, FileOutcome):
+                outcomes.append(submitted)
+                observer.file_finished(submitted)
+            else:
+                observer.file_submitted(source, submitted.action, submitted.task.task_id)
+        outcomes += await self._await_outcomes(pending, observer)
         order = {source.path: i for i, source in enumerate(files)}
         outcomes.sort(key=lambda o: order[o.source.path])
         return IngestSummary(tuple(outcomes))
@@ -214,6 +217,7 @@ class IngestFiles:
             md_object_key=identity.md_object_key,
             trigger_mode=TriggerMode.UPLOAD_AUTO,
             pdf_parser_backend=self._pdf_backend,
+            issued_by=TaskIssuer.RAGLINE,
         )
 
     async def _publish(self, pending: dict[str, _Pending], item: _Pending) -> _Pending:
@@ -223,32 +227,19 @@ class IngestFiles:
 
     # -- waiting -------------------------------------------------------------------------
 
-    async def _await_results(
-        self, results: TaskSource, pending: dict[str, _Pending], observer: IngestObserver
+    async def _await_outcomes(
+        self, pending: dict[str, _Pending], observer: IngestObserver
     ) -> list[FileOutcome]:
+        """Poll the pending runs until each has ended (a FAILED resume is retried first)."""
         outcomes: list[FileOutcome] = []
-        if not pending:
-            return outcomes
-        poller = asyncio.create_task(self._poll_stages(pending, observer))
-        try:
-            async for delivery in results:
-                if not pending:
-                    break
-                with contextlib.suppress(ValueError):
-                    result = self._wire.decode_result(delivery.body)
-                    item = pending.pop(result.task_id, None)
-                    if item is not None:
-                        outcome = await self._settle(item, result, pending, observer)
-                        if outcome is not None:
-                            outcomes.append(outcome)
-                            observer.file_finished(outcome)
-                await delivery.ack()
-                if not pending:
-                    break
-        finally:
-            poller.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await poller
+        while pending:
+            await asyncio.sleep(self._poll_seconds)
+            for item, result in await self._poll_once(pending, observer):
+                pending.pop(result.task_id, None)
+                outcome = await self._settle(item, result, pending, observer)
+                if outcome is not None:
+                    outcomes.append(outcome)
+                    observer.file_finished(outcome)
         return outcomes
 
     async def _settle(
@@ -287,26 +278,29 @@ class IngestFiles:
             result.failure_reason,
         )
 
-    async def _poll_stages(self, pending: dict[str, _Pending], observer: IngestObserver) -> None:
-        while True:
-            await asyncio.sleep(self._poll_seconds)
-            await self._poll_once(pending, observer)
-
-    async def _poll_once(self, pending: dict[str, _Pending], observer: IngestObserver) -> None:
-        """Report the stage changes of the `poll_window` oldest pending tasks. Tasks are
-        consumed in about the order they were published, so those are the ones being
-        worked on; the others get their turn as results come in, and every task's final
-        stage states are reported when its result arrives (`_settle`). Reading every
-        pending run each tick made one long transaction per tick that the workers queued
-        behind."""
+    async def _poll_once(
+        self, pending: dict[str, _Pending], observer: IngestObserver
+    ) -> list[tuple[_Pending, TaskResult]]:
+        """Report the stage changes of the `poll_window` oldest pending tasks, and return
+        those whose run has ended, with its result. Tasks are consumed in about the order
+        they were published, so those are the ones being worked on; the others get their
+        turn as these end, and every task's final stage states are reported when it is
+        settled (`_settle`). Reading every pending run each tick made one long transaction
+        per tick that the workers queued behind."""
         window = list(itertools.islice(pending.items(), self._poll_window))
+        ended: list[tuple[_Pending, TaskResult]] = []
         if not window:
-            return
+            return ended
         async with self._uow_factory() as uow:
             for task_id, item in window:
                 run = await uow.runs.get(task_id)
-                if run is not None:
-                    _report_stages(task_id, item, run, observer)
+                if run is None:
+                    continue
+                _report_stages(task_id, item, run, observer)
+                if run.is_terminal:
+                    parsed = await uow.parsed_logs.get(task_id)
+                    ended.append((item, build_result(run, parsed.id if parsed else 0)))
+        return ended
 
 
 def _report_stages(task_id: str, item: _Pending, run: ParseRun, observer: IngestObserver) -> None:

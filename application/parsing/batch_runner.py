@@ -3,7 +3,10 @@
 Claims are compare-and-set by priority (storage), held under a lease the worker renews while
 it parses; a worker that dies leaves a lease that lapses, and the next claim takes the batch
 over (after `MAX_CLAIMS` take-overs the batch fails instead: something kills every worker
-that touches it). Every batch ends done or failed with a failure code and message.
+that touches it). A worker that stops gives its batch back; the claim of a dead process of
+the same host is released by any waiter or idle loop there without waiting for the lease
+(`release_gone`, the ClaimHolders port). Every batch ends done or failed with a failure
+code and message.
 
 Who runs them: `ragline worker` and `ragline serve` run `loops` in the background; CLEANING
 and `ragline parse` run the batches they wait on in-process (`run_ids`), so the embedded
@@ -25,6 +28,7 @@ from ragline.application.parsing.page_store import PageStore
 from ragline.application.parsing.settings import ParseCacheSettings
 from ragline.application.pipeline.errors import KEPT, describe, without_paths
 from ragline.application.pipeline.workspace import Workspace
+from ragline.application.ports.claim_holders import ClaimHolders
 from ragline.application.ports.clock import Clock
 from ragline.application.ports.object_storage import ObjectNotFound, ObjectStorage, StorageError
 from ragline.application.ports.parser import (
@@ -121,7 +125,10 @@ class ParseBatchRunner:
         pages: PageStore,
         settings: ParseCacheSettings,
         owner: str,
+        holders: ClaimHolders | None = None,
     ) -> None:
+        """`holders` tells which claims of this host a dead process left (released at
+        once instead of waiting out their lease); without it only leases lapse."""
         self._uow_factory = uow_factory
         self._storage = storage
         self._parser = parser
@@ -130,6 +137,7 @@ class ParseBatchRunner:
         self._pages = pages
         self.settings = settings
         self.owner = owner
+        self._holders = holders
 
     # -- claiming -------------------------------------------------------------------------
 
@@ -141,6 +149,28 @@ class ParseBatchRunner:
             )
             await uow.commit()
         return claimed
+
+    async def release_gone(self) -> int:
+        """Give back the claims a dead process of this host left behind (a worker killed
+        mid-parse): each is a compare-and-set on (owner, claims), so a claim renewed or
+        taken over meanwhile is left alone. Returns how many were released."""
+        holders = self._holders
+        if holders is None:
+            return 0
+        async with self._uow_factory() as uow:
+            held = await uow.parse_batches.held_by_prefix(holders.host_prefix)
+        released = 0
+        for batch in held:
+            owner = batch.owner
+            if owner is None or not holders.is_gone(owner):
+                continue
+            async with self._uow_factory() as uow:
+                done = await uow.parse_batches.release(batch.id, owner, batch.claims)
+                await uow.commit()
+            if done:
+                released += 1
+                log.warning("parse batch %d released: its worker %s is gone", batch.id, owner)
+        return released
 
     async def run_one(
         self, ids: Sequence[int] | None = None, local: LocalSource | None = None
@@ -169,6 +199,8 @@ class ParseBatchRunner:
                     found = outcome(await uow.parse_batches.get_many(ids))
                 if not found.unfinished:
                     return found
+                if await self.release_gone():  # a dead worker held one: claim it now
+                    continue
                 await asyncio.sleep(self.settings.poll.total_seconds())
 
     async def run(self, stop: asyncio.Event) -> None:
@@ -186,6 +218,11 @@ class ParseBatchRunner:
             if ran is not None:
                 idle = base
                 continue
+            try:
+                if await self.release_gone():
+                    continue
+            except Exception:
+                log.exception("parse batch loop: releasing dead workers' claims failed")
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), timeout=idle)
             idle = min(max(idle * 2, 0.05), IDLE_POLL_MAX)

@@ -6,7 +6,8 @@ until the lease ends. A row is published, then marked SENT; a crash between the 
 lease that ran out mid-pass) re-publishes it: at least once, consumers key results by
 task_id. A failed publish is retried with exponential backoff; after `max_attempts` the row
 is marked DEAD with RESULT_NOTIFY_FAILED, kept for audit (`ragline outbox redrive` sets it
-back to PENDING), and a copy is offered to the dead-letter publisher when one is configured.
+back to PENDING), and a copy is offered to the dead-letter publisher when one is configured,
+with why and after how many attempts in its headers (as a task dead letter says why).
 """
 
 from __future__ import annotations
@@ -22,7 +23,12 @@ import attrs
 
 from ragline.application.pipeline.errors import describe
 from ragline.application.ports.clock import Clock
-from ragline.application.ports.messaging import Publisher
+from ragline.application.ports.messaging import (
+    DEAD_LETTER_ATTEMPTS_HEADER,
+    DEAD_LETTER_ORIGIN_HEADER,
+    DEAD_LETTER_REASON_HEADER,
+    Publisher,
+)
 from ragline.application.ports.metrics import NO_METRICS, PipelineMetrics
 from ragline.application.ports.unit_of_work import OutboxMessage, UnitOfWorkFactory
 from ragline.domain.parse_run import FailureCode, FailureReason
@@ -133,15 +139,28 @@ class OutboxRelay:
             if not marked:
                 return
             report.dead += 1
+            fields = {"task_id": message.task_id}
             log.error(
-                "result of task %s dead after %d attempts: %s", message.task_id, failed, reason
+                "result of task %s dead after %d attempts: %s",
+                message.task_id,
+                failed,
+                reason,
+                extra=fields,
             )
             if self.dead_letters is not None:
+                why = {
+                    DEAD_LETTER_REASON_HEADER: reason,
+                    DEAD_LETTER_ATTEMPTS_HEADER: str(failed),
+                    DEAD_LETTER_ORIGIN_HEADER: message.topic,
+                }
                 try:
-                    await self.dead_letters.publish(message.body, message.routing_key)
+                    await self.dead_letters.publish(message.body, message.routing_key, why)
                 except Exception as error:
                     log.error(
-                        "dead-letter publish of %s failed: %s", message.task_id, describe(error)
+                        "dead-letter publish of %s failed: %s",
+                        message.task_id,
+                        describe(error),
+                        extra=fields,
                     )
             return
         next_at = self.clock.now() + self.policy.delay(failed)
@@ -150,5 +169,9 @@ class OutboxRelay:
                 report.retried += 1
             await uow.commit()
         log.warning(
-            "publishing result of task %s failed (attempt %d): %s", message.task_id, failed, detail
+            "publishing result of task %s failed (attempt %d): %s",
+            message.task_id,
+            failed,
+            detail,
+            extra={"task_id": message.task_id},
         )

@@ -6,6 +6,11 @@ row, in the same unit of work that stores the terminal state. So "stored termina
 and "result will be published" are one commit, wherever the run ended. The one other case
 is a redelivered task whose run already ended: `resend_result` queues its result again
 (no new event: the run did not change).
+
+Only the producer's runs are owed a result: a run ragline issued itself (an operator's
+retry, a re-index: `TaskIssuer.RAGLINE` in its stored task) answers nobody on the result
+topic, since the producer never issued that task_id; its outcome is in the run tables
+(docs/wire-contracts.md).
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from ragline.application.ports.metrics import NO_METRICS, PipelineMetrics
 from ragline.application.ports.unit_of_work import UnitOfWork
 from ragline.application.ports.wire_format import WireFormat
 from ragline.application.secrets import masked
-from ragline.application.tasks import TaskResult, TaskStatus
+from ragline.application.tasks import ParseTaskCommand, TaskResult, TaskStatus
 from ragline.domain.parse_run import ParseRun, terminal_result
 
 
@@ -80,6 +85,17 @@ class ResultOutbox:
         await self._put(uow, run, parsed_log_id, at)
 
     async def _put(self, uow: UnitOfWork, run: ParseRun, parsed_log_id: int, at: datetime) -> None:
+        if not await self._owed_to_producer(uow, run.task_id):
+            return
         result = build_result(run, parsed_log_id, self.language)
         body = self.wire.encode_result(result)
         await uow.outbox.put(run.task_id, self.topic, result.routing_key, body, at)
+
+    async def _owed_to_producer(self, uow: UnitOfWork, task_id: str) -> bool:
+        """The stored task says who issued it; a rejected body (no valid task) came from
+        a producer."""
+        stored = await uow.parsed_logs.get(task_id)
+        if stored is None:
+            return True
+        task = self.wire.decode_task(stored.payload_json.encode("utf-8"))
+        return not isinstance(task, ParseTaskCommand) or task.owes_result

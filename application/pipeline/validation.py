@@ -8,7 +8,7 @@ from pathlib import PurePosixPath
 
 from ragline.application.access import Caller, ReferencePolicy, ReferenceRefused
 from ragline.application.pipeline.context import is_markdown_source
-from ragline.application.tasks import ParseTaskCommand
+from ragline.application.tasks import ParseTaskCommand, TaskIssuer
 
 _ALIASES = {"markdown": "md", "htm": "html"}
 
@@ -38,10 +38,10 @@ def invalid_context(task: ParseTaskCommand) -> str | None:
         not task.md_bucket.strip() or not task.md_object_key.strip()
     ):
         return "md_bucket and md_object_key are required unless the source is Markdown"
-    for field, name in (
-        ("source_filename", task.source_filename),
-        ("source_object_key", task.source_object_key),
-    ):
+    named = [("source_object_key", task.source_object_key)]
+    if task.issued_by is TaskIssuer.PRODUCER:  # a re-index keeps the uploaded file's name
+        named.insert(0, ("source_filename", task.source_filename))
+    for field, name in named:
         extension = _extension(name)
         if extension is not None and _kind(extension) != _kind(file_type):
             return (

@@ -55,12 +55,23 @@ class TaskSource(Protocol):
         ...
 
 
+DEAD_LETTER_REASON_HEADER = "x-dead-letter-reason"
+"""Why a message was set aside (contracts.wire.topics spells the same names)."""
+DEAD_LETTER_ORIGIN_HEADER = "x-dead-letter-origin"
+"""The topic it was consumed from, or meant for."""
+DEAD_LETTER_ATTEMPTS_HEADER = "x-dead-letter-attempts"
+"""How many publishes failed before a result was given up (the relay's dead letters)."""
+
+
 class Publisher(Protocol):
     """One topic's publishing end: the result topic (routing key = task_id) for the outbox
     relay, the task topic (routing key = file_type) for the CLI and the debug endpoint."""
 
-    async def publish(self, body: bytes, routing_key: str) -> None:
-        """Return once the broker has durably accepted it; raise MessageBusError otherwise."""
+    async def publish(
+        self, body: bytes, routing_key: str, headers: Mapping[str, str] | None = None
+    ) -> None:
+        """Return once the broker has durably accepted it (with `headers`, as text, where
+        given); raise MessageBusError otherwise."""
         ...
 
 
@@ -68,8 +79,10 @@ class MessageBus(Protocol):
     """The few endpoints ragline needs on the broker MQ_VENDOR chooses.
 
     Task topic: workers consume it (one consumer group); the CLI/HTTP debug path publishes
-    to it. Result topic: the outbox relay publishes to it (and its dead letters); `ragline
-    ingest`/`retry` read it with a reader of their own to learn how their tasks ended.
+    to it. Result topic: the outbox relay publishes to it (and its dead letters);
+    `result_reader` is for tests, benchmarks and inspection only: `ragline ingest` and
+    `ragline retry` read their runs' state from the database, so ragline leaves no queue
+    on the result topic that would make every result routable.
     Each publisher method returns the same publisher every time (one per role); `close()`
     closes them.
     """

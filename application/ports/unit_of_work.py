@@ -176,6 +176,14 @@ class ParseRunRepository(Protocol):
         is marked deleted)."""
         ...
 
+    async def index_owners(
+        self, user_id: str, dataset_id: str, doc_ids: Sequence[str]
+    ) -> dict[str, ParseRun]:
+        """For each of `doc_ids` (one tenant scope), the newest run that owns the
+        document's index: the newest run with `touched_index` (CHUNKING not PENDING), not
+        marked deleted. A document none of whose runs got that far is absent."""
+        ...
+
     async def mark_document_deleted(
         self, user_id: str, dataset_id: str, doc_id: str, at: datetime
     ) -> int:
@@ -432,8 +440,9 @@ class OutboxRepository(Protocol):
         ...
 
     async def mark_sent(self, message_id: int, attempts: int) -> bool:
-        """CAS PENDING -> SENT where attempts matches; True iff rowcount == 1. Every mark
-        also clears the claim."""
+        """CAS PENDING -> SENT where attempts matches; True iff rowcount == 1. Clears
+        `last_error` (a redriven row keeps its DEAD reason only until it is sent). Every
+        mark also clears the claim."""
         ...
 
     async def mark_retry(
@@ -553,6 +562,12 @@ class ParseBatchRepository(Protocol):
     async def release(self, batch_id: int, owner: str, claims: int) -> bool:
         """CAS parsing (owner, claims) -> pending, no owner, no lease: a worker that stops
         mid-parse (Ctrl-C, shutdown) gives the batch back instead of letting its lease lapse."""
+        ...
+
+    async def held_by_prefix(self, prefix: str) -> list[ParseBatch]:
+        """The batches being parsed under an owner whose name starts with `prefix` (taken
+        literally: `%` and `_` are no wildcards), by id: the claims of one host's workers,
+        for the release of those a dead process left behind."""
         ...
 
     async def find_by_source_tag(self, tag: str) -> ParseBatch | None:

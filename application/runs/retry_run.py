@@ -4,7 +4,13 @@ The retry is the run's own stored task again (`ParseTaskCommand.retry_of`), so i
 the same file and tenant; its references are checked against who asks, as any submitted
 task's are (a task stored before a rule tightened may name what a tenant may no longer:
 ReferenceRefused, nothing published). The pipeline decides whether it may run and which
-stages it inherits. The result is read from the result topic by a reader of this call's own.
+stages it inherits.
+
+The answer is read from the retry's run in the database, never from the broker: a reader
+queue on the result topic would make every result routable while it exists (an unbound
+business queue would then not make a result DEAD), and waiting for a publish ties the
+answer to the relay's backoff. The retry is ragline's own work (`TaskIssuer.RAGLINE`), so
+no result is published for it at all (docs/wire-contracts.md).
 
 A tenant may retry only its own runs: another tenant's run is not found, with exactly the
 answer a task_id that does not exist gets (docs/security.md, Existence and ids).
@@ -13,14 +19,13 @@ answer a task_id that does not exist gets (docs/security.md, Existence and ids).
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import Callable
 
 from ragline.application.access import Caller, ReferencePolicy
-from ragline.application.ports.messaging import Publisher, TaskSource
+from ragline.application.pipeline.results import build_result
+from ragline.application.ports.messaging import Publisher
 from ragline.application.ports.unit_of_work import UnitOfWorkFactory
 from ragline.application.ports.wire_format import WireFormat
-from ragline.application.tasks import ParseTaskCommand, TaskResult, UnreadableTask
+from ragline.application.tasks import ParseTaskCommand, TaskIssuer, TaskResult, UnreadableTask
 
 
 class RunNotRetryable(LookupError):
@@ -37,15 +42,18 @@ class RetryRun:
         self,
         uow_factory: UnitOfWorkFactory,
         tasks: Publisher,
-        results: Callable[[], TaskSource],
         wire: WireFormat,
         references: ReferencePolicy,
+        *,
+        language: str = "zh",
+        poll_seconds: float = 0.2,
     ) -> None:
         self._references = references
         self._uow_factory = uow_factory
         self._tasks = tasks
-        self._results = results
         self._wire = wire
+        self._language = language
+        self._poll_seconds = poll_seconds
 
     async def retry_task(self, caller: Caller, task_id: str) -> ParseTaskCommand:
         """The retry task of run `task_id` (RunNotFound when `caller` sees no such run,
@@ -61,7 +69,7 @@ class RetryRun:
         task = self._wire.decode_task(log_row.payload_json.encode("utf-8"))
         if isinstance(task, UnreadableTask):
             raise RunNotRetryable(f"{task_id} has no valid task to retry ({task.reason})")
-        retry = task.retry_of(task_id)
+        retry = task.retry_of(task_id).issued(TaskIssuer.RAGLINE)
         self._references.check_task(caller, retry)
         async with self._uow_factory() as uow:
             taken = await uow.runs.get(retry.task_id) is not None
@@ -72,19 +80,17 @@ class RetryRun:
     async def __call__(
         self, caller: Caller, task_id: str, timeout_seconds: float = 3600
     ) -> TaskResult:
+        """The retry's terminal result (TimeoutError when it has none in `timeout_seconds`;
+        the retry goes on)."""
         retry = await self.retry_task(caller, task_id)
-        results = self._results()
-        try:
-            await self._tasks.publish(self._wire.encode_task(retry), retry.routing_key)
-            return await asyncio.wait_for(self._result_for(results, retry.task_id), timeout_seconds)
-        finally:
-            await results.close()
+        await self._tasks.publish(self._wire.encode_task(retry), retry.routing_key)
+        return await asyncio.wait_for(self._outcome(retry.task_id), timeout_seconds)
 
-    async def _result_for(self, results: TaskSource, task_id: str) -> TaskResult:
-        async for delivery in results:
-            await delivery.ack()
-            with contextlib.suppress(ValueError):
-                result = self._wire.decode_result(delivery.body)
-                if result.task_id == task_id:
-                    return result
-        raise RunNotRetryable(f"the result topic closed before {task_id} answered")
+    async def _outcome(self, task_id: str) -> TaskResult:
+        while True:
+            async with self._uow_factory() as uow:
+                run = await uow.runs.get(task_id)
+                parsed = await uow.parsed_logs.get(task_id) if run is not None else None
+            if run is not None and run.is_terminal:
+                return build_result(run, parsed.id if parsed else 0, self._language)
+            await asyncio.sleep(self._poll_seconds)

@@ -6,6 +6,7 @@ use cases, stages and validation never see the wire format (`ragline.contracts.w
 
 from ragline.application.tasks.parse_task import (
     ParseTaskCommand,
+    TaskIssuer,
     TriggerMode,
     UnreadableTask,
     body_text,
@@ -15,6 +16,7 @@ from ragline.application.tasks.task_result import TaskResult, TaskStatus
 
 __all__ = [
     "ParseTaskCommand",
+    "TaskIssuer",
     "TaskResult",
     "TaskStatus",
     "TriggerMode",

@@ -22,6 +22,16 @@ class TriggerMode(StrEnum):
     MANUAL_RETRY = "manual_retry"
 
 
+class TaskIssuer(StrEnum):
+    """Who asked for a run, so who is owed its result: the producer (the business back
+    end, or `ragline ingest` acting as one) gets a ParseResult on the result topic; work
+    ragline issues itself (an operator's retry, a re-index) gets none, since the producer
+    never issued that task_id (docs/wire-contracts.md)."""
+
+    PRODUCER = "producer"
+    RAGLINE = "ragline"
+
+
 def next_retry_task_id(task_id: str) -> str:
     """The one retry-id rule: `x` -> `x-r1`, `x-r1` -> `x-r2`, so the retries of one file
     stay recognisable as one chain."""
@@ -53,6 +63,12 @@ class ParseTaskCommand:
     image_prefix: str | None = None
     is_retry: bool = False
     previous_task_id: str | None = None
+    issued_by: TaskIssuer = TaskIssuer.PRODUCER
+
+    @property
+    def owes_result(self) -> bool:
+        """Whether a ParseResult is published for this task's run."""
+        return self.issued_by is TaskIssuer.PRODUCER
 
     @property
     def routing_key(self) -> str:
@@ -69,6 +85,9 @@ class ParseTaskCommand:
             previous_task_id=previous_task_id,
             trigger_mode=TriggerMode.MANUAL_RETRY,
         )
+
+    def issued(self, issuer: TaskIssuer) -> ParseTaskCommand:
+        return attrs.evolve(self, issued_by=issuer)
 
     def with_task_id(self, task_id: str) -> ParseTaskCommand:
         return attrs.evolve(self, task_id=task_id)

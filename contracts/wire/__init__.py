@@ -16,9 +16,11 @@ from ragline.contracts.wire.parse_task import (
     LONG_MIN,
     ParseTask,
     PdfParserBackend,
+    TaskIssuer,
     TriggerMode,
 )
 from ragline.contracts.wire.topics import (
+    DEAD_LETTER_ATTEMPTS_HEADER,
     DEAD_LETTER_ORIGIN_HEADER,
     DEAD_LETTER_REASON_HEADER,
     DEFAULT_PARSE_RESULT_TOPIC,
@@ -27,6 +29,7 @@ from ragline.contracts.wire.topics import (
 )
 
 __all__ = [
+    "DEAD_LETTER_ATTEMPTS_HEADER",
     "DEAD_LETTER_ORIGIN_HEADER",
     "DEAD_LETTER_REASON_HEADER",
     "DEFAULT_MAX_TASK_BYTES",
@@ -41,6 +44,7 @@ __all__ = [
     "PdfParserBackend",
     "RejectedMessage",
     "RejectionKind",
+    "TaskIssuer",
     "TaskStatus",
     "TriggerMode",
     "dead_letter_topic",

@@ -37,6 +37,11 @@ class TriggerMode(StrEnum):
     MANUAL_RETRY = "manual_retry"
 
 
+class TaskIssuer(StrEnum):
+    PRODUCER = "producer"
+    RAGLINE = "ragline"
+
+
 class PdfParserBackend(StrEnum):
     MINERU = "mineru"
     OPENDATALOADER = "opendataloader"
@@ -109,6 +114,14 @@ class ParseTask(BaseModel):
     previous_task_id: TaskId | None = Field(
         default=None,
         description="Required when is_retry is true: task_id of the failed run being retried.",
+    )
+    issued_by: TaskIssuer = Field(
+        default=TaskIssuer.PRODUCER,
+        description=(
+            "producer (default): the producer asked for this run and gets its ParseResult. "
+            "ragline: ragline issued it itself (an operator's retry or re-index); no "
+            "ParseResult is published for it, its outcome is in the run tables."
+        ),
     )
 
     @model_validator(mode="after")

@@ -22,6 +22,9 @@ DEAD_LETTER_REASON_HEADER: Final = "x-dead-letter-reason"
 DEAD_LETTER_ORIGIN_HEADER: Final = "x-dead-letter-origin"
 """Header on a dead-lettered message: the topic (or exchange) it was consumed from."""
 
+DEAD_LETTER_ATTEMPTS_HEADER: Final = "x-dead-letter-attempts"
+"""Header on a result the outbox relay gave up: how many publishes failed (decimal text)."""
+
 CONTENT_TYPE: Final = "application/json"
 CONTENT_ENCODING: Final = "utf-8"
 

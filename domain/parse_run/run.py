@@ -160,6 +160,13 @@ class ParseRun:
         """SUCCESS or FAILED."""
         return self.pipeline_status.is_terminal
 
+    @property
+    def touched_index(self) -> bool:
+        """Whether the document's chunk set (and so its index) is this run's: it started
+        CHUNKING, or inherited it from the run it retries. A run that never got that far
+        (refused, rejected, failed while CLEANING) left the document's index as it was."""
+        return self.stages[Stage.CHUNKING].status is not StageStatus.PENDING
+
     def status_of(self, stage: Stage) -> StageStatus:
         """Status of one stage."""
         return self.stages[stage].status

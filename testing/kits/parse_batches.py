@@ -216,6 +216,30 @@ class ParseBatchContract:
         again = await self.claim(uow_factory, "w2", T0, [batch.id])
         assert again is not None and again.claims == 2 and again.owner == "w2"
 
+    async def test_the_claims_held_under_an_owner_prefix(
+        self, uow_factory: UnitOfWorkFactory
+    ) -> None:
+        host = f"h_{sha()[:6]}%/"  # `_` and `%` are literal, not wildcards
+        mine, other_process, elsewhere, lookalike, idle = await self.add(
+            uow_factory, *(new_batch(sha()) for _ in range(5))
+        )
+        assert await self.claim(uow_factory, f"{host}1/a", T0, [mine.id]) is not None
+        assert await self.claim(uow_factory, f"{host}2/b", T0, [other_process.id]) is not None
+        assert await self.claim(uow_factory, "elsewhere/1/a", T0, [elsewhere.id]) is not None
+        assert await self.claim(uow_factory, host.replace("%", "x") + "3/c", T0, [lookalike.id])
+        async with uow_factory() as uow:
+            held = await uow.parse_batches.held_by_prefix(host)
+            assert await uow.parse_batches.release(other_process.id, f"{host}2/b", 1)
+            await uow.commit()
+        assert [(b.id, b.owner, b.claims) for b in held] == [
+            (mine.id, f"{host}1/a", 1),
+            (other_process.id, f"{host}2/b", 1),
+        ]
+        async with uow_factory() as uow:
+            after = await uow.parse_batches.held_by_prefix(host)
+        assert [b.id for b in after] == [mine.id]  # a released (pending) one is not held
+        assert idle.status is BatchStatus.PENDING
+
     async def test_failing_keeps_the_code_and_a_long_cjk_message(
         self, uow_factory: UnitOfWorkFactory
     ) -> None:

@@ -548,6 +548,41 @@ class UnitOfWorkContract:
         assert missing is None
         assert empty.latest == [] and empty.total == 0
 
+    async def test_the_run_that_owns_a_document_s_index(
+        self, uow_factory: UnitOfWorkFactory
+    ) -> None:
+        """The newest run that got to CHUNKING (or inherited it), whatever came after."""
+        user = uid("u")
+        indexed = self._run_of(_succeeded, user, "d1", "doc-b", 10)
+        refused = self._run_of(_retry_loser, user, "d1", "doc-b", 20)
+        bad_upload = self._run_of(
+            lambda: run_until_failed_at(Stage.CLEANING), user, "d1", "doc-b", 30
+        )
+        old = self._run_of(_succeeded, user, "d1", "doc-c", 10)
+        broke_it = self._run_of(_failed_mid_run, user, "d1", "doc-c", 20)
+        resumed = self._run_of(_inherited_retry, user, "d1", "doc-e", 10)
+        never = self._run_of(_rejected, user, "d1", "doc-d", 10)
+        stranger = self._run_of(_succeeded, uid("u"), "d1", "doc-b", 40)
+        gone = self._run_of(_succeeded, user, "d1", "doc-f", 10)
+        runs = (indexed, refused, bad_upload, old, broke_it, resumed, never, stranger, gone)
+        for run in runs:
+            await self.add_run(uow_factory, run)
+        async with uow_factory() as uow:
+            await uow.runs.mark_document_deleted(user, "d1", "doc-f", at(50))
+            await uow.commit()
+        async with uow_factory() as uow:
+            docs = ["doc-b", "doc-c", "doc-d", "doc-e", "doc-f", "doc-x"]
+            owners = await uow.runs.index_owners(user, "d1", docs)
+            elsewhere = await uow.runs.index_owners(user, "d2", docs)
+            none_asked = await uow.runs.index_owners(user, "d1", [])
+        assert {doc: run.task_id for doc, run in owners.items()} == {
+            "doc-b": indexed.task_id,  # a refused retry and a failed upload did not touch it
+            "doc-c": broke_it.task_id,  # a later run replaced the chunk set, then failed
+            "doc-e": resumed.task_id,  # inherited CHUNKING: the lineage's newest run
+        }
+        assert owners["doc-b"] == indexed
+        assert elsewhere == {} and none_asked == {}
+
     async def test_a_deleted_document_is_no_longer_listed_until_a_new_run(
         self, uow_factory: UnitOfWorkFactory
     ) -> None:
@@ -1088,6 +1123,7 @@ class UnitOfWorkContract:
         async with uow_factory() as uow:
             sent = await uow.outbox.get(early)
             assert sent is not None and (sent.status, sent.attempts) == ("SENT", 2)
+            assert sent.last_error is None  # sent: the failure before it is no longer the state
             assert early not in [
                 m.task_id for m in await uow.outbox.due(base + timedelta(days=1), 100_000)
             ]

@@ -14,6 +14,7 @@ from ragline.adapters.wire_json import JsonWireFormat
 from ragline.application.ports.parser import SUPPORTED_FILE_TYPES, PdfParserBackend
 from ragline.application.tasks import (
     ParseTaskCommand,
+    TaskIssuer,
     TaskResult,
     TaskStatus,
     TriggerMode,
@@ -31,6 +32,7 @@ FORMAT = JsonWireFormat()
         (wire.TriggerMode, TriggerMode),
         (wire.PdfParserBackend, PdfParserBackend),
         (wire.TaskStatus, TaskStatus),
+        (wire.TaskIssuer, TaskIssuer),
     ],
 )
 def test_the_two_spellings_of_each_vocabulary_are_equal(
@@ -96,3 +98,11 @@ def test_a_result_round_trips_and_matches_the_schema_model() -> None:
 def test_a_body_that_is_no_result_is_a_value_error() -> None:
     with pytest.raises(ValueError):
         FORMAT.decode_result(b'{"task_id": "t"}')
+
+
+def test_the_dead_letter_headers_are_spelled_alike_on_both_sides() -> None:
+    from ragline.application.ports import messaging
+
+    assert wire.DEAD_LETTER_REASON_HEADER == messaging.DEAD_LETTER_REASON_HEADER
+    assert wire.DEAD_LETTER_ORIGIN_HEADER == messaging.DEAD_LETTER_ORIGIN_HEADER
+    assert wire.DEAD_LETTER_ATTEMPTS_HEADER == messaging.DEAD_LETTER_ATTEMPTS_HEADER

@@ -39,6 +39,16 @@ def topics() -> Iterator[tuple[str, str]]:
     connection.close()
 
 
+def _dead_letter_headers(queue: str) -> dict[str, object]:
+    connection = pika.BlockingConnection(pika.URLParameters(RABBIT_URL))
+    try:
+        method, properties, _ = connection.channel().basic_get(queue, auto_ack=False)
+        assert method is not None, f"{queue} is empty"
+        return dict(properties.headers or {})
+    finally:
+        connection.close()  # unacked: the copy stays in the queue
+
+
 def _dead_letter_count(queue: str) -> int:
     connection = pika.BlockingConnection(pika.URLParameters(RABBIT_URL))
     try:
@@ -86,10 +96,17 @@ async def test_an_unroutable_result_is_retried_then_dead_never_sent(
         assert dead.attempts == relay.policy.max_attempts
         assert dead.last_error is not None
         assert dead.last_error.startswith("RESULT_NOTIFY_FAILED:")
-        logged = [r.getMessage() for r in caplog.records]
-        assert any("t-unroutable" in line and "dead" in line for line in logged)
+        [dead_line] = [r for r in caplog.records if "dead after" in r.getMessage()]
+        assert "t-unroutable" in dead_line.getMessage()
+        assert getattr(dead_line, "task_id", None) == "t-unroutable"  # a field, not only text
         # the dead-letter copy is kept in a durable queue, not dropped by the exchange
         assert _dead_letter_count(f"{result_topic}.DLQ") == 1
+        # ... and says why and after how many attempts (issue 19 item 10)
+        headers = _dead_letter_headers(f"{result_topic}.DLQ")
+        reason = headers.get("x-dead-letter-reason")
+        assert isinstance(reason, str) and reason.startswith("RESULT_NOTIFY_FAILED:")
+        assert headers.get("x-dead-letter-attempts") == str(relay.policy.max_attempts)
+        assert headers.get("x-dead-letter-origin") == result_topic
         clock.advance(timedelta(days=1))
         assert (await relay.relay_once()).sent == 0
     finally:

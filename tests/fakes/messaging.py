@@ -126,6 +126,7 @@ class FakePublisher:
     ) -> None:
         self.faults = faults or Faults()
         self.published: list[tuple[str, bytes]] = []
+        self.headers: list[dict[str, str]] = []  # of each published message, in order
         self.attempts = 0
         self.bus = bus
         self.topic = topic
@@ -134,14 +135,17 @@ class FakePublisher:
     def fail_next(self, times: int | None) -> None:
         self.faults.arm("publisher.publish", MessageBusError("broker said no"), times)
 
-    async def publish(self, body: bytes, routing_key: str) -> None:
+    async def publish(
+        self, body: bytes, routing_key: str, headers: Mapping[str, str] | None = None
+    ) -> None:
         self.attempts += 1
         self.faults.check("publisher.publish")
         self.published.append((routing_key, body))
+        self.headers.append(dict(headers or {}))
         if self.on_publish is not None:
             self.on_publish()
         if self.bus is not None:
-            await self.bus.append(self.topic, body, routing_key, {})
+            await self.bus.append(self.topic, body, routing_key, dict(headers or {}))
 
 
 @attrs.frozen

@@ -390,6 +390,28 @@ class FakeRuns(_Repo):
         await self.check("runs.latest_for_document")
         return self._live_documents(user_id, dataset_id).get(doc_id)
 
+    async def index_owners(
+        self, user_id: str, dataset_id: str, doc_ids: Sequence[str]
+    ) -> dict[str, ParseRun]:
+        await self.check("runs.index_owners")
+        order, wanted = self.db.run_order, set(doc_ids)
+        owners: dict[str, ParseRun] = {}
+        for run in self._all():
+            identity = run.identity
+            doc = identity.original_file_id
+            if (
+                identity.user_id != user_id
+                or identity.dataset_id != dataset_id
+                or doc not in wanted
+                or not run.touched_index
+                or self._deleted(run.task_id)
+            ):
+                continue
+            best = owners.get(doc)
+            if best is None or order.get(run.task_id, 0) > order.get(best.task_id, 0):
+                owners[doc] = run
+        return owners
+
     async def mark_document_deleted(
         self, user_id: str, dataset_id: str, doc_id: str, at: datetime
     ) -> int:
@@ -727,7 +749,9 @@ class FakeOutbox(_Repo):
 
     async def mark_sent(self, message_id: int, attempts: int) -> bool:
         await self.check("outbox.mark_sent")
-        return await self._cas(message_id, attempts, status="SENT", attempts=attempts + 1)
+        return await self._cas(
+            message_id, attempts, status="SENT", attempts=attempts + 1, last_error=None
+        )
 
     async def mark_retry(
         self, message_id: int, attempts: int, next_attempt_at: datetime, error: str
@@ -885,6 +909,15 @@ class FakeParseBatches(_Repo):
             row, status=BatchStatus.PENDING, owner=None, lease_until=None
         )
         return True
+
+    async def held_by_prefix(self, prefix: str) -> list[ParseBatch]:
+        await self.check("parse_batches.held_by_prefix")
+        held = [
+            b
+            for b in self._merged().values()
+            if b.status is BatchStatus.PARSING and (b.owner or "").startswith(prefix)
+        ]
+        return sorted(held, key=lambda b: b.id)
 
     async def find_by_source_tag(self, tag: str) -> ParseBatch | None:
         await self.check("parse_batches.find_by_source_tag")

@@ -168,3 +168,30 @@ def test_a_document_is_listed_guarded_deleted_everywhere_and_hidden_from_others(
     changed = client.put(f"{url}/embedding", json=other, headers=bearer(SERVICE_TOKEN))
     assert changed.status_code == 422, changed.text
     assert changed.json()["detail"].startswith(f"dimension: {other['dimension']} given")
+
+
+def test_a_refused_retry_leaves_the_document_indexed_and_reindexable(client: TestClient) -> None:
+    """Issue 19 item 4: a retry of a SUCCESS run is refused (an audit run of its own, the
+    document's newest); the document is still shown as its index is, and re-indexes."""
+    embedding = _default_embedding(client)
+    url = CONFIGS.format(user="1001")
+    response = client.put(f"{url}/embedding", json=embedding, headers=bearer(SERVICE_TOKEN))
+    assert response.status_code == 200, response.text
+    assert _index_a_text_file(client, 1001, "oolong-1", 12345)["pipeline_status"] == "SUCCESS"
+    refused = client.post("/api/v1/runs/oolong-1/retry", headers=bearer(SERVICE_TOKEN))
+    assert refused.status_code == 200, refused.text
+    assert refused.json()["task_status"] == "failed"  # RETRY_VALIDATION_FAILED: not FAILED
+
+    listing = client.get("/api/v1/datasets/2001/documents", headers=bearer(ALICE_TOKEN)).json()
+    [document] = listing["documents"]
+    assert document["state"] == "SUCCESS"
+    assert document["indexed_run"]["task_id"] == "oolong-1"
+    assert document["latest_run"]["task_id"] == "oolong-1-r1"
+    assert document["latest_run"]["pipeline_status"] == "FAILED"
+    submitted = client.post(
+        "/api/v1/documents/12345/reindex?dataset_id=2001&user_id=1001",
+        headers=bearer(SERVICE_TOKEN),
+    )
+    assert submitted.status_code == 202, submitted.text
+    assert submitted.json()["task_id"] == "oolong-1-x1"
+    assert finished_run(client, "oolong-1-x1", SERVICE_TOKEN)["pipeline_status"] == "SUCCESS"

@@ -1,6 +1,6 @@
 """Ingest progress: each poll reads only the oldest pending runs (one short unit of work,
 not one read per file in flight), and a file's final stage states are reported when its
-result arrives, whether or not a poll saw them."""
+run ends, whether or not a poll saw them; a poll hands back the runs that ended."""
 
 from __future__ import annotations
 
@@ -35,7 +35,6 @@ def _use_case(db: FakeDatabase, window: int) -> IngestFiles:
     unused: Any = None
     return IngestFiles(
         db,
-        unused,
         unused,
         unused,
         unused,

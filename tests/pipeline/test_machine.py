@@ -17,7 +17,7 @@ import errno
 import shutil
 import tempfile
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 
 from hypothesis import event, settings
@@ -94,10 +94,12 @@ class PipelineMachine(RuleBasedStateMachine):
         self.early_publishes: list[str] = []  # published while not durable (must stay empty)
         publish = self.h.publisher.publish
 
-        async def publish_checked(body: bytes, routing_key: str) -> None:
+        async def publish_checked(
+            body: bytes, routing_key: str, headers: Mapping[str, str] | None = None
+        ) -> None:
             if not self._durable(routing_key, body):
                 self.early_publishes.append(routing_key)
-            await publish(body, routing_key)
+            await publish(body, routing_key, headers)
 
         self.h.publisher.publish = publish_checked  # type: ignore[method-assign]
 

@@ -47,7 +47,7 @@ async def test_a_retry_or_reindex_of_a_stored_task_is_checked_for_who_asks(h: Ha
     failed = h.task(upload=False)
     await h.pipeline.handle(failed)
     bus = InProcessEndpoints("tasks", "results")
-    retry = RetryRun(h.db, bus.task_publisher(), bus.result_reader, h.wire, h.references)
+    retry = RetryRun(h.db, bus.task_publisher(), h.wire, h.references, poll_seconds=0.01)
     with pytest.raises(ReferenceRefused, match=r"^source: "):
         await retry.retry_task(TENANT, failed.task_id)
     assert (await retry.retry_task(Caller.service(), failed.task_id)).is_retry
@@ -72,12 +72,10 @@ async def test_an_ingest_configured_into_the_parse_cache_uploads_nothing(
     file.write_text("some words")
     source = SourceFile(str(file), "notes.txt", "txt", file.stat().st_size, "ab" * 32)
     tasks = FakePublisher()
-    bus = InProcessEndpoints("tasks", "results")
     ingest = IngestFiles(
         h.db,
         h.storage,
         tasks,
-        bus.result_reader,
         h.clock,
         h.wire,
         source_bucket="sources",

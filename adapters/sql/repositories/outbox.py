@@ -280,7 +280,7 @@ class SqlOutboxRepository:
         return result.rowcount == 1
 
     async def mark_sent(self, message_id: int, attempts: int) -> bool:
-        return await self._mark(message_id, attempts, status=SENT)
+        return await self._mark(message_id, attempts, status=SENT, last_error=None)
 
     async def mark_retry(
         self, message_id: int, attempts: int, next_attempt_at: datetime, error: str

@@ -341,6 +341,16 @@ class SqlParseBatchRepository:
             )
         return result.rowcount == 1
 
+    async def held_by_prefix(self, prefix: str) -> list[ParseBatch]:
+        query = (
+            select(parse_batch)
+            .where(c.status == PARSING, c.owner.startswith(prefix, autoescape=True))
+            .order_by(c.id)
+        )
+        with store_errors("parse_batch held_by_prefix"):
+            rows = (await self._slot.conn.execute(query)).all()
+        return [_to_batch(row) for row in rows]
+
     async def find_by_source_tag(self, tag: str) -> ParseBatch | None:
         with store_errors("parse_batch find_by_source_tag"):
             result = await self._slot.conn.execute(_BY_TAG, {"b_tag": tag})

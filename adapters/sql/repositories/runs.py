@@ -341,6 +341,31 @@ class SqlParseRunRepository:
             return None
         return row_to_run(row._mapping)
 
+    async def index_owners(
+        self, user_id: str, dataset_id: str, doc_ids: Sequence[str]
+    ) -> dict[str, ParseRun]:
+        wanted = list(dict.fromkeys(doc_ids))
+        chunking = parse_run.c[f"{stage_prefix(Stage.CHUNKING)}_status"]
+        owners: dict[str, ParseRun] = {}
+        with store_errors("parse_run index_owners"):
+            for start in range(0, len(wanted), IN_USE_CHUNK):
+                newest = (
+                    select(func.max(parse_run.c.id).label("id"))
+                    .where(parse_run.c.user_id == user_id)
+                    .where(parse_run.c.dataset_id == dataset_id)
+                    .where(parse_run.c.original_file_id.in_(wanted[start : start + IN_USE_CHUNK]))
+                    .where(chunking != StageStatus.PENDING.value)
+                    .where(parse_run.c.document_deleted_at.is_(None))
+                    .group_by(parse_run.c.original_file_id)
+                    .subquery()
+                )
+                result = await self._slot.conn.execute(
+                    select(parse_run).join(newest, parse_run.c.id == newest.c.id)
+                )
+                for run in _rows_to_runs(list(result.all())):
+                    owners[run.identity.original_file_id] = run
+        return owners
+
     async def mark_document_deleted(
         self, user_id: str, dataset_id: str, doc_id: str, at: datetime
     ) -> int:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -26,7 +27,9 @@ class RecordingPublisher:
     def __init__(self) -> None:
         self.published: list[str] = []
 
-    async def publish(self, body: bytes, routing_key: str) -> None:
+    async def publish(
+        self, body: bytes, routing_key: str, headers: Mapping[str, str] | None = None
+    ) -> None:
         await asyncio.sleep(0.001)
         self.published.append(routing_key)
 
