@@ -375,13 +375,15 @@ def enumerate_batch_ids(world: World, draw: Draw, user: str, victim: Doc) -> Non
 
 
 def extract_object_of_victim(world: World, draw: Draw, user: str, victim: Doc) -> None:
-    """POST /parser/extract_sync with source = the victim's object."""
+    """POST /parser/extract_sync with source = the victim's object, in either form."""
     bucket, key, kind = draw(
         st.sampled_from(
             [(SOURCES, victim.source_key, victim.file_type), (MARKDOWN, victim.md_key, "md")]
         )
     )
-    source = json.dumps({"bucket": bucket, "object_key": key, "file_type": kind})
+    # both forms `source` takes: a JSON ExtractFromObject, or `bucket/key`
+    as_json = json.dumps({"bucket": bucket, "object_key": key, "file_type": kind})
+    source = draw(st.sampled_from([as_json, f"{bucket}/{key}"]))
     answer = world.as_tenant(user, "POST", "/api/v1/parser/extract_sync", data={"source": source})
     world.settle(user, f"extract_sync source={bucket}/{key}")
     assert answer.status_code == 403, answer.text
