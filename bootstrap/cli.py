@@ -13,6 +13,6 @@ def _container(data_dir: Path, **settings: object) -> Any:
 
 
 def main() -> None:
-    from ragline.adapters.cli import build_cli
+    from ragline.adapters.inbound.cli import build_cli
 
     build_cli(_container)()

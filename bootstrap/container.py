@@ -15,8 +15,8 @@ from pathlib import Path
 
 from dependency_injector import containers, providers
 
-from ragline.adapters.local_processes import LocalProcessHolders
-from ragline.adapters.task_consumer import Worker
+from ragline.adapters.claim_holders.local_processes import LocalProcessHolders
+from ragline.adapters.inbound.task_consumer import Worker
 from ragline.application.chunking.preview import PreviewChunks
 from ragline.application.debug import ExtractMarkdown, PublishTaskMessage, SubmitTask
 from ragline.application.documents import DeleteDocument, ListDocuments, ReindexDocument

@@ -59,7 +59,7 @@ MINILM_DIMENSION = 384
 
 
 def clock() -> Clock:
-    from ragline.adapters.system_clock import SystemClock
+    from ragline.adapters.clock.system import SystemClock
 
     return SystemClock()
 
@@ -67,7 +67,7 @@ def clock() -> Clock:
 def pipeline_metrics() -> PipelineMetrics:
     """Prometheus when prometheus-client is installed (the `http` extra), else nothing."""
     try:
-        from ragline.adapters.prometheus_metrics import PrometheusMetrics
+        from ragline.adapters.metrics.prometheus import PrometheusMetrics
     except ImportError:
         return NO_METRICS
     return PrometheusMetrics()
@@ -78,12 +78,12 @@ def tracing(settings: Settings) -> Tracing:
     the crash-campaign test hook RAGLINE_TEST_CRASH_AT set, one that can kill this process."""
     chosen = NO_TRACING
     if settings.otel_exporter != "none":
-        from ragline.adapters.otel_tracing import configured_tracing
+        from ragline.adapters.tracing.otel import configured_tracing
 
         chosen = configured_tracing(settings.otel_exporter)
     if settings.test_crash_at is None:
         return chosen
-    from ragline.adapters.crash_points import CrashingTracing, CrashPoint
+    from ragline.adapters.tracing.crash_points import CrashingTracing, CrashPoint
 
     crash = CrashPoint(
         settings.test_crash_at, settings.test_crash_nth, settings.test_crash_delay_ms
@@ -92,7 +92,7 @@ def tracing(settings: Settings) -> Tracing:
 
 
 def wire_format() -> WireFormat:
-    from ragline.adapters.wire_json import JsonWireFormat
+    from ragline.adapters.wire_format.json import JsonWireFormat
 
     return JsonWireFormat()
 
@@ -100,8 +100,8 @@ def wire_format() -> WireFormat:
 async def unit_of_work_factory(
     settings: Settings, clock: Clock
 ) -> AsyncIterator[UnitOfWorkFactory]:
-    from ragline.adapters.sql import create_unit_of_work_factory, upgrade_to_head
-    from ragline.adapters.sql.api_keys import resolve_keys
+    from ragline.adapters.persistence.sql import create_unit_of_work_factory, upgrade_to_head
+    from ragline.adapters.persistence.sql.api_keys import resolve_keys
 
     url = settings.resolved_database_url
     env_keys = settings.secret_key.get_secret_value() if settings.secret_key else None
@@ -121,7 +121,7 @@ async def unit_of_work_factory(
 def object_storage(settings: Settings) -> ObjectStorage:
     secret = settings.s3_secret_key.get_secret_value() if settings.s3_secret_key else None
     if settings.object_store is ObjectStoreVendor.S3:
-        from ragline.adapters.s3_storage import S3ObjectStorage
+        from ragline.adapters.object_storage.s3 import S3ObjectStorage
 
         return S3ObjectStorage(
             endpoint_url=settings.s3_endpoint_url,
@@ -132,7 +132,7 @@ def object_storage(settings: Settings) -> ObjectStorage:
     if settings.object_store is ObjectStoreVendor.MINIO:
         from urllib.parse import urlsplit
 
-        from ragline.adapters.minio_storage import MinioObjectStorage
+        from ragline.adapters.object_storage.minio import MinioObjectStorage
 
         if not settings.s3_endpoint_url:
             raise ValueError("RAGLINE_S3_ENDPOINT_URL is required for the minio object store")
@@ -144,7 +144,7 @@ def object_storage(settings: Settings) -> ObjectStorage:
             secure=endpoint.scheme == "https",
             region=settings.s3_region,
         )
-    from ragline.adapters.local_storage import LocalObjectStorage
+    from ragline.adapters.object_storage.local import LocalObjectStorage
 
     return LocalObjectStorage(settings.data_dir / "objects")
 
@@ -153,7 +153,7 @@ def mineru_parser(settings: Settings) -> Parser | None:
     """The MinerU client when a token is configured, else None (the policy decides)."""
     if settings.mineru_token is None:
         return None
-    from ragline.adapters.mineru import MineruClient, MineruConfig
+    from ragline.adapters.parser.mineru import MineruClient, MineruConfig
 
     return MineruClient(
         MineruConfig(
@@ -168,7 +168,7 @@ def mineru_parser(settings: Settings) -> Parser | None:
 
 
 def parser(settings: Settings) -> Parser:
-    from ragline.adapters.parsers.factory import build_parser
+    from ragline.adapters.parser.builtin.factory import build_parser
 
     return build_parser(
         sandbox=True,
@@ -178,13 +178,13 @@ def parser(settings: Settings) -> Parser:
 
 
 def tokenizer() -> Tokenizer:
-    from ragline.adapters.jieba_tokenizer import JiebaTokenizer
+    from ragline.adapters.tokenizer.jieba import JiebaTokenizer
 
     return JiebaTokenizer()
 
 
 def sparse_encoder(tokenizer: Tokenizer) -> SparseEncoder:
-    from ragline.adapters.term_sparse import TermSparseEncoder
+    from ragline.adapters.sparse_encoder.term import TermSparseEncoder
 
     return TermSparseEncoder(tokenizer)
 
@@ -192,11 +192,11 @@ def sparse_encoder(tokenizer: Tokenizer) -> SparseEncoder:
 async def vector_index(settings: Settings) -> AsyncIterator[VectorIndex]:
     index: VectorIndex
     if settings.resolved_vector_index is VectorVendor.EMBEDDED:
-        from ragline.adapters.embedded_vector import EmbeddedVectorIndex
+        from ragline.adapters.vector_index.embedded import EmbeddedVectorIndex
 
         index = EmbeddedVectorIndex(settings.data_dir / "vectors")
     else:
-        from ragline.adapters.qdrant_vector import QdrantVectorIndex
+        from ragline.adapters.vector_index.qdrant import QdrantVectorIndex
 
         if settings.qdrant_url:
             index = QdrantVectorIndex(settings.qdrant_collection, url=settings.qdrant_url)
@@ -213,13 +213,13 @@ async def vector_index(settings: Settings) -> AsyncIterator[VectorIndex]:
 async def keyword_index(settings: Settings) -> AsyncIterator[KeywordIndex]:
     index: KeywordIndex
     if settings.keyword_index is KeywordVendor.ELASTICSEARCH:
-        from ragline.adapters.elasticsearch_keyword import ElasticsearchKeywordIndex
+        from ragline.adapters.keyword_index.elasticsearch import ElasticsearchKeywordIndex
 
         index = ElasticsearchKeywordIndex(
             settings.elasticsearch_url, index=settings.elasticsearch_index
         )
     else:
-        from ragline.adapters.tantivy_keyword import TantivyKeywordIndex
+        from ragline.adapters.keyword_index.tantivy import TantivyKeywordIndex
 
         index = TantivyKeywordIndex(settings.data_dir / "tantivy")
     try:
@@ -245,7 +245,7 @@ def default_embedding(settings: Settings) -> DefaultEmbedding:
 
 
 def embedder_resolver(settings: Settings) -> EmbedderResolver:
-    from ragline.adapters.configured_embedders import ConfiguredEmbedders
+    from ragline.adapters.embedder.configured import ConfiguredEmbedders
 
     return ConfiguredEmbedders(
         settings.data_dir / "embedding-cache.sqlite", settings.embedding_batch_size
@@ -254,8 +254,8 @@ def embedder_resolver(settings: Settings) -> EmbedderResolver:
 
 def message_bus(settings: Settings) -> MessageBus:
     if settings.mq_vendor is MqVendor.KAFKA:
-        from ragline.adapters.kafka import KafkaConnection
-        from ragline.adapters.kafka.endpoints import KafkaEndpoints
+        from ragline.adapters.messaging.kafka import KafkaConnection
+        from ragline.adapters.messaging.kafka.endpoints import KafkaEndpoints
 
         password = settings.kafka_sasl_password
         connection = KafkaConnection(
@@ -274,14 +274,14 @@ def message_bus(settings: Settings) -> MessageBus:
             max_poll_interval_ms=settings.kafka_max_poll_interval_ms,
         )
     if settings.mq_vendor is MqVendor.RABBITMQ:
-        from ragline.adapters.rabbitmq.endpoints import RabbitEndpoints
+        from ragline.adapters.messaging.rabbitmq.endpoints import RabbitEndpoints
 
         return RabbitEndpoints(
             settings.rabbitmq_url,
             task_topic=settings.parse_task_topic,
             result_topic=settings.parse_result_topic,
         )
-    from ragline.adapters.inprocess_bus.endpoints import InProcessEndpoints
+    from ragline.adapters.messaging.inprocess.endpoints import InProcessEndpoints
 
     return InProcessEndpoints(settings.parse_task_topic, settings.parse_result_topic)
 
@@ -297,7 +297,7 @@ async def open_message_bus(settings: Settings) -> AsyncIterator[MessageBus]:
 
 
 def structure_builder() -> StructureBuilder:
-    from ragline.adapters.markdown_structure import LineScanStructureBuilder
+    from ragline.adapters.structure.markdown import LineScanStructureBuilder
 
     return LineScanStructureBuilder()
 
@@ -306,7 +306,7 @@ def chat_model(settings: Settings) -> ChatModel | None:
     """The configured chat model, or None (the `llm` plan then cuts recursively)."""
     if not (settings.llm_base_url and settings.llm_model):
         return None
-    from ragline.adapters.openai_chat import OpenAIChatModel
+    from ragline.adapters.llm.openai import OpenAIChatModel
 
     key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
     return OpenAIChatModel(
@@ -346,7 +346,10 @@ def chunk_document(
     settings: Settings,
     default: DefaultEmbedding,
 ) -> ChunkDocument:
-    from ragline.adapters.configured_embedders import ConfiguredEmbedders, LazySentenceEmbedder
+    from ragline.adapters.embedder.configured import (
+        ConfiguredEmbedders,
+        LazySentenceEmbedder,
+    )
 
     embedders = ConfiguredEmbedders(
         settings.data_dir / "embedding-cache.sqlite", settings.embedding_batch_size
@@ -384,7 +387,7 @@ def pdf_backend(settings: Settings) -> PdfParserBackend:
 
 
 def page_counter() -> PageCounter:
-    from ragline.adapters.page_count import PdfiumPageCounter
+    from ragline.adapters.page_counter.pdfium import PdfiumPageCounter
 
     return PdfiumPageCounter()
 

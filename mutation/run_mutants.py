@@ -152,7 +152,7 @@ return list(dict.fromkeys(
         "Markdown of that doc id",
         also=(
             (
-                "adapters/sql/repositories/runs.py",
+                "adapters/persistence/sql/repositories/runs.py",
                 "SqlParseRunRepository.objects_in_use",
                 "return set()",
             ),

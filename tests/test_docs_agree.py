@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 import typer.main
 
-from ragline.adapters.cli import build_cli
+from ragline.adapters.inbound.cli import build_cli
 from ragline.bootstrap.cli import _container
 from ragline.bootstrap.settings import Settings
 

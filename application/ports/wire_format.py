@@ -1,6 +1,6 @@
 """WireFormat port: bytes on the bus <-> the application's task and result values.
 
-The application never sees the wire models; the adapter (`ragline.adapters.wire_json`,
+The application never sees the wire models; the adapter (`ragline.adapters.wire_format.json`,
 on the schemas in `ragline.contracts.wire`) does both directions. Decoding a task never
 raises: any body a consumer receives becomes a command or an `UnreadableTask`.
 """

@@ -50,8 +50,12 @@ import psycopg
 from cryptography.fernet import Fernet
 
 from benchmarks.campaigns import servers
-from ragline.adapters.local_storage import LocalObjectStorage
-from ragline.adapters.sql import ApiKeyCipher, create_unit_of_work_factory, upgrade_to_head
+from ragline.adapters.object_storage.local import LocalObjectStorage
+from ragline.adapters.persistence.sql import (
+    ApiKeyCipher,
+    create_unit_of_work_factory,
+    upgrade_to_head,
+)
 from ragline.application.health.check_health import obtain
 from ragline.application.ports.unit_of_work import EmbeddingConfig
 from ragline.bootstrap.container import container_for

@@ -15,7 +15,7 @@ TARGET = 512
 def ragline_default() -> Chunker:
     """ragline's default plan: structure parents (<= 2000) + recursive children (~512), with
     the structure tree built by the line-scan adapter (counted in the time)."""
-    from ragline.adapters.markdown_structure import LineScanStructureBuilder
+    from ragline.adapters.structure.markdown import LineScanStructureBuilder
     from ragline.domain.chunking import DEFAULT_PLAN, chunk_document
 
     builder = LineScanStructureBuilder()

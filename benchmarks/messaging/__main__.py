@@ -90,7 +90,11 @@ async def bench_bus(
 
 
 async def inprocess_pair() -> tuple[Publisher, Callable[[], Awaitable[TaskSource]]]:
-    from ragline.adapters.inprocess_bus import InProcessBus, InProcessPublisher, InProcessTaskSource
+    from ragline.adapters.messaging.inprocess import (
+        InProcessBus,
+        InProcessPublisher,
+        InProcessTaskSource,
+    )
 
     bus = InProcessBus()
 
@@ -101,7 +105,11 @@ async def inprocess_pair() -> tuple[Publisher, Callable[[], Awaitable[TaskSource
 
 
 async def rabbit_pair() -> tuple[Publisher, Callable[[], Awaitable[TaskSource]]]:
-    from ragline.adapters.rabbitmq import RabbitConnection, RabbitPublisher, RabbitTaskSource
+    from ragline.adapters.messaging.rabbitmq import (
+        RabbitConnection,
+        RabbitPublisher,
+        RabbitTaskSource,
+    )
 
     connection = RabbitConnection()
     suffix = uuid.uuid4().hex[:8]
@@ -120,7 +128,7 @@ async def rabbit_pair() -> tuple[Publisher, Callable[[], Awaitable[TaskSource]]]
 def remove_rabbit_bench_topology(exchange: str, queue: str) -> None:
     import pika
 
-    from ragline.adapters.rabbitmq import RabbitConnection
+    from ragline.adapters.messaging.rabbitmq import RabbitConnection
 
     blocking = pika.BlockingConnection(RabbitConnection().parameters())
     channel = blocking.channel()
@@ -135,7 +143,11 @@ def kafka_pair_factory(
     bootstrap: str,
 ) -> Callable[[], Awaitable[tuple[Publisher, Callable[[], Awaitable[TaskSource]]]]]:
     async def pair() -> tuple[Publisher, Callable[[], Awaitable[TaskSource]]]:
-        from ragline.adapters.kafka import KafkaConnection, KafkaPublisher, KafkaTaskSource
+        from ragline.adapters.messaging.kafka import (
+            KafkaConnection,
+            KafkaPublisher,
+            KafkaTaskSource,
+        )
 
         connection = KafkaConnection(bootstrap_servers=bootstrap)
         suffix = uuid.uuid4().hex[:8]

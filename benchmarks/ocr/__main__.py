@@ -23,7 +23,7 @@ from typing import Any
 
 from PIL import Image, ImageFilter
 
-from ragline.adapters.parsers.sandbox import SandboxedParser
+from ragline.adapters.parser.builtin.sandbox import SandboxedParser
 from ragline.application.ports.parser import ParseOptions
 from ragline.domain.parse_batch import ParseTier
 from tests.fixtures.scanned.make_scanned import EN_LINES, ZH_LINES, make_scanned_pdf, render_page

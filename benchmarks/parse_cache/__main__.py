@@ -70,9 +70,9 @@ async def _ingest(corpus: Path, data_dir: Path, force: bool, cache: bool) -> dic
 
     from benchmarks.ingest.fake import ConstantResolver
     from benchmarks.ingest.ragline_run import DATASET, USER, QuietObserver
-    from ragline.adapters.cli.app import provided
-    from ragline.adapters.cli.ingest import summary_json
-    from ragline.adapters.cli.walk import find_sources
+    from ragline.adapters.inbound.cli.app import provided
+    from ragline.adapters.inbound.cli.ingest import summary_json
+    from ragline.adapters.inbound.cli.walk import find_sources
     from ragline.bootstrap.container import container_for
 
     # one task at a time: a stage's ms is then its own work, not a share of the others'

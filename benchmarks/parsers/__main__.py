@@ -22,8 +22,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ragline.adapters.parsers.registry import ParserRegistry
-from ragline.adapters.parsers.sandbox import SandboxedParser
+from ragline.adapters.parser.builtin.registry import ParserRegistry
+from ragline.adapters.parser.builtin.sandbox import SandboxedParser
 from ragline.application.ports.parser import (
     ParseError,
     ParseOptions,

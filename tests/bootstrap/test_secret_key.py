@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from cryptography.fernet import Fernet
 
-from ragline.adapters.sql.api_keys import SecretKeyError, SecretKeyMissing, resolve_keys
+from ragline.adapters.persistence.sql.api_keys import SecretKeyError, SecretKeyMissing, resolve_keys
 from ragline.bootstrap import factories
 from ragline.bootstrap.settings import Settings
 

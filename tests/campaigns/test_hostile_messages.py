@@ -1,9 +1,9 @@
 """Hostile task messages: Hypothesis-generated bodies fed to the real consumer.
 
-Under test, all real: `TaskConsumer` (adapters/task_consumer), the JSON wire decoding
-(adapters/wire_json + contracts), the pipeline built by the container (validation, the
+Under test, all real: `TaskConsumer` (adapters/inbound/task_consumer), the JSON wire decoding
+(adapters/wire_format/json + contracts), the pipeline built by the container (validation, the
 idempotency barrier, the retry rules, the stages) and the local object store
-(adapters/local_storage) rooted in a temp folder. The rest are the test fakes of
+(adapters/object_storage/local) rooted in a temp folder. The rest are the test fakes of
 tests/fakes/harness.py (database, indexes, models, parser).
 
 Each body is a valid task bent in one to four ways (wrong types, missing and extra fields,
@@ -39,9 +39,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ragline.adapters.local_storage import LocalObjectStorage
-from ragline.adapters.task_consumer import SupervisedConsumer
-from ragline.adapters.wire_json import JsonWireFormat
+from ragline.adapters.inbound.task_consumer import SupervisedConsumer
+from ragline.adapters.object_storage.local import LocalObjectStorage
+from ragline.adapters.wire_format.json import JsonWireFormat
 from ragline.application.tasks import ParseTaskCommand
 from ragline.domain.parse_run import FailureCode, PipelineStatus, RetryRefusal
 from tests.fakes.harness import DOCUMENT_TEXT, Harness

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from ragline.adapters.cli import build_cli
+from ragline.adapters.inbound.cli import build_cli
 from ragline.bootstrap.cli import _container
 
 MD = "# Guide\n\nIntro text. 中文句子。\n\n## Part\n\n" + "Words and more words. " * 40 + "\n"

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from ragline.adapters.markdown_structure import LineScanStructureBuilder
-from ragline.adapters.openai_chat import OpenAIChatModel
+from ragline.adapters.llm.openai import OpenAIChatModel
+from ragline.adapters.structure.markdown import LineScanStructureBuilder
 from ragline.application.chunking import ChunkDocument, LlmBoundaryProposer
 from ragline.application.chunking.boundaries import parse_boundaries
 from ragline.application.ports.llm import LlmError, LlmTimeout

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from ragline.adapters.markdown_structure import LineScanStructureBuilder
+from ragline.adapters.structure.markdown import LineScanStructureBuilder
 from ragline.domain.chunking import (
     DEFAULT_PLAN,
     PRESETS,

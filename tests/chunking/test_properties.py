@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragline.adapters.markdown_structure import LineScanStructureBuilder
+from ragline.adapters.structure.markdown import LineScanStructureBuilder
 from ragline.domain.chunking import (
     PRESETS,
     ChunkingResult,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 
-from ragline.adapters.markdown_structure import (
+from ragline.adapters.structure.markdown import (
     LineScanStructureBuilder,
     MarkdownItStructureBuilder,
 )

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 import pytest
 
-from ragline.adapters.jieba_tokenizer import JiebaTokenizer
-from ragline.adapters.markdown_structure import LineScanStructureBuilder
+from ragline.adapters.structure.markdown import LineScanStructureBuilder
+from ragline.adapters.tokenizer.jieba import JiebaTokenizer
 from ragline.application.chunking import ChunkDocument, TokenizerTokenCounter, UnknownPlanError
 from ragline.domain.chunking import (
     ChunkPlan,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ragline.adapters.cli.doctor import redacted
+from ragline.adapters.inbound.cli.doctor import redacted
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,12 @@ from __future__ import annotations
 import pytest
 from rich.console import Console
 
-from ragline.adapters.cli.ingest import STAGE_HEADERS, WIDE_COLUMNS, _summary_table, summary_json
+from ragline.adapters.inbound.cli.ingest import (
+    STAGE_HEADERS,
+    WIDE_COLUMNS,
+    _summary_table,
+    summary_json,
+)
 from ragline.application.ingest.identity import SourceFile
 from ragline.application.ingest.use_case import FileAction, FileOutcome, IngestSummary
 from ragline.domain.parse_run import STAGE_ORDER, Stage

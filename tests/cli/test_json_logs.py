@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ragline.adapters.log_format import JsonLineFormatter, TextFormatter, redacted
+from ragline.adapters.logs.line_format import JsonLineFormatter, TextFormatter, redacted
 from ragline.application.pipeline.log_context import LogContextFilter
 from ragline.application.ports.unit_of_work import EmbeddingConfig
 from tests.fakes.harness import Harness

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from ragline.adapters.cli import build_cli
+from ragline.adapters.inbound.cli import build_cli
 from ragline.bootstrap.cli import _container
 
 SECRET = "sk-cli-secret-0123456789abcdef"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from ragline.adapters.cli import build_cli
+from ragline.adapters.inbound.cli import build_cli
 from ragline.bootstrap.cli import _container
 
 

@@ -18,7 +18,7 @@ from termios import TIOCSWINSZ
 import pytest
 from typer.testing import CliRunner
 
-from ragline.adapters.cli import build_cli
+from ragline.adapters.inbound.cli import build_cli
 from ragline.bootstrap.cli import _container
 from tests.e2e.ragline_process import command
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ragline.adapters.kafka.offsets import CommitWindow, PartitionOffsets
+from ragline.adapters.messaging.kafka.offsets import CommitWindow, PartitionOffsets
 
 
 @st.composite

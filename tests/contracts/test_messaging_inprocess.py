@@ -7,7 +7,11 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from ragline.adapters.inprocess_bus import InProcessBus, InProcessPublisher, InProcessTaskSource
+from ragline.adapters.messaging.inprocess import (
+    InProcessBus,
+    InProcessPublisher,
+    InProcessTaskSource,
+)
 from ragline.contracts.wire import dead_letter_topic
 from ragline.testing.kits.messaging import MessagingContract, MessagingHarness, task_body
 

@@ -8,8 +8,8 @@ from collections.abc import AsyncIterator
 import pytest
 from aiokafka import AIOKafkaProducer, TopicPartition
 
-from ragline.adapters.kafka import KafkaConnection, KafkaPublisher, KafkaTaskSource
-from ragline.adapters.kafka.source import PartitionOffsets
+from ragline.adapters.messaging.kafka import KafkaConnection, KafkaPublisher, KafkaTaskSource
+from ragline.adapters.messaging.kafka.source import PartitionOffsets
 from ragline.testing.kits.messaging import MessagingContract, MessagingHarness
 
 # Group joins on tansu take 3-20 s: short sessions, generous receive timeouts.

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 import pika
 import pytest
 
-from ragline.adapters.rabbitmq import RabbitConnection, RabbitPublisher, RabbitTaskSource
+from ragline.adapters.messaging.rabbitmq import RabbitConnection, RabbitPublisher, RabbitTaskSource
 from ragline.application.ports.messaging import MessageBusError
 from ragline.testing.kits.messaging import (
     MessagingContract,

@@ -10,7 +10,7 @@ from pathlib import Path
 import attrs
 import pytest
 
-from ragline.adapters.wire_json import JsonWireFormat
+from ragline.adapters.wire_format.json import JsonWireFormat
 from ragline.application.ports.parser import SUPPORTED_FILE_TYPES, PdfParserBackend
 from ragline.application.tasks import (
     ParseTaskCommand,

@@ -12,7 +12,7 @@ from pathlib import Path
 from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
-from ragline.adapters.cli import build_cli
+from ragline.adapters.inbound.cli import build_cli
 from ragline.application.health import obtain
 from ragline.application.outbox import ManageOutbox
 from ragline.application.ports.unit_of_work import UnitOfWorkFactory

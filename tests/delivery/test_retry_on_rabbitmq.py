@@ -19,12 +19,12 @@ import pika
 import pytest
 from dependency_injector import providers
 
-from ragline.adapters.rabbitmq.connection import RabbitConnection
-from ragline.adapters.rabbitmq.endpoints import RabbitEndpoints, task_queue
-from ragline.adapters.rabbitmq.publisher import RabbitPublisher
-from ragline.adapters.rabbitmq.source import RabbitTaskSource
-from ragline.adapters.task_consumer import Worker
-from ragline.adapters.wire_json import JsonWireFormat
+from ragline.adapters.inbound.task_consumer import Worker
+from ragline.adapters.messaging.rabbitmq.connection import RabbitConnection
+from ragline.adapters.messaging.rabbitmq.endpoints import RabbitEndpoints, task_queue
+from ragline.adapters.messaging.rabbitmq.publisher import RabbitPublisher
+from ragline.adapters.messaging.rabbitmq.source import RabbitTaskSource
+from ragline.adapters.wire_format.json import JsonWireFormat
 from ragline.application.access import Caller
 from ragline.application.health import obtain
 from ragline.application.ingest.identity import SourceFile

@@ -16,8 +16,8 @@ import sys
 import uuid
 from pathlib import Path
 
-from ragline.adapters.kafka import KafkaConnection
-from ragline.adapters.kafka.endpoints import KafkaEndpoints
+from ragline.adapters.messaging.kafka import KafkaConnection
+from ragline.adapters.messaging.kafka.endpoints import KafkaEndpoints
 from ragline.contracts.wire import decode_parse_result
 from tests.e2e.ragline_process import ENTRY
 

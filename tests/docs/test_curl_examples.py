@@ -28,7 +28,7 @@ from typing import Any
 import httpx
 import pytest
 
-from ragline.adapters.local_storage import LocalObjectStorage
+from ragline.adapters.object_storage.local import LocalObjectStorage
 from tests.e2e.serve_process import ragline_server
 
 ROOT = Path(__file__).resolve().parents[2]

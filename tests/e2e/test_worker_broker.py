@@ -21,8 +21,8 @@ from typing import Any
 
 import pytest
 
-from ragline.adapters.local_storage import LocalObjectStorage
-from ragline.adapters.sql import (
+from ragline.adapters.object_storage.local import LocalObjectStorage
+from ragline.adapters.persistence.sql import (
     ApiKeyCipher,
     create_unit_of_work_factory,
     load_or_create_key_file,

@@ -12,8 +12,8 @@ from typing import Any
 
 from dependency_injector import providers
 
-from ragline.adapters.task_consumer import TaskConsumer
-from ragline.adapters.wire_json import JsonWireFormat, command_of
+from ragline.adapters.inbound.task_consumer import TaskConsumer
+from ragline.adapters.wire_format.json import JsonWireFormat, command_of
 from ragline.application.access import ReferencePolicy
 from ragline.application.parsing import ParseCacheSettings
 from ragline.application.pipeline.chunker import PlanChunker

@@ -13,7 +13,7 @@ from typing import Any, Protocol
 import pytest
 from fastapi.testclient import TestClient
 
-from ragline.adapters.http import ApiTokens, create_app
+from ragline.adapters.inbound.http import ApiTokens, create_app
 from ragline.bootstrap.container import container_for
 
 SERVICE_TOKEN = "service-token-0123456789"

@@ -7,14 +7,14 @@ from typing import Annotated
 import pytest
 from fastapi import FastAPI, Query
 
-from ragline.adapters.http.api_doc import MissingExample, render
+from ragline.adapters.inbound.http.api_doc import MissingExample, render
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "http-api.md"
 
 
 def test_the_http_api_page_is_current() -> None:
     assert DOC.read_text(encoding="utf-8") == render(), (
-        "regenerate: .venv/bin/python -m ragline.adapters.http.api_doc > docs/http-api.md"
+        "regenerate: .venv/bin/python -m ragline.adapters.inbound.http.api_doc > docs/http-api.md"
     )
 
 

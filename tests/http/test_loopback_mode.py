@@ -8,7 +8,7 @@ import io
 import pytest
 from fastapi.testclient import TestClient
 
-from ragline.adapters.http.loopback import is_loopback_host, is_loopback_origin
+from ragline.adapters.inbound.http.loopback import is_loopback_host, is_loopback_origin
 from tests.http.conftest import SERVICE_TOKEN, bearer
 
 PROBLEM = "application/problem+json"

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from ragline.adapters.embedded_vector import EmbeddedVectorIndex
-from ragline.adapters.embedded_vector.store import FILE_NAME
-from ragline.adapters.http import ApiTokens, create_app
-from ragline.adapters.parsers.registry import ParserRegistry
+from ragline.adapters.inbound.http import ApiTokens, create_app
+from ragline.adapters.parser.builtin.registry import ParserRegistry
+from ragline.adapters.vector_index.embedded import EmbeddedVectorIndex
+from ragline.adapters.vector_index.embedded.store import FILE_NAME
 from ragline.application.pipeline.errors import describe, without_paths
 from ragline.application.ports.parser import ParseEngineFailed, ParseOptions
 from ragline.application.ports.vector_index import VectorIndexUnavailable

@@ -13,7 +13,7 @@ import pytest
 from dependency_injector import providers
 from fastapi.testclient import TestClient
 
-from ragline.adapters.http import ApiTokens, create_app
+from ragline.adapters.inbound.http import ApiTokens, create_app
 from ragline.application.ports.embedder import EmbedderUnavailable
 from ragline.application.ports.vector_index import VectorIndexUnavailable
 from ragline.bootstrap.container import container_for

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from ragline.adapters.http.problems import problem
+from ragline.adapters.inbound.http.problems import problem
 from ragline.application.ports.unit_of_work import EmbeddingConfig
 from tests.http.conftest import ALICE_TOKEN, SERVICE_TOKEN, bearer, finished_run
 from tests.http.test_documents_and_model_configs import SEED_TASK, TEXT

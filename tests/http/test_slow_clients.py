@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import uvicorn
 
-from ragline.adapters.http.deadlines import deadline_protocol
+from ragline.adapters.inbound.http.deadlines import deadline_protocol
 from tests.services.fixtures import free_port
 
 DEADLINE = 0.3

@@ -14,7 +14,7 @@ from dependency_injector import providers
 from fastapi import HTTPException
 from fastapi.testclient import TestClient
 
-from ragline.adapters.http.work_gate import WorkGate
+from ragline.adapters.inbound.http.work_gate import WorkGate
 from ragline.application.chunking.preview import PreviewChunks
 from ragline.domain.chunking import ChunkingResult
 from tests.http.conftest import ALICE_TOKEN, bearer

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from ragline.adapters.http import ApiTokens, create_app
+from ragline.adapters.inbound.http import ApiTokens, create_app
 from ragline.bootstrap.container import container_for
 from ragline.domain.parse_batch import MAX_PAGE
 from tests.http.conftest import SERVICE_TOKEN, TOKENS, bearer

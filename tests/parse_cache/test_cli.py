@@ -11,7 +11,7 @@ from typing import Any
 
 from typer.testing import CliRunner
 
-from ragline.adapters.cli import build_cli
+from ragline.adapters.inbound.cli import build_cli
 from ragline.application.access import Caller
 from ragline.application.health import obtain
 from ragline.application.parsing import ReadParse

@@ -19,7 +19,7 @@ from typing import Any
 
 from dependency_injector import providers
 
-from ragline.adapters.local_processes import LocalProcessHolders
+from ragline.adapters.claim_holders.local_processes import LocalProcessHolders
 from ragline.application.health import obtain
 from ragline.application.parsing import ParseBatchRunner
 from ragline.bootstrap.container import container_for

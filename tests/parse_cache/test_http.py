@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from ragline.adapters.http import ApiTokens, create_app
+from ragline.adapters.inbound.http import ApiTokens, create_app
 from ragline.bootstrap.container import container_for
 from tests.http.conftest import ALICE_TOKEN, SERVICE_TOKEN, TOKENS, bearer
 from tests.parse_cache.conftest import OtherWorker, make_pdf

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from ragline.adapters.http import ApiTokens, create_app
+from ragline.adapters.inbound.http import ApiTokens, create_app
 from ragline.bootstrap.container import container_for
 from tests.http.conftest import (
     ALICE_TOKEN,

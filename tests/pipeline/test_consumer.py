@@ -6,7 +6,7 @@ import asyncio
 import json
 from collections.abc import AsyncIterator
 
-from ragline.adapters.task_consumer import SupervisedConsumer
+from ragline.adapters.inbound.task_consumer import SupervisedConsumer
 from ragline.application.pipeline.outcome import OutcomeKind
 from ragline.application.ports.messaging import MessageBusError
 from ragline.application.ports.unit_of_work import PersistenceError

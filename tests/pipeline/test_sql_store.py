@@ -12,8 +12,11 @@ from pathlib import Path
 import attrs
 import pytest
 
-from ragline.adapters.sql import ApiKeyCipher, upgrade_to_head
-from ragline.adapters.sql.unit_of_work import SqlUnitOfWorkFactory, create_unit_of_work_factory
+from ragline.adapters.persistence.sql import ApiKeyCipher, upgrade_to_head
+from ragline.adapters.persistence.sql.unit_of_work import (
+    SqlUnitOfWorkFactory,
+    create_unit_of_work_factory,
+)
 from ragline.application.pipeline.orchestrator import ParseTaskPipeline
 from ragline.application.pipeline.outbox_relay import OutboxRelay
 from ragline.application.pipeline.outcome import OutcomeKind

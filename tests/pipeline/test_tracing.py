@@ -9,8 +9,8 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from ragline.adapters.otel_tracing import OpenTelemetryTracing
-from ragline.adapters.task_consumer import TaskConsumer
+from ragline.adapters.inbound.task_consumer import TaskConsumer
+from ragline.adapters.tracing.otel import OpenTelemetryTracing
 from ragline.application.pipeline.orchestrator import ParseTaskPipeline
 from tests.fakes.harness import Harness
 

@@ -18,7 +18,7 @@ import pika
 import pytest
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
-from ragline.adapters.task_consumer import SupervisedConsumer, Worker
+from ragline.adapters.inbound.task_consumer import SupervisedConsumer, Worker
 from ragline.application.pipeline.orchestrator import ParseTaskPipeline
 from ragline.application.pipeline.outcome import OutcomeKind, PipelineOutcome
 from ragline.application.ports.messaging import MessageBus

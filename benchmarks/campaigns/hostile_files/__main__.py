@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ragline.adapters.parsers.sandbox import SandboxedParser
+from ragline.adapters.parser.builtin.sandbox import SandboxedParser
 from ragline.application.ports.parser import (
     InvalidFileContent,
     NoTextLayer,

@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from ragline.adapters.crash_points import CrashingTracing, CrashPoint
+from ragline.adapters.tracing.crash_points import CrashingTracing, CrashPoint
 from ragline.application.ports.tracing import NO_TRACING
 from ragline.bootstrap.factories import tracing
 from ragline.bootstrap.settings import Settings

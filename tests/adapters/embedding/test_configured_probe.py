@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ragline.adapters.configured_embedders import ConfiguredEmbedders
+from ragline.adapters.embedder.configured import ConfiguredEmbedders
 from ragline.application.ports.embedder import EmbedderUnavailable
 from ragline.application.ports.embedder_resolver import UnusableEmbeddingConfig
 from ragline.application.ports.unit_of_work import EmbeddingConfig

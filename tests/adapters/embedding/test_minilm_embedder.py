@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from ragline.adapters.minilm_embedder import MiniLMEmbedder
-from ragline.adapters.minilm_embedder import embedder as minilm_module
+from ragline.adapters.embedder.minilm import MiniLMEmbedder
+from ragline.adapters.embedder.minilm import embedder as minilm_module
 from ragline.application.ports.embedder import Embedder, EmbedderUnavailable
 from ragline.bootstrap import factories
 from ragline.bootstrap.settings import Settings

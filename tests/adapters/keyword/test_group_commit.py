@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from ragline.adapters.tantivy_keyword.group_commit import GroupCommitter
+from ragline.adapters.keyword_index.tantivy.group_commit import GroupCommitter
 
 
 class RecordingWriter:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ragline.adapters.tantivy_keyword import TantivyKeywordIndex
+from ragline.adapters.keyword_index.tantivy import TantivyKeywordIndex
 from ragline.application.ports.keyword_index import (
     KeywordIndex,
     KeywordIndexUnavailable,

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from ragline.adapters.mineru import MineruClient, MineruConfig
+from ragline.adapters.parser.mineru import MineruClient, MineruConfig
 from ragline.application.ports.parser import (
     ParseEngineFailed,
     ParseOptions,

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from markdown_it import MarkdownIt
 
-from ragline.adapters.parsers.registry import ParserRegistry
-from ragline.adapters.parsers.sandbox import SandboxedParser
+from ragline.adapters.parser.builtin.registry import ParserRegistry
+from ragline.adapters.parser.builtin.sandbox import SandboxedParser
 from ragline.application.ports.parser import ParseOptions, PdfParserBackend
 from tests.fixtures.hostile.make_hostile import write_hostile_files
 

@@ -14,7 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from ragline.adapters.parsers.registry import DEFAULT_FORMATS
+from ragline.adapters.parser.builtin.registry import DEFAULT_FORMATS
 from ragline.application.ports.parser import ParsedDocument, ParseOptions
 
 

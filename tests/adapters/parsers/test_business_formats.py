@@ -17,11 +17,11 @@ import pytest
 from ebooklib import epub
 from pptx.util import Inches, Pt
 
-from ragline.adapters.markdown_structure import LineScanStructureBuilder
-from ragline.adapters.parsers.eml import MAX_DEPTH, shift_headings
-from ragline.adapters.parsers.registry import ParserRegistry
-from ragline.adapters.parsers.sandbox import SandboxedParser
-from ragline.adapters.parsers.table_blocks import BLOCK_CHARS
+from ragline.adapters.parser.builtin.eml import MAX_DEPTH, shift_headings
+from ragline.adapters.parser.builtin.registry import ParserRegistry
+from ragline.adapters.parser.builtin.sandbox import SandboxedParser
+from ragline.adapters.parser.builtin.table_blocks import BLOCK_CHARS
+from ragline.adapters.structure.markdown import LineScanStructureBuilder
 from ragline.application.chunking import ChunkDocument
 from ragline.application.ports.parser import (
     InvalidFileContent,

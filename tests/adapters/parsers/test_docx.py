@@ -11,8 +11,8 @@ from docx.enum.style import WD_STYLE_TYPE
 from docx.oxml import OxmlElement
 from docx.oxml.ns import qn
 
-from ragline.adapters.parsers.registry import ParserRegistry
-from ragline.adapters.parsers.zip_guard import ZipBudget, check_zip
+from ragline.adapters.parser.builtin.registry import ParserRegistry
+from ragline.adapters.parser.builtin.zip_guard import ZipBudget, check_zip
 from ragline.application.ports.parser import InvalidFileContent
 from tests.adapters.parsers.conftest import NAIVE, block_tokens, headings
 from tests.fixtures.hostile.make_hostile import zip_bomb_docx

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from ragline.adapters.parsers.sandbox import SandboxedParser
+from ragline.adapters.parser.builtin.sandbox import SandboxedParser
 from ragline.application.ports.parser import (
     InvalidFileContent,
     NoTextLayer,
@@ -48,7 +48,7 @@ def test_hostile_file_verdict(
 
 def test_long_lines_are_refused_only_past_the_limit(tmp_path: Path) -> None:
     """A 50 MB single line is not prose; a big file of ordinary lines is."""
-    from ragline.adapters.parsers.registry import ParserRegistry
+    from ragline.adapters.parser.builtin.registry import ParserRegistry
     from ragline.application.ports.parser import ParseLimits
 
     options = ParseOptions(limits=ParseLimits(max_line_chars=1000))

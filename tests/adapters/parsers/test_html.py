@@ -9,8 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from selectolax.lexbor import LexborHTMLParser
 
-from ragline.adapters.parsers.html import html_to_markdown
-from ragline.adapters.parsers.registry import ParserRegistry
+from ragline.adapters.parser.builtin.html import html_to_markdown
+from ragline.adapters.parser.builtin.registry import ParserRegistry
 from ragline.application.ports.parser import ParseEngineFailed
 from tests.adapters.parsers.conftest import NAIVE, block_tokens, headings
 

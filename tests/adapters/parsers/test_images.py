@@ -11,7 +11,7 @@ import pytest
 from fpdf import FPDF
 from PIL import Image
 
-from ragline.adapters.parsers.registry import ParserRegistry
+from ragline.adapters.parser.builtin.registry import ParserRegistry
 from ragline.application.ports.parser import ParseOptions, PdfParserBackend
 from ragline.domain.parse_batch import ParseTier
 from tests.fixtures.scanned.make_scanned import make_scanned_pdf

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from fpdf import FPDF
 
-from ragline.adapters.parsers.registry import ParserRegistry
-from ragline.adapters.parsers.sandbox import SandboxedParser
-from ragline.adapters.tesseract_ocr import TesseractOcr
-from ragline.adapters.tesseract_ocr.ocr import tidy
+from ragline.adapters.ocr.tesseract import TesseractOcr
+from ragline.adapters.ocr.tesseract.ocr import tidy
+from ragline.adapters.parser.builtin.registry import ParserRegistry
+from ragline.adapters.parser.builtin.sandbox import SandboxedParser
 from ragline.application.ports.ocr import OcrFailed
 from ragline.application.ports.parser import (
     NoTextLayer,
@@ -113,7 +113,7 @@ def test_force_ocr_reads_pages_that_have_text(registry: ParserRegistry, tmp_path
 
 
 def test_without_an_ocr_engine_the_quality_tier_fails_clearly(scanned: Path) -> None:
-    from ragline.adapters.parsers.registry import with_ocr
+    from ragline.adapters.parser.builtin.registry import with_ocr
 
     registry = ParserRegistry(with_ocr(TesseractOcr(binary="no-such-tesseract")))
     with pytest.raises(ParseEngineFailed, match="no OCR engine is installed"):

@@ -11,10 +11,10 @@ from fpdf.enums import XPos, YPos
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ragline.adapters.parsers.pdf.layout import Line, join_lines, lines_to_markdown
-from ragline.adapters.parsers.pdf.naive import NO_TEXT_LAYER
-from ragline.adapters.parsers.pdf.opendataloader import jar_path
-from ragline.adapters.parsers.registry import ParserRegistry
+from ragline.adapters.parser.builtin.pdf.layout import Line, join_lines, lines_to_markdown
+from ragline.adapters.parser.builtin.pdf.naive import NO_TEXT_LAYER
+from ragline.adapters.parser.builtin.pdf.opendataloader import jar_path
+from ragline.adapters.parser.builtin.registry import ParserRegistry
 from ragline.application.ports.parser import (
     InvalidFileContent,
     NoTextLayer,

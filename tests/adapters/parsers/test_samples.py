@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from ragline.adapters.parsers.sandbox import SandboxedParser
+from ragline.adapters.parser.builtin.sandbox import SandboxedParser
 from tests.adapters.parsers.conftest import NAIVE, block_tokens, headings
 
 SAMPLES = Path(__file__).resolve().parents[3] / "examples" / "docs"

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from ragline.adapters.parsers.registry import ParserRegistry
-from ragline.adapters.parsers.sandbox import SandboxedParser
+from ragline.adapters.parser.builtin.registry import ParserRegistry
+from ragline.adapters.parser.builtin.sandbox import SandboxedParser
 from ragline.application.ports.parser import (
     ParsedDocument,
     ParseEngineFailed,
@@ -258,7 +258,7 @@ def test_a_parser_cannot_read_the_data_dir_but_its_temp_dir(probing: Path) -> No
 
 
 def test_the_key_path_is_never_sent_to_the_worker(probing: Path) -> None:
-    from ragline.adapters.parsers.landlock import readable_entries
+    from ragline.adapters.parser.builtin.landlock import readable_entries
 
     key = probing / "secret.key"
     (probing / "objects").mkdir()

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ragline.adapters.parsers.sandbox_wire import (
+from ragline.adapters.parser.builtin.sandbox_wire import (
     DOCUMENT_CODECS,
     OPTION_CODECS,
     decode_reply,

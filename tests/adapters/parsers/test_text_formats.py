@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ragline.adapters.parsers.plaintext import escape_block_markers
-from ragline.adapters.parsers.registry import ParserRegistry
+from ragline.adapters.parser.builtin.plaintext import escape_block_markers
+from ragline.adapters.parser.builtin.registry import ParserRegistry
 from ragline.application.ports.parser import (
     InvalidFileContent,
     UnsupportedFileType,

@@ -11,7 +11,7 @@ import psycopg
 import pymysql
 import pytest
 
-from ragline.adapters.sql import ApiKeyCipher, upgrade_to_head
+from ragline.adapters.persistence.sql import ApiKeyCipher, upgrade_to_head
 
 PG_ADMIN = "host=127.0.0.1 port=5432 user=postgres dbname=postgres"
 MARIADB = {"host": "127.0.0.1", "port": 3306, "user": "root", "password": ""}

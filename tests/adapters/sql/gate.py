@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
-from ragline.adapters.sql import SqlUnitOfWorkFactory
-from ragline.adapters.sql.sqlite_connection import InlineEngine
+from ragline.adapters.persistence.sql import SqlUnitOfWorkFactory
+from ragline.adapters.persistence.sql.sqlite_connection import InlineEngine
 
 
 async def until_queued(factory: SqlUnitOfWorkFactory, waiting: int = 1) -> None:

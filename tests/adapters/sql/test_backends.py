@@ -14,7 +14,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import Engine, inspect, text
 
-from ragline.adapters.sql import (
+from ragline.adapters.persistence.sql import (
     async_url,
     backend_of,
     create_sync_engine_for,
@@ -24,8 +24,8 @@ from ragline.adapters.sql import (
     sync_url,
     upgrade_to_head,
 )
-from ragline.adapters.sql.migrations import VERSION_TABLE
-from ragline.adapters.sql.tables import metadata
+from ragline.adapters.persistence.sql.migrations import VERSION_TABLE
+from ragline.adapters.persistence.sql.tables import metadata
 
 from .conftest import (
     create_mariadb_database,
@@ -88,7 +88,7 @@ def test_downgrade_to_base_and_back(empty_database: str) -> None:
     upgrade_to_head(empty_database)
     from alembic import command
 
-    from ragline.adapters.sql.migrations import alembic_config
+    from ragline.adapters.persistence.sql.migrations import alembic_config
 
     engine = create_sync_engine_for(empty_database)
     try:
@@ -189,7 +189,7 @@ def test_url_drivers() -> None:
 def test_migration_command_line(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'cli.db'}"
     done = subprocess.run(
-        [sys.executable, "-m", "ragline.adapters.sql.migrations", url],
+        [sys.executable, "-m", "ragline.adapters.persistence.sql.migrations", url],
         capture_output=True,
         text=True,
         timeout=120,

@@ -16,7 +16,7 @@ import pytest
 from sqlalchemy import Engine, inspect, text
 from sqlalchemy.exc import DBAPIError
 
-from ragline.adapters.sql import (
+from ragline.adapters.persistence.sql import (
     ApiKeyCipher,
     SqlUnitOfWorkFactory,
     create_sync_engine_for,

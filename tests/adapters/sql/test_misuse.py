@@ -10,7 +10,7 @@ from pathlib import Path
 import attrs
 import pytest
 
-from ragline.adapters.sql import (
+from ragline.adapters.persistence.sql import (
     ApiKeyCipher,
     SecretKeyError,
     SqlUnitOfWorkFactory,

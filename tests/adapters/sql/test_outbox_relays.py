@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from ragline.adapters.sql import create_unit_of_work_factory, upgrade_to_head
-from ragline.adapters.system_clock import SystemClock
+from ragline.adapters.clock.system import SystemClock
+from ragline.adapters.persistence.sql import create_unit_of_work_factory, upgrade_to_head
 from ragline.application.pipeline.outbox_relay import OutboxRelay, RelayPolicy
 
 ROWS = 120

@@ -2,7 +2,7 @@ r"""The ParseRun properties (`ParseRunMachine`) on the SQL store: SQLite, Postgr
 
 `UnitOfWorkRunStore` is `ragline.testing.parse_run.uow_store.UnitOfWorkRunStore` (the machine's
 `RunStore` over the UnitOfWork port: one unit of work per call, on an event loop the backend
-owns) on `ragline.adapters.sql`. `supersede_and_add` is what the retry use case does:
+owns) on `ragline.adapters.persistence.sql`. `supersede_and_add` is what the retry use case does:
 `mark_superseded` (a compare-and-set whose rowcount decides) and `add` of the new run in one
 unit of work. Each example starts on an empty `parse_run` table. The settings are modest
 (the reference store in tests/domain runs 200 examples of 30 steps); the three backends
@@ -23,12 +23,12 @@ from hypothesis import settings
 from hypothesis.stateful import run_state_machine_as_test
 from sqlalchemy import delete
 
-from ragline.adapters.sql import (
+from ragline.adapters.persistence.sql import (
     SqlUnitOfWorkFactory,
     create_unit_of_work_factory,
     upgrade_to_head,
 )
-from ragline.adapters.sql.tables import parse_run
+from ragline.adapters.persistence.sql.tables import parse_run
 from ragline.domain.parse_run import FailureCode, ParseRun, Stage
 from ragline.testing.kits.unit_of_work import at, identity
 from ragline.testing.parse_run import ParseRunMachine, RunStore

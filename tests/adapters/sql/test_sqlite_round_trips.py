@@ -15,13 +15,13 @@ from typing import Any
 
 import pytest
 
-from ragline.adapters.sql import (
+from ragline.adapters.persistence.sql import (
     SqlUnitOfWorkFactory,
     create_unit_of_work_factory,
     sqlite_connection,
     upgrade_to_head,
 )
-from ragline.adapters.sql.sqlite_connection import InlineConnection
+from ragline.adapters.persistence.sql.sqlite_connection import InlineConnection
 from ragline.application.ports.unit_of_work import PersistenceError
 from ragline.domain.parse_run import ParseRun
 from ragline.testing.kits.unit_of_work import identity

@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from ragline.adapters.sql import (
+from ragline.adapters.persistence.sql import (
     ApiKeyCipher,
     SqlUnitOfWorkFactory,
     create_unit_of_work_factory,
     upgrade_to_head,
 )
-from ragline.adapters.sql.tables import model_config
+from ragline.adapters.persistence.sql.tables import model_config
 from ragline.application.ports.unit_of_work import UnitOfWorkFactory
 from ragline.testing.kits.parse_batches import ParseBatchContract
 from ragline.testing.kits.unit_of_work import (

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from ragline.adapters.sql import (
+from ragline.adapters.persistence.sql import (
     SqlUnitOfWorkFactory,
     create_unit_of_work_factory,
     sqlite_connection,

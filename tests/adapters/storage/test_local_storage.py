@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ragline.adapters.local_storage import LocalObjectStorage
+from ragline.adapters.object_storage.local import LocalObjectStorage
 from ragline.application.ports.object_storage import InvalidObjectKey, ObjectStorage
 from ragline.testing.kits.object_storage import (
     FilesystemConfinementContract,

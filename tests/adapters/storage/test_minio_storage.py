@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import pytest
 
-from ragline.adapters.minio_storage import MinioObjectStorage
+from ragline.adapters.object_storage.minio import MinioObjectStorage
 from ragline.application.ports.object_storage import ObjectStorage, StorageUnavailable
 from ragline.testing.kits.object_storage import ObjectStorageContract, PresignedUrlContract
 from tests.services.fixtures import free_port

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ragline.adapters.s3_storage import S3ObjectStorage
+from ragline.adapters.object_storage.s3 import S3ObjectStorage
 from ragline.application.ports.object_storage import ObjectStorage, StorageUnavailable
 from ragline.testing.kits.object_storage import ObjectStorageContract, PresignedUrlContract
 from tests.services.fixtures import free_port

@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ragline.adapters.jieba_tokenizer import JiebaTokenizer
+from ragline.adapters.tokenizer.jieba import JiebaTokenizer
 
 tokenizer = JiebaTokenizer()
 

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ragline.adapters.jieba_tokenizer import JiebaTokenizer
-from ragline.adapters.term_sparse import TermSparseEncoder, term_id
+from ragline.adapters.sparse_encoder.term import TermSparseEncoder, term_id
+from ragline.adapters.tokenizer.jieba import JiebaTokenizer
 from ragline.application.ports.sparse_encoder import SparseVector
 
 encoder = TermSparseEncoder(JiebaTokenizer(), k1=1.2, b=0.75, avg_doc_length=4.0)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from ragline.adapters.embedded_vector import EmbeddedVectorIndex
+from ragline.adapters.vector_index.embedded import EmbeddedVectorIndex
 from ragline.application.ports.embedder import EmbeddingDimensionMismatch
 from ragline.application.ports.vector_index import (
     VectorIndex,
@@ -113,7 +113,7 @@ async def test_a_write_from_another_process_is_seen(tmp_path: Path) -> None:
     assert ids(await index.query_dense(USER, DATASET, E1, 5)) == ["mine"]
     script = (
         "import asyncio, sys\n"
-        "from ragline.adapters.embedded_vector import EmbeddedVectorIndex\n"
+        "from ragline.adapters.vector_index.embedded import EmbeddedVectorIndex\n"
         "from ragline.testing.kits.vector_index import dense, sparse\n"
         "async def main():\n"
         "    other = EmbeddedVectorIndex(sys.argv[1])\n"
@@ -300,7 +300,7 @@ async def test_a_file_of_another_format_is_unavailable(tmp_path: Path) -> None:
 async def test_scores_agree_with_qdrant_local(tmp_path: Path) -> None:
     """The adapter it replaces, on the same random points: the same hits in the same order,
     the same cosine and IDF-weighted sparse scores (Qdrant computes in float32)."""
-    from ragline.adapters.qdrant_vector import QdrantVectorIndex
+    from ragline.adapters.vector_index.qdrant import QdrantVectorIndex
 
     rng = random.Random(5)
     ours, theirs = EmbeddedVectorIndex(tmp_path / "v"), QdrantVectorIndex(location=":memory:")

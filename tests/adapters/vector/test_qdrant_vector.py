@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from ragline.adapters.qdrant_vector import QdrantVectorIndex
+from ragline.adapters.vector_index.qdrant import QdrantVectorIndex
 from ragline.application.ports.embedder import EmbeddingDimensionMismatch
 from ragline.application.ports.vector_index import VectorIndex, VectorIndexUnavailable
 from ragline.testing.kits.vector_index import (

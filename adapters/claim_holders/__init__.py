@@ -1,0 +1,1 @@
+"""The ClaimHolders port: which claim owners are still alive."""

@@ -1,0 +1,1 @@
+"""The Embedder port: one package per model family, and the text rule they share."""

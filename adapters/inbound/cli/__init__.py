@@ -1,0 +1,5 @@
+"""Command-line adapter (typer). Bootstrap hands it a factory for the container."""
+
+from ragline.adapters.inbound.cli.app import build_cli
+
+__all__ = ["build_cli"]

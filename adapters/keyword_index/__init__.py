@@ -1,0 +1,1 @@
+"""The KeywordIndex (BM25) port: one package per engine."""

@@ -1,5 +1,0 @@
-"""Claim owners named after this host's processes (the ClaimHolders port)."""
-
-from ragline.adapters.local_processes.claim_holders import LocalProcessHolders
-
-__all__ = ["LocalProcessHolders"]

@@ -1,5 +1,0 @@
-"""The Parser port for PDFs on MinerU's precision extract API (v4), by direct pull."""
-
-from ragline.adapters.mineru.client import MineruClient, MineruConfig
-
-__all__ = ["MineruClient", "MineruConfig"]

@@ -1,0 +1,1 @@
+"""The ObjectStorage port: one package per store."""

@@ -1,6 +1,0 @@
-"""PageCounter on pypdfium2 (PDF page count from the document's page tree); one page for
-every other format."""
-
-from ragline.adapters.page_count.counter import PdfiumPageCounter
-
-__all__ = ["PdfiumPageCounter"]

@@ -1,0 +1,1 @@
+"""The Parser port: the built-in sandboxed parsers and the MinerU client."""

@@ -1,0 +1,24 @@
+"""What bootstrap calls: the sandboxed Parser for untrusted files, or the in-process one."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from ragline.adapters.parser.builtin.registry import ParserRegistry
+from ragline.adapters.parser.builtin.sandbox import SandboxedParser
+from ragline.application.ports.parser import Parser
+
+
+def build_parser(
+    sandbox: bool = True,
+    max_workers: int = 1,
+    hidden: Iterable[Path] = (),
+    readable: Iterable[Path] = (),
+) -> Parser:
+    """sandbox=True (default): warm worker processes with memory/time bounds, a scrubbed
+    environment, and `hidden` files unreadable. False: parse in the calling process
+    (trusted input, tests, debugging); the output limit still applies."""
+    if sandbox:
+        return SandboxedParser(max_workers=max_workers, hidden=hidden, readable=readable)
+    return ParserRegistry()

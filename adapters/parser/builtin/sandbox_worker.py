@@ -1,0 +1,88 @@
+"""The sandbox's worker process.
+
+Run as `python -m ragline.adapters.parser.builtin.sandbox_worker FD LIMIT`.
+
+Sets its own address-space limit (soft, so the opendataloader JVM child may lift it), takes
+the read restriction the parent sends first (Landlock: the secret key stays unreadable),
+imports the parsers once (the pool keeps it warm), then answers one JSON request at a time.
+Nothing is unpickled on either side (sandbox_wire).
+"""
+
+from __future__ import annotations
+
+import importlib
+import multiprocessing.connection
+import resource
+import signal
+import sys
+
+from ragline.adapters.parser.builtin.landlock import restrict_reads
+from ragline.adapters.parser.builtin.sandbox_wire import (
+    decode_message,
+    decode_request,
+    encode_control,
+    encode_document,
+    encode_error,
+)
+from ragline.application.ports.parser import (
+    InvalidFileContent,
+    NoTextLayer,
+    ParseEngineFailed,
+    UnsupportedFileType,
+)
+
+
+def worker_main(conn: multiprocessing.connection.Connection, memory_limit: int) -> None:
+    """Child process loop: one request in, one reply out, until told to stop or recycled."""
+    _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if hard == resource.RLIM_INFINITY or hard >= memory_limit:
+        resource.setrlimit(resource.RLIMIT_AS, (memory_limit, hard))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    setup = decode_message(conn.recv_bytes())
+    readable = [str(p) for p in setup.get("readable", [])]
+    not_restricted = restrict_reads(readable) if readable else None
+    from ragline.adapters.parser.builtin.registry import ParserRegistry  # warm imports happen here
+
+    formats = setup.get("formats")  # None: the registry's own (every format, OCR bound)
+    if formats is None:
+        registry = ParserRegistry()
+    else:
+        module, _, name = str(formats).partition(":")
+        registry = ParserRegistry(getattr(importlib.import_module(module), name))
+    conn.send_bytes(encode_control("ready", unrestricted=not_restricted))
+    while True:
+        try:
+            body = conn.recv_bytes()
+        except (EOFError, OSError):
+            return
+        if decode_message(body)["kind"] == "stop":
+            return
+        fatal = False
+        try:
+            source, file_type, options = decode_request(body)
+            reply = encode_document(registry.parse(source, file_type, options))
+        except UnsupportedFileType as exc:
+            reply = encode_error("unsupported", exc.reason)
+        except InvalidFileContent as exc:
+            reply = encode_error("invalid", exc.reason)
+        except NoTextLayer as exc:
+            reply = encode_error("no_text", exc.reason)
+        except ParseEngineFailed as exc:
+            reply = encode_error("engine", exc.reason)
+            fatal = exc.reason.startswith("out of memory")
+        except BaseException as exc:  # the worker must answer whatever happened
+            reply = encode_error("engine", f"parser worker error: {type(exc).__name__}"[:300])
+            fatal = True
+        try:
+            conn.send_bytes(reply)
+        except MemoryError:
+            conn.send_bytes(encode_error("engine", "out of memory while returning the result"))
+            fatal = True
+        if fatal:
+            return  # a heap that hit its limit is not trusted for the next file
+
+
+if __name__ == "__main__":
+    main_conn = multiprocessing.connection.Connection(int(sys.argv[1]))
+    worker_main(main_conn, int(sys.argv[2]))

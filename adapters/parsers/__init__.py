@@ -1,4 +1,0 @@
-"""Document parsers for the CLEANING stage: one module per format, a dispatcher, a sandbox.
-
-Build the port implementation with :func:`ragline.adapters.parsers.factory.build_parser`.
-"""

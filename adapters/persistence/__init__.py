@@ -1,0 +1,1 @@
+"""The UnitOfWork and repository ports: one package per storage engine family."""

@@ -1,5 +1,0 @@
-"""Object storage on Amazon S3 or any S3-compatible endpoint, through boto3."""
-
-from ragline.adapters.s3_storage.storage import S3ObjectStorage
-
-__all__ = ["S3ObjectStorage"]

@@ -1,5 +1,0 @@
-"""One publisher per role for a bus's lifetime, closed together (used by every bus adapter)."""
-
-from ragline.adapters.shared_publishers.pool import ClosingPublisher, SharedPublishers
-
-__all__ = ["ClosingPublisher", "SharedPublishers"]

@@ -1,0 +1,1 @@
+"""The StructureBuilder port (Markdown to a section tree)."""

@@ -1,6 +1,0 @@
-"""The driving adapter of the task topic: deliveries in, decoded once, the pipeline called."""
-
-from ragline.adapters.task_consumer.consumer import SupervisedConsumer, TaskConsumer
-from ragline.adapters.task_consumer.worker import Worker
-
-__all__ = ["SupervisedConsumer", "TaskConsumer", "Worker"]

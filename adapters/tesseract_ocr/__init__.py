@@ -1,5 +1,0 @@
-"""The PageOcr port on the tesseract CLI (Debian tesseract-ocr with chi_sim + eng)."""
-
-from ragline.adapters.tesseract_ocr.ocr import TesseractOcr
-
-__all__ = ["TesseractOcr"]

@@ -1,0 +1,1 @@
+"""The Tracing port, and the crash-campaign hook that decorates it."""

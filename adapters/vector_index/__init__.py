@@ -1,0 +1,1 @@
+"""The VectorIndex port: one package per vector store."""

@@ -1,0 +1,1 @@
+"""The WireFormat port: the wire contracts' encoding."""
