@@ -55,6 +55,9 @@ class Container(containers.DeclarativeContainer):
     embedders = providers.Singleton(factories.embedder_resolver, settings=settings)
     bus = providers.Resource(factories.open_message_bus, settings=settings)
     task_publisher = bus.provided.task_publisher.call()
+    parse_task_publisher = providers.Singleton(
+        factories.parse_task_publisher, publisher=task_publisher
+    )
 
     # chunking (pure CPU; no I/O)
     structure_builder = providers.Singleton(factories.structure_builder)
@@ -171,9 +174,8 @@ class Container(containers.DeclarativeContainer):
         IngestFiles,
         uow_factory,
         storage,
-        task_publisher,
+        parse_task_publisher,
         clock,
-        wire_format,
         source_bucket=settings.provided.source_bucket,
         md_bucket=settings.provided.markdown_bucket,
         references=reference_policy,
@@ -217,28 +219,25 @@ class Container(containers.DeclarativeContainer):
     reindex_document = providers.Factory(
         ReindexDocument,
         uow_factory=uow_factory,
-        tasks=task_publisher,
-        wire=wire_format,
+        tasks=parse_task_publisher,
         references=reference_policy,
     )
     retry_run = providers.Factory(
         RetryRun,
         uow_factory=uow_factory,
-        tasks=task_publisher,
-        wire=wire_format,
+        tasks=parse_task_publisher,
         references=reference_policy,
         language=pipeline_settings.provided.language,
     )
     check_task_id = providers.Factory(CheckTaskId, uow_factory=uow_factory)
     submit_task = providers.Factory(
         SubmitTask,
-        tasks=task_publisher,
-        wire=wire_format,
+        tasks=parse_task_publisher,
         references=reference_policy,
         task_ids=check_task_id,
     )
     publish_task_message = providers.Factory(
-        PublishTaskMessage, tasks=task_publisher, wire=wire_format, references=reference_policy
+        PublishTaskMessage, tasks=task_publisher, references=reference_policy
     )
     extract_markdown = providers.Factory(
         ExtractMarkdown,

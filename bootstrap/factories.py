@@ -29,7 +29,7 @@ from ragline.application.ports.clock import Clock
 from ragline.application.ports.embedder_resolver import EmbedderResolver
 from ragline.application.ports.keyword_index import KeywordIndex
 from ragline.application.ports.llm import ChatModel
-from ragline.application.ports.messaging import MessageBus
+from ragline.application.ports.messaging import MessageBus, Publisher
 from ragline.application.ports.metrics import NO_METRICS, PipelineMetrics
 from ragline.application.ports.object_storage import ObjectStorage
 from ragline.application.ports.page_count import PageCounter
@@ -37,6 +37,7 @@ from ragline.application.ports.parser import ParseLimits, Parser, PdfParserBacke
 from ragline.application.ports.reranker import Reranker
 from ragline.application.ports.sparse_encoder import SparseEncoder
 from ragline.application.ports.structure import StructureBuilder
+from ragline.application.ports.task_messages import TaskPublisher
 from ragline.application.ports.tokenizer import Tokenizer
 from ragline.application.ports.tracing import NO_TRACING, Tracing
 from ragline.application.ports.unit_of_work import UnitOfWorkFactory
@@ -95,6 +96,13 @@ def wire_format() -> WireFormat:
     from ragline.adapters.wire_format.json import JsonWireFormat
 
     return JsonWireFormat()
+
+
+def parse_task_publisher(publisher: Publisher) -> TaskPublisher:
+    """Tasks leave as ParseTask messages on the task topic's publisher."""
+    from ragline.adapters.wire_format.json import JsonTaskPublisher
+
+    return JsonTaskPublisher(publisher)
 
 
 async def unit_of_work_factory(

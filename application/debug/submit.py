@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ragline.application.access import Caller, ReferencePolicy
 from ragline.application.ports.messaging import Publisher
-from ragline.application.ports.wire_format import WireFormat
+from ragline.application.ports.task_messages import TaskPublisher
 from ragline.application.runs.task_ids import CheckTaskId
 from ragline.application.tasks import ParseTaskCommand
 
@@ -20,20 +20,18 @@ from ragline.application.tasks import ParseTaskCommand
 class SubmitTask:
     def __init__(
         self,
-        tasks: Publisher,
-        wire: WireFormat,
+        tasks: TaskPublisher,
         references: ReferencePolicy,
         task_ids: CheckTaskId,
     ) -> None:
         self._tasks = tasks
-        self._wire = wire
         self._references = references
         self._task_ids = task_ids
 
     async def __call__(self, caller: Caller, task: ParseTaskCommand) -> str:
         self._references.check_task(caller, task)
         await self._task_ids(task)
-        await self._tasks.publish(self._wire.encode_task(task), task.routing_key)
+        await self._tasks.publish(task)
         return task.task_id
 
 
@@ -43,14 +41,14 @@ class PublishTaskMessage:
     tokens) has the references of a readable body checked here first; an unreadable body
     names nothing the worker would use (it is rejected there)."""
 
-    def __init__(self, tasks: Publisher, wire: WireFormat, references: ReferencePolicy) -> None:
+    def __init__(self, tasks: Publisher, references: ReferencePolicy) -> None:
         self._tasks = tasks
-        self._wire = wire
         self._references = references
 
-    async def __call__(self, caller: Caller, body: bytes, routing_key: str) -> None:
-        if not caller.is_service:
-            task = self._wire.decode_task(body)
-            if isinstance(task, ParseTaskCommand):
-                self._references.check_task(caller, task)
+    async def __call__(
+        self, caller: Caller, body: bytes, routing_key: str, task: ParseTaskCommand | None
+    ) -> None:
+        """`task` is the body as the edge decoded it (None: not a valid task)."""
+        if not caller.is_service and task is not None:
+            self._references.check_task(caller, task)
         await self._tasks.publish(body, routing_key)

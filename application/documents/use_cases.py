@@ -22,8 +22,8 @@ from ragline.application.access import Caller, ReferencePolicy
 from ragline.application.pipeline.context import MARKDOWN_PASSTHROUGH_TYPES
 from ragline.application.ports.clock import Clock
 from ragline.application.ports.keyword_index import KeywordIndex
-from ragline.application.ports.messaging import Publisher
 from ragline.application.ports.object_storage import ObjectStorage
+from ragline.application.ports.task_messages import TaskPublisher
 from ragline.application.ports.unit_of_work import (
     ChunkCounts,
     DocumentScope,
@@ -32,8 +32,7 @@ from ragline.application.ports.unit_of_work import (
     UnitOfWorkFactory,
 )
 from ragline.application.ports.vector_index import VectorIndex
-from ragline.application.ports.wire_format import WireFormat
-from ragline.application.tasks import ParseTaskCommand, TaskIssuer, TriggerMode, UnreadableTask
+from ragline.application.tasks import ParseTaskCommand, RejectedBody, TaskIssuer, TriggerMode
 from ragline.domain.parse_run import MarkdownLocation, ParseRun, PipelineStatus
 
 MAX_PAGE_SIZE = 200
@@ -241,13 +240,11 @@ class ReindexDocument:
     def __init__(
         self,
         uow_factory: UnitOfWorkFactory,
-        tasks: Publisher,
-        wire: WireFormat,
+        tasks: TaskPublisher,
         references: ReferencePolicy,
     ) -> None:
         self._uow_factory = uow_factory
         self._tasks = tasks
-        self._wire = wire
         self._references = references
 
     async def __call__(
@@ -268,8 +265,8 @@ class ReindexDocument:
         markdown = source.markdown
         if markdown is None or stored is None:
             raise NotReindexable(f"document {doc_id} has no stored Markdown to re-index from")
-        task = self._wire.decode_task(stored.payload_json.encode("utf-8"))
-        if isinstance(task, UnreadableTask):
+        task = stored.task
+        if isinstance(task, RejectedBody):
             raise NotReindexable(f"the task of {source.task_id} is unreadable ({task.reason})")
         reindex = attrs.evolve(
             task,
@@ -285,5 +282,5 @@ class ReindexDocument:
             issued_by=TaskIssuer.RAGLINE,
         )
         self._references.check_task(caller, reindex)
-        await self._tasks.publish(self._wire.encode_task(reindex), reindex.routing_key)
+        await self._tasks.publish(reindex)
         return reindex

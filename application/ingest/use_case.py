@@ -35,11 +35,10 @@ from ragline.application.access import Caller, ReferencePolicy
 from ragline.application.ingest.identity import FileIdentity, SourceFile, identify
 from ragline.application.pipeline.results import build_result
 from ragline.application.ports.clock import Clock
-from ragline.application.ports.messaging import Publisher
 from ragline.application.ports.object_storage import ObjectStorage
 from ragline.application.ports.parser import PdfParserBackend
+from ragline.application.ports.task_messages import TaskPublisher
 from ragline.application.ports.unit_of_work import DocumentScope, UnitOfWorkFactory
-from ragline.application.ports.wire_format import WireFormat
 from ragline.application.tasks import (
     ParseTaskCommand,
     TaskIssuer,
@@ -108,9 +107,8 @@ class IngestFiles:
         self,
         uow_factory: UnitOfWorkFactory,
         storage: ObjectStorage,
-        tasks: Publisher,
+        tasks: TaskPublisher,
         clock: Clock,
-        wire: WireFormat,
         *,
         source_bucket: str,
         md_bucket: str,
@@ -123,7 +121,6 @@ class IngestFiles:
         self._storage = storage
         self._tasks = tasks
         self._clock = clock
-        self._wire = wire
         self._source_bucket = source_bucket
         self._md_bucket = md_bucket
         self._references = references
@@ -222,7 +219,7 @@ class IngestFiles:
 
     async def _publish(self, pending: dict[str, _Pending], item: _Pending) -> _Pending:
         pending[item.task.task_id] = item
-        await self._tasks.publish(self._wire.encode_task(item.task), item.task.routing_key)
+        await self._tasks.publish(item.task)
         return item
 
     # -- waiting -------------------------------------------------------------------------

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 from collections.abc import Sequence
 from datetime import datetime
@@ -29,7 +28,7 @@ from ragline.application.pipeline.services import StageServices
 from ragline.application.pipeline.stages import PipelineStage, default_stages
 from ragline.application.pipeline.validation import invalid_context, refused_reference
 from ragline.application.ports.unit_of_work import ConcurrentUpdate, DuplicateTaskId, UnitOfWork
-from ragline.application.tasks import ParseTaskCommand, UnreadableTask
+from ragline.application.tasks import ParseTaskCommand, RejectedBody, StoredTask, UnreadableTask
 from ragline.domain.parse_run import (
     FailureCode,
     MarkdownLocation,
@@ -78,8 +77,8 @@ def duplicate_task(task_id: str) -> str:
     return f"{FailureCode.DUPLICATE_TASK.value}:task_id {task_id} is already used by another task"
 
 
-def _rejected_payload(reason: str, unreadable: UnreadableTask) -> str:
-    return json.dumps({"rejected": reason, "body": unreadable.body_text}, ensure_ascii=False)
+def _rejected(reason: str, unreadable: UnreadableTask) -> RejectedBody:
+    return RejectedBody(reason=reason, body_text=unreadable.body_text)
 
 
 class ParseTaskPipeline:
@@ -119,15 +118,14 @@ class ParseTaskPipeline:
             if existing is not None:
                 return existing
         # a valid first attempt meets the idempotency barrier inside `_open`
-        payload = self.services.wire.encode_task(task).decode("utf-8")
         try:
             if problem is not None:
-                await self._reject(identity, payload, FailureCode.INVALID_TASK_CONTEXT, problem)
+                await self._reject(identity, task, FailureCode.INVALID_TASK_CONTEXT, problem)
                 return PipelineOutcome(OutcomeKind.REJECTED, task.task_id, problem)
             if task.is_retry:
-                opened = await self._open_retry(task, identity, payload)
+                opened = await self._open_retry(task, identity)
             else:
-                opened = await self._open(identity, payload, task_source(task))
+                opened = await self._open(identity, task, task_source(task))
         except DuplicateTaskId:
             # the same task_id was recorded concurrently: it is a redelivery after all
             settled = await self._settle_existing(identity)
@@ -240,7 +238,7 @@ class ParseTaskPipeline:
         try:
             await self._reject(
                 identity,
-                _rejected_payload(reason, unreadable),
+                _rejected(reason, unreadable),
                 FailureCode.INVALID_TASK_CONTEXT,
                 reason,
             )
@@ -268,8 +266,8 @@ class ParseTaskPipeline:
                 return
             parsed = await uow.parsed_logs.get(task_id)
             if parsed is None:
-                payload = _rejected_payload(detail, unreadable)
-                parsed = await uow.parsed_logs.add(task_id, payload, at)
+                stored = _rejected(detail, unreadable)
+                parsed = await uow.parsed_logs.add(task_id, stored, at)
             if run is None:
                 run = ParseRun.open(salvaged_identity(task_id, unreadable), at)
                 run.reject(code, detail, at)
@@ -329,7 +327,7 @@ class ParseTaskPipeline:
         return PipelineOutcome(kind, task_id, run.pipeline_status.value)
 
     async def _open(
-        self, identity: TaskIdentity, payload: str, source: MarkdownLocation
+        self, identity: TaskIdentity, task: ParseTaskCommand, source: MarkdownLocation
     ) -> tuple[ParseRun, int] | PipelineOutcome:
         """The barrier and the new run in one unit of work (a small file otherwise paid a
         unit of work just to learn its task_id is new)."""
@@ -338,18 +336,18 @@ class ParseTaskPipeline:
             if settled is not None:
                 return settled
             at = self.services.clock.now()
-            parsed = await uow.parsed_logs.add(identity.task_id, payload, at, source=source)
+            parsed = await uow.parsed_logs.add(identity.task_id, task, at, source=source)
             run = ParseRun.open(identity, at)
             await uow.runs.add(run)
             await uow.commit()
         return run, parsed.id
 
     async def _reject(
-        self, identity: TaskIdentity, payload: str, code: FailureCode, detail: str
+        self, identity: TaskIdentity, stored: StoredTask, code: FailureCode, detail: str
     ) -> None:
         async with self.services.uow() as uow:
             at = self.services.clock.now()
-            parsed = await uow.parsed_logs.add(identity.task_id, payload, at)
+            parsed = await uow.parsed_logs.add(identity.task_id, stored, at)
             run = ParseRun.open(identity, at)
             run.reject(code, detail, at)
             await uow.runs.add(run)
@@ -358,7 +356,7 @@ class ParseTaskPipeline:
         run.pull_events()
 
     async def _open_retry(
-        self, task: ParseTaskCommand, identity: TaskIdentity, payload: str
+        self, task: ParseTaskCommand, identity: TaskIdentity
     ) -> tuple[ParseRun, int] | PipelineOutcome:
         """SPEC §4.6 in ONE unit of work: check, supersede by rowcount, derive, add."""
         previous_id = task.previous_task_id
@@ -367,7 +365,7 @@ class ParseTaskPipeline:
         async with self.services.uow() as uow:
             at = self.services.clock.now()
             parsed = await uow.parsed_logs.add(
-                task.task_id, payload, at, previous_id, source=task_source(task)
+                task.task_id, task, at, previous_id, source=task_source(task)
             )
             previous = await uow.runs.get(previous_id)
             if previous is not None and not Caller.tenant(identity.user_id).may_act_for(

@@ -97,5 +97,4 @@ class ResultOutbox:
         stored = await uow.parsed_logs.get(task_id)
         if stored is None:
             return True
-        task = self.wire.decode_task(stored.payload_json.encode("utf-8"))
-        return not isinstance(task, ParseTaskCommand) or task.owes_result
+        return not isinstance(stored.task, ParseTaskCommand) or stored.task.owes_result

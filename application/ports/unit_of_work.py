@@ -18,6 +18,7 @@ from typing import Protocol, Self
 import attrs
 
 from ragline.application.secrets import remember_secrets
+from ragline.application.tasks import StoredTask
 from ragline.domain.parse_batch import PageRange, ParseBatch, ParseTier, SourceRef
 from ragline.domain.parse_run import (
     ChunkIndexStatus,
@@ -49,16 +50,17 @@ class ConcurrentUpdate(PersistenceError):
 
 @attrs.frozen
 class ParsedLog:
-    """The snapshot of one task as received: the wire payload and where its Markdown went.
+    """The snapshot of one task as received: the task and where its Markdown went.
 
-    `id` is the store's integer key, sent back as `document_parsed_log_id`. `payload_json`
-    is the task message as received (canonical JSON), kept so a redelivery or a later retry
-    can be checked against it and so `ragline status` can show it.
+    `id` is the store's integer key, sent back as `document_parsed_log_id`. `task` is the
+    task as the edge decoded it (or why its body was no task), kept so a later retry or
+    re-index can start from it and so `ragline status` can show it; the store keeps it as
+    a plain record (`task_record`: canonical JSON in the SQL store).
     """
 
     id: int
     task_id: str
-    payload_json: str
+    task: StoredTask
     created_at: datetime
     retry_of_task_id: str | None = None
     parsed_bucket: str | None = None
@@ -77,7 +79,7 @@ class ParsedLogRepository(Protocol):
     async def add(
         self,
         task_id: str,
-        payload_json: str,
+        task: StoredTask,
         created_at: datetime,
         retry_of_task_id: str | None = None,
         source: MarkdownLocation | None = None,

@@ -22,10 +22,9 @@ import asyncio
 
 from ragline.application.access import Caller, ReferencePolicy
 from ragline.application.pipeline.results import build_result
-from ragline.application.ports.messaging import Publisher
+from ragline.application.ports.task_messages import TaskPublisher
 from ragline.application.ports.unit_of_work import UnitOfWorkFactory
-from ragline.application.ports.wire_format import WireFormat
-from ragline.application.tasks import ParseTaskCommand, TaskIssuer, TaskResult, UnreadableTask
+from ragline.application.tasks import ParseTaskCommand, RejectedBody, TaskIssuer, TaskResult
 
 
 class RunNotRetryable(LookupError):
@@ -41,8 +40,7 @@ class RetryRun:
     def __init__(
         self,
         uow_factory: UnitOfWorkFactory,
-        tasks: Publisher,
-        wire: WireFormat,
+        tasks: TaskPublisher,
         references: ReferencePolicy,
         *,
         language: str = "zh",
@@ -51,7 +49,6 @@ class RetryRun:
         self._references = references
         self._uow_factory = uow_factory
         self._tasks = tasks
-        self._wire = wire
         self._language = language
         self._poll_seconds = poll_seconds
 
@@ -66,8 +63,8 @@ class RetryRun:
             raise RunNotFound(f"no run with task_id {task_id}")
         if run.superseded_by_task_id is not None:
             raise RunNotRetryable(f"{task_id} was already retried by {run.superseded_by_task_id}")
-        task = self._wire.decode_task(log_row.payload_json.encode("utf-8"))
-        if isinstance(task, UnreadableTask):
+        task = log_row.task
+        if isinstance(task, RejectedBody):
             raise RunNotRetryable(f"{task_id} has no valid task to retry ({task.reason})")
         retry = task.retry_of(task_id).issued(TaskIssuer.RAGLINE)
         self._references.check_task(caller, retry)
@@ -83,7 +80,7 @@ class RetryRun:
         """The retry's terminal result (TimeoutError when it has none in `timeout_seconds`;
         the retry goes on)."""
         retry = await self.retry_task(caller, task_id)
-        await self._tasks.publish(self._wire.encode_task(retry), retry.routing_key)
+        await self._tasks.publish(retry)
         return await asyncio.wait_for(self._outcome(retry.task_id), timeout_seconds)
 
     async def _outcome(self, task_id: str) -> TaskResult:

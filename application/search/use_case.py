@@ -19,7 +19,6 @@ A bug (any other exception) still raises; with no retriever answering, SearchUna
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import Awaitable, Mapping, Sequence
 
@@ -38,6 +37,7 @@ from ragline.application.ports.vector_index import VectorHit, VectorIndex, Vecto
 from ragline.application.search.evidence import by_parent, dedupe
 from ragline.application.search.fusion import reciprocal_rank_fusion, score_fusion
 from ragline.application.search.tuning import RETRIEVERS, SearchTuning
+from ragline.application.tasks import ParseTaskCommand
 
 log = logging.getLogger(__name__)
 
@@ -356,9 +356,8 @@ class HybridSearch:
         names: dict[str, str] = {}
         for task_id in task_ids:
             log_row = await uow.parsed_logs.get(task_id)
-            if log_row is not None:
-                payload = json.loads(log_row.payload_json)
-                names[task_id] = str(payload.get("source_filename") or "")
+            if log_row is not None and isinstance(log_row.task, ParseTaskCommand):
+                names[task_id] = log_row.task.source_filename
         return names
 
 

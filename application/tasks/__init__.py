@@ -12,10 +12,13 @@ from ragline.application.tasks.parse_task import (
     body_text,
     next_retry_task_id,
 )
+from ragline.application.tasks.stored import RejectedBody, StoredTask, stored_task, task_record
 from ragline.application.tasks.task_result import TaskResult, TaskStatus
 
 __all__ = [
     "ParseTaskCommand",
+    "RejectedBody",
+    "StoredTask",
     "TaskIssuer",
     "TaskResult",
     "TaskStatus",
@@ -23,4 +26,6 @@ __all__ = [
     "UnreadableTask",
     "body_text",
     "next_retry_task_id",
+    "stored_task",
+    "task_record",
 ]

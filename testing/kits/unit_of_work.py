@@ -42,6 +42,7 @@ from typing import ClassVar
 import attrs
 import pytest
 
+from ragline.application.ports.parser import PdfParserBackend
 from ragline.application.ports.unit_of_work import (
     ChatConfig,
     ChunkCounts,
@@ -55,6 +56,12 @@ from ragline.application.ports.unit_of_work import (
     PersistenceError,
     RunQuery,
     UnitOfWorkFactory,
+)
+from ragline.application.tasks import (
+    ParseTaskCommand,
+    RejectedBody,
+    TaskIssuer,
+    TriggerMode,
 )
 from ragline.domain.parse_run import (
     BEGIN_INDEXING,
@@ -87,6 +94,36 @@ def uid(prefix: str = "t") -> str:
 
 def at(seconds: float) -> datetime:
     return T0 + timedelta(seconds=seconds)
+
+
+NO_TASK = RejectedBody(reason="invalid_json: test")
+"""The stored task of a log whose task does not matter to the test."""
+
+
+def stored_command(task_id: str) -> ParseTaskCommand:
+    """A task with every field away from its default, so a store that drops or retypes one
+    fails the round trip."""
+    return ParseTaskCommand(
+        task_id=task_id,
+        original_file_id=9_007_199_254_740_993,
+        document_parse_task_id=2,
+        user_id=1001,
+        dataset_id=4,
+        file_type="pdf",
+        source_bucket="sources",
+        source_object_key="1001/年度报告.pdf",
+        source_filename="年度报告.pdf",
+        md_bucket="markdown",
+        md_object_key="1001/年度报告.md",
+        trigger_mode=TriggerMode.MANUAL_RETRY,
+        pdf_parser_backend=PdfParserBackend.NAIVE,
+        docling_force_ocr=True,
+        image_bucket="markdown",
+        image_prefix="1001/images/",
+        is_retry=True,
+        previous_task_id="earlier",
+        issued_by=TaskIssuer.RAGLINE,
+    )
 
 
 def identity(task_id: str | None = None, user_id: str = "u1") -> TaskIdentity:
@@ -650,7 +687,7 @@ class UnitOfWorkContract:
             async with uow_factory() as uow:
                 await uow.runs.add(run)
                 if log:
-                    await uow.parsed_logs.add(run.task_id, "{}", at(0), source=source)
+                    await uow.parsed_logs.add(run.task_id, NO_TASK, at(0), source=source)
                 await uow.commit()
 
         await add(user, "doomed", written, own_source)  # converted: wrote `written`
@@ -682,8 +719,8 @@ class UnitOfWorkContract:
         task_id, bare = uid("log"), uid("log")
         source = MarkdownLocation("源-bucket", "用户/1001/报告.pdf")
         async with uow_factory() as uow:
-            added = await uow.parsed_logs.add(task_id, "{}", at(0), source=source)
-            await uow.parsed_logs.add(bare, "{}", at(0))
+            added = await uow.parsed_logs.add(task_id, NO_TASK, at(0), source=source)
+            await uow.parsed_logs.add(bare, NO_TASK, at(0))
             await uow.commit()
         async with uow_factory() as uow:
             stored = await uow.parsed_logs.get(task_id)
@@ -698,7 +735,7 @@ class UnitOfWorkContract:
         log_id = uid("log")
         async with uow_factory() as uow:
             await uow.runs.add(run)
-            await uow.parsed_logs.add(log_id, "{}", at(0))
+            await uow.parsed_logs.add(log_id, NO_TASK, at(0))
         assert await self.get_run(uow_factory, run.task_id) is None
         async with uow_factory() as uow:
             assert await uow.parsed_logs.get(log_id) is None
@@ -761,16 +798,17 @@ class UnitOfWorkContract:
         self, uow_factory: UnitOfWorkFactory
     ) -> None:
         first_id, retry_id = uid("log"), uid("log")
-        payload = '{"task_id": "x", "source_filename": "年度报告.pdf"}'
+        task = stored_command(first_id)
+        rejected = RejectedBody(reason="invalid_fields: user_id", body_text='{"文件": 1')
         async with uow_factory() as uow:
-            first = await uow.parsed_logs.add(first_id, payload, at(0))
-            retry = await uow.parsed_logs.add(retry_id, payload, at(1), retry_of_task_id=first_id)
+            first = await uow.parsed_logs.add(first_id, task, at(0))
+            retry = await uow.parsed_logs.add(retry_id, rejected, at(1), retry_of_task_id=first_id)
             await uow.commit()
         assert isinstance(first.id, int) and isinstance(retry.id, int)
         assert first.id != retry.id
         async with uow_factory() as uow:
             with pytest.raises(DuplicateTaskId):
-                await uow.parsed_logs.add(first_id, "{}", at(2))
+                await uow.parsed_logs.add(first_id, rejected, at(2))
             await uow.parsed_logs.set_parsed_location(first_id, "md", "解析/文档.md")
             with pytest.raises(PersistenceError):
                 await uow.parsed_logs.set_parsed_location(uid("missing"), "md", "k")
@@ -785,7 +823,8 @@ class UnitOfWorkContract:
             stored_retry = await uow.parsed_logs.get(retry_id)
             assert await uow.parsed_logs.get(uid("missing")) is None
         assert stored is not None and stored_retry is not None
-        assert (stored.id, stored.task_id, stored.payload_json) == (first.id, first_id, payload)
+        assert (stored.id, stored.task_id, stored.task) == (first.id, first_id, task)
+        assert stored_retry.task == rejected
         assert stored.created_at == at(0) and stored.created_at.utcoffset() == timedelta(0)
         assert (stored.parsed_bucket, stored.parsed_object_key) == ("md", "解析/文档.md")
         assert stored.parse_backend == "naive+tesseract"

@@ -45,6 +45,7 @@ from ragline.application.ports.unit_of_work import (
     RunPage,
     RunQuery,
 )
+from ragline.application.tasks import StoredTask
 from ragline.domain.parse_batch import (
     BatchStatus,
     IllegalBatchMove,
@@ -194,7 +195,7 @@ class FakeParsedLogs(_Repo):
     async def add(
         self,
         task_id: str,
-        payload_json: str,
+        task: StoredTask,
         created_at: datetime,
         retry_of_task_id: str | None = None,
         source: MarkdownLocation | None = None,
@@ -206,7 +207,7 @@ class FakeParsedLogs(_Repo):
         row = ParsedLog(
             next(self.db._log_ids),
             task_id,
-            payload_json,
+            task,
             utc(created_at),
             retry_of_task_id,
             source=source,

@@ -10,7 +10,7 @@ from ragline.adapters.inbound.task_consumer import SupervisedConsumer
 from ragline.application.pipeline.outcome import OutcomeKind
 from ragline.application.ports.messaging import MessageBusError
 from ragline.application.ports.unit_of_work import PersistenceError
-from ragline.application.tasks import TaskStatus
+from ragline.application.tasks import RejectedBody, TaskStatus
 from ragline.domain.parse_run import FailureCode, FailurePoint, PipelineStatus
 from ragline.testing.parse_run import check_run
 from tests.fakes.harness import Harness, encode_task
@@ -94,7 +94,8 @@ async def test_oversize_message_with_a_task_id_is_answered(h: Harness) -> None:
     outcome = await h.consumer.process(delivery)
     assert outcome is not None and outcome.kind is OutcomeKind.REJECTED and delivery.acked
     assert h.result("big-1").failure_reason.startswith("INVALID_TASK_CONTEXT:oversize")  # type: ignore[union-attr]
-    assert len(h.db.parsed_logs["big-1"].payload_json) < 20_000
+    stored = h.db.parsed_logs["big-1"].task
+    assert isinstance(stored, RejectedBody) and len(stored.body_text) < 20_000
 
 
 async def test_exception_escaping_the_pipeline_fails_internal_then_dead_letters(

@@ -38,7 +38,6 @@ def _use_case(db: FakeDatabase, window: int) -> IngestFiles:
         unused,
         unused,
         unused,
-        unused,
         source_bucket="s",
         md_bucket="m",
         references=ReferencePolicy.of(["s", "m"]),

@@ -8,6 +8,7 @@ from pathlib import Path
 import attrs
 import pytest
 
+from ragline.adapters.wire_format.json import JsonTaskPublisher
 from ragline.application.access import Caller
 from ragline.application.documents import (
     DeleteDocument,
@@ -243,7 +244,7 @@ async def test_runs_are_paged_and_scoped(h: Harness) -> None:
 
 
 def _reindexer(h: Harness, tasks: FakePublisher) -> ReindexDocument:
-    return ReindexDocument(h.db, tasks, h.wire, h.references)
+    return ReindexDocument(h.db, JsonTaskPublisher(tasks), h.references)
 
 
 async def _reindex_and_run(h: Harness, doc: str = "100") -> str:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from ragline.adapters.messaging.inprocess.endpoints import InProcessEndpoints
+from ragline.adapters.wire_format.json import JsonTaskPublisher
 from ragline.application.access import Caller, ObjectArea, ReferencePolicy, ReferenceRefused
 from ragline.application.debug import SubmitTask
 from ragline.application.documents import ReindexDocument
@@ -31,7 +32,7 @@ def h(tmp_path: Path) -> Harness:
 
 async def test_a_refused_submit_publishes_nothing(h: Harness) -> None:
     tasks = FakePublisher()
-    submit = SubmitTask(tasks, h.wire, h.references, CheckTaskId(h.db))
+    submit = SubmitTask(JsonTaskPublisher(tasks), h.references, CheckTaskId(h.db))
     with pytest.raises(ReferenceRefused, match=r"^source: bucket 'uploads' is not open"):
         await submit(TENANT, h.task(upload=False))
     with pytest.raises(ReferenceRefused, match=r"^user_id: must be the token's own user"):
@@ -47,7 +48,7 @@ async def test_a_retry_or_reindex_of_a_stored_task_is_checked_for_who_asks(h: Ha
     failed = h.task(upload=False)
     await h.pipeline.handle(failed)
     bus = InProcessEndpoints("tasks", "results")
-    retry = RetryRun(h.db, bus.task_publisher(), h.wire, h.references, poll_seconds=0.01)
+    retry = RetryRun(h.db, JsonTaskPublisher(bus.task_publisher()), h.references, poll_seconds=0.01)
     with pytest.raises(ReferenceRefused, match=r"^source: "):
         await retry.retry_task(TENANT, failed.task_id)
     assert (await retry.retry_task(Caller.service(), failed.task_id)).is_retry
@@ -55,7 +56,7 @@ async def test_a_retry_or_reindex_of_a_stored_task_is_checked_for_who_asks(h: Ha
     done = h.task(original_file_id=101, md_object_key="md/doc-101.md")
     await h.pipeline.handle(done)
     tasks = FakePublisher()
-    reindex = ReindexDocument(h.db, tasks, h.wire, h.references)
+    reindex = ReindexDocument(h.db, JsonTaskPublisher(tasks), h.references)
     with pytest.raises(
         ReferenceRefused, match=r"^source: key must start with the caller's prefix 7/"
     ):
@@ -75,9 +76,8 @@ async def test_an_ingest_configured_into_the_parse_cache_uploads_nothing(
     ingest = IngestFiles(
         h.db,
         h.storage,
-        tasks,
+        JsonTaskPublisher(tasks),
         h.clock,
-        h.wire,
         source_bucket="sources",
         md_bucket="parse-cache",  # the whole bucket is the cache's below
         references=ReferencePolicy.of(["sources"], [ObjectArea("parse-cache")]),

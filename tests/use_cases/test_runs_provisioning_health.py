@@ -9,6 +9,7 @@ import pytest
 
 from ragline.adapters.inbound.task_consumer import Worker
 from ragline.adapters.messaging.inprocess.endpoints import InProcessEndpoints
+from ragline.adapters.wire_format.json import JsonTaskPublisher
 from ragline.application.access import Caller, ReferencePolicy
 from ragline.application.health import CheckHealth, adapter_probes
 from ragline.application.pipeline.outbox_relay import OutboxRelay
@@ -59,7 +60,7 @@ async def test_list_runs_gives_one_run_or_the_newest(h: Harness) -> None:
 
 
 def _retry_run(h: Harness, bus: InProcessEndpoints) -> RetryRun:
-    return RetryRun(h.db, bus.task_publisher(), h.wire, h.references, poll_seconds=0.01)
+    return RetryRun(h.db, JsonTaskPublisher(bus.task_publisher()), h.references, poll_seconds=0.01)
 
 
 def _worker(h: Harness, bus: InProcessEndpoints) -> Worker:
@@ -102,7 +103,7 @@ async def test_another_tenants_run_is_not_found_exactly_like_a_missing_one(h: Ha
     await h.pipeline.handle(task)
     bus = InProcessEndpoints("tasks", "results")
     tenants = ReferencePolicy.of({SOURCE_BUCKET, MD_BUCKET})  # user 7 names its own keys
-    retry = RetryRun(h.db, bus.task_publisher(), h.wire, tenants)
+    retry = RetryRun(h.db, JsonTaskPublisher(bus.task_publisher()), tenants)
     with pytest.raises(RunNotFound) as theirs:
         await retry.retry_task(Caller.tenant(8), task.task_id)
     with pytest.raises(RunNotFound) as missing:

@@ -15,6 +15,7 @@ import pytest
 
 from ragline.adapters.inbound.task_consumer import Worker
 from ragline.adapters.messaging.inprocess.endpoints import InProcessEndpoints
+from ragline.adapters.wire_format.json import JsonTaskPublisher
 from ragline.application.access import Caller
 from ragline.application.documents import ListDocuments, NotReindexable, ReindexDocument
 from ragline.application.pipeline.outbox_relay import OutboxRelay
@@ -56,7 +57,7 @@ async def test_an_operator_retry_is_answered_from_the_database_and_publishes_not
     h.storage.add(failed.source_bucket, failed.source_object_key, b"now it is here, in words.")
     bus = InProcessEndpoints("tasks", "results")
     relay = OutboxRelay(h.db, bus.result_publisher(), h.clock)
-    retry = RetryRun(h.db, bus.task_publisher(), h.wire, h.references, poll_seconds=0.01)
+    retry = RetryRun(h.db, JsonTaskPublisher(bus.task_publisher()), h.references, poll_seconds=0.01)
     async with Worker(h.pipeline, h.wire, bus, relay).running():
         result = await retry(OPERATOR, failed.task_id, timeout_seconds=30)
     assert result.task_id == f"{failed.task_id}-r1"
@@ -71,7 +72,9 @@ async def test_a_reindex_keeps_the_source_filename_and_answers_nobody(h: Harness
     await h.pipeline.handle(task)
     assert h.run(task.task_id).pipeline_status is PipelineStatus.SUCCESS
     tasks = FakePublisher()
-    reindex = await ReindexDocument(h.db, tasks, h.wire, h.references)(OPERATOR, "7", "3", "100")
+    reindex = await ReindexDocument(h.db, JsonTaskPublisher(tasks), h.references)(
+        OPERATOR, "7", "3", "100"
+    )
     assert reindex.file_type == "md"  # read as the stored Markdown, never parsed again
     assert reindex.source_filename == "guide.html"  # the document's name, as uploaded
     assert reindex.issued_by is TaskIssuer.RAGLINE
@@ -99,7 +102,9 @@ async def test_a_refused_retry_neither_fails_the_document_nor_blocks_its_reindex
     assert document.indexed_run is not None and document.indexed_run.task_id == task.task_id
     assert document.state is PipelineStatus.SUCCESS  # fully indexed, not FAILED
     tasks = FakePublisher()
-    reindex = await ReindexDocument(h.db, tasks, h.wire, h.references)(OPERATOR, "7", "3", "100")
+    reindex = await ReindexDocument(h.db, JsonTaskPublisher(tasks), h.references)(
+        OPERATOR, "7", "3", "100"
+    )
     assert reindex.task_id == f"{task.task_id}-x1"
     assert reindex.source_object_key == task.md_object_key  # the indexed run's Markdown
     await h.pipeline.handle(reindex)
@@ -127,6 +132,6 @@ async def test_a_document_never_indexed_has_the_state_of_its_newest_run(h: Harne
     [document] = (await ListDocuments(h.db)("7", "3")).documents
     assert document.indexed_run is None and document.state is PipelineStatus.FAILED
     with pytest.raises(NotReindexable):
-        await ReindexDocument(h.db, FakePublisher(), h.wire, h.references)(
+        await ReindexDocument(h.db, JsonTaskPublisher(FakePublisher()), h.references)(
             OPERATOR, "7", "3", "100"
         )

@@ -19,10 +19,11 @@ from ragline.adapters.inbound.http.schemas import (
     seed_example,
 )
 from ragline.adapters.inbound.http.work_gate import BUSY, gate_of
-from ragline.adapters.wire_format.json import command_of
+from ragline.adapters.wire_format.json import command_of, decode_task
 from ragline.application.debug import ExtractedMarkdown, ExtractionFailed, ExtractMarkdown
 from ragline.application.ports.parser import PdfParserBackend
 from ragline.application.runs import TaskIdTaken
+from ragline.application.tasks import ParseTaskCommand
 from ragline.contracts.wire import ParseTask
 
 router = APIRouter(prefix="/api/v1", tags=["debug (seed 002)"], responses=PROBLEM_RESPONSES)
@@ -81,7 +82,10 @@ async def send_parse_task(
     body = await request.body()
     key = message.file_type
     publish = await use_case(request, "publish_task_message")
-    await publish(caller.caller, body, key)
+    decoded = decode_task(body)
+    await publish(
+        caller.caller, body, key, decoded if isinstance(decoded, ParseTaskCommand) else None
+    )
     settings = request.app.state.container.settings()
     return Published(topic=settings.parse_task_topic, routing_key=key, bytes=len(body))
 

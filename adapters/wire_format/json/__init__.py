@@ -1,5 +1,18 @@
 """The JSON wire format of `ragline.contracts.wire`, as the application's WireFormat port."""
 
-from ragline.adapters.wire_format.json.format import JsonWireFormat, command_of, result_message
+from ragline.adapters.wire_format.json.format import (
+    JsonWireFormat,
+    command_of,
+    decode_task,
+    result_message,
+)
+from ragline.adapters.wire_format.json.publishers import JsonResultPublisher, JsonTaskPublisher
 
-__all__ = ["JsonWireFormat", "command_of", "result_message"]
+__all__ = [
+    "JsonResultPublisher",
+    "JsonTaskPublisher",
+    "JsonWireFormat",
+    "command_of",
+    "decode_task",
+    "result_message",
+]

@@ -82,6 +82,17 @@ def unreadable(rejected: wire.RejectedMessage, body: bytes) -> UnreadableTask:
     )
 
 
+def decode_task(
+    body: bytes, max_bytes: int = wire.DEFAULT_MAX_TASK_BYTES
+) -> ParseTaskCommand | UnreadableTask:
+    """A task body as a command, or why it is not one (never raises): the one decoding of
+    a received task, done at the edge that received it."""
+    decoded = wire.decode_parse_task(body, max_bytes=max_bytes)
+    if isinstance(decoded, wire.RejectedMessage):
+        return unreadable(decoded, body)
+    return command_of(decoded)
+
+
 class JsonWireFormat:
     """WireFormat on the JSON schemas in contracts/ (the Java producer's format)."""
 

@@ -15,6 +15,7 @@ from ragline.adapters.persistence.sql.connection import ConnectionSlot
 from ragline.adapters.persistence.sql.errors import store_errors, unique_task_id
 from ragline.adapters.persistence.sql.tables import parsed_log
 from ragline.application.ports.unit_of_work import ParsedLog, PersistenceError
+from ragline.application.tasks import RejectedBody, StoredTask, stored_task, task_record
 from ragline.domain.parse_run import MarkdownLocation
 
 _ADD = parsed_log.insert()  # values as parameters
@@ -39,6 +40,23 @@ _SET_OUTCOME = (
 )
 
 
+def payload_json(task: StoredTask) -> str:
+    """The stored task as the `payload_json` column keeps it: canonical JSON (a valid
+    task's every field, written as its ParseTask message is; a rejected body's reason and
+    start), so the rows written before the task was stored as a value read the same."""
+    if isinstance(task, RejectedBody):
+        return json.dumps(task_record(task), ensure_ascii=False)
+    return json.dumps(task_record(task), ensure_ascii=False, separators=(",", ":"))
+
+
+def stored_of(text: str) -> StoredTask:
+    try:
+        record = json.loads(text)
+    except ValueError as error:
+        return RejectedBody(reason=f"unreadable stored task: {error}", body_text=text[:8192])
+    return stored_task(record)
+
+
 def _warnings(stored: str | None) -> tuple[str, ...]:
     return tuple(json.loads(stored)) if stored else ()
 
@@ -48,7 +66,7 @@ def _to_log(row: Row[tuple[object, ...]]) -> ParsedLog:
     return ParsedLog(
         id=m["id"],
         task_id=m["task_id"],
-        payload_json=m["payload_json"],
+        task=stored_of(m["payload_json"]),
         created_at=m["created_at"],
         retry_of_task_id=m["retry_of_task_id"],
         parsed_bucket=m["parsed_bucket"],
@@ -70,7 +88,7 @@ class SqlParsedLogRepository:
     async def add(
         self,
         task_id: str,
-        payload_json: str,
+        task: StoredTask,
         created_at: datetime,
         retry_of_task_id: str | None = None,
         source: MarkdownLocation | None = None,
@@ -82,7 +100,7 @@ class SqlParsedLogRepository:
                     _ADD,
                     {
                         "task_id": task_id,
-                        "payload_json": payload_json,
+                        "payload_json": payload_json(task),
                         "created_at": created_at,
                         "retry_of_task_id": retry_of_task_id,
                         "source_bucket": None if source is None else source.bucket,
@@ -94,7 +112,7 @@ class SqlParsedLogRepository:
         return ParsedLog(
             id=int(key[0]),
             task_id=task_id,
-            payload_json=payload_json,
+            task=task,
             created_at=created_at,
             retry_of_task_id=retry_of_task_id,
             source=source,
