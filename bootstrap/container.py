@@ -150,9 +150,13 @@ class Container(containers.DeclarativeContainer):
     relay = providers.Singleton(
         OutboxRelay,
         uow_factory,
-        bus.provided.result_publisher.call(),
+        providers.Singleton(
+            factories.parse_result_publisher, publisher=bus.provided.result_publisher.call()
+        ),
         clock,
-        dead_letters=bus.provided.result_dead_letters.call(),
+        dead_letters=providers.Singleton(
+            factories.parse_result_publisher, publisher=bus.provided.result_dead_letters.call()
+        ),
         metrics=metrics,
     )
 

@@ -37,7 +37,7 @@ from ragline.application.ports.parser import ParseLimits, Parser, PdfParserBacke
 from ragline.application.ports.reranker import Reranker
 from ragline.application.ports.sparse_encoder import SparseEncoder
 from ragline.application.ports.structure import StructureBuilder
-from ragline.application.ports.task_messages import TaskPublisher
+from ragline.application.ports.task_messages import ResultPublisher, TaskPublisher
 from ragline.application.ports.tokenizer import Tokenizer
 from ragline.application.ports.tracing import NO_TRACING, Tracing
 from ragline.application.ports.unit_of_work import UnitOfWorkFactory
@@ -96,6 +96,14 @@ def wire_format() -> WireFormat:
     from ragline.adapters.wire_format.json import JsonWireFormat
 
     return JsonWireFormat()
+
+
+def parse_result_publisher(publisher: Publisher) -> ResultPublisher:
+    """Results leave as ParseResult messages on the result topic's publisher (or its
+    dead letters')."""
+    from ragline.adapters.wire_format.json import JsonResultPublisher
+
+    return JsonResultPublisher(publisher)
 
 
 def parse_task_publisher(publisher: Publisher) -> TaskPublisher:

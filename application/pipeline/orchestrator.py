@@ -93,7 +93,6 @@ class ParseTaskPipeline:
         self._stages = stages
         self._started = False
         self.results = ResultOutbox(
-            services.wire,
             topic=services.settings.result_topic,
             language=services.settings.language,
             metrics=services.metrics,

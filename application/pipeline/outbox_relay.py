@@ -8,6 +8,7 @@ task_id. A failed publish is retried with exponential backoff; after `max_attemp
 is marked DEAD with RESULT_NOTIFY_FAILED, kept for audit (`ragline outbox redrive` sets it
 back to PENDING), and a copy is offered to the dead-letter publisher when one is configured,
 with why and after how many attempts in its headers (as a task dead letter says why).
+The rows hold results as values; the publishers write the ParseResult messages.
 """
 
 from __future__ import annotations
@@ -27,9 +28,9 @@ from ragline.application.ports.messaging import (
     DEAD_LETTER_ATTEMPTS_HEADER,
     DEAD_LETTER_ORIGIN_HEADER,
     DEAD_LETTER_REASON_HEADER,
-    Publisher,
 )
 from ragline.application.ports.metrics import NO_METRICS, PipelineMetrics
+from ragline.application.ports.task_messages import ResultPublisher
 from ragline.application.ports.unit_of_work import OutboxMessage, UnitOfWorkFactory
 from ragline.domain.parse_run import FailureCode, FailureReason
 
@@ -71,10 +72,10 @@ class OutboxRelay:
     def __init__(
         self,
         uow: UnitOfWorkFactory,
-        publisher: Publisher,
+        publisher: ResultPublisher,
         clock: Clock,
         policy: RelayPolicy | None = None,
-        dead_letters: Publisher | None = None,
+        dead_letters: ResultPublisher | None = None,
         metrics: PipelineMetrics = NO_METRICS,
     ) -> None:
         self.uow = uow
@@ -120,7 +121,7 @@ class OutboxRelay:
 
     async def _relay(self, message: OutboxMessage, report: RelayReport) -> None:
         try:
-            await self.publisher.publish(message.body, message.routing_key)
+            await self.publisher.publish(message.result)
         except Exception as error:
             await self._failed(message, describe(error), report)
             return
@@ -154,7 +155,7 @@ class OutboxRelay:
                     DEAD_LETTER_ORIGIN_HEADER: message.topic,
                 }
                 try:
-                    await self.dead_letters.publish(message.body, message.routing_key, why)
+                    await self.dead_letters.publish(message.result, why)
                 except Exception as error:
                     log.error(
                         "dead-letter publish of %s failed: %s",

@@ -19,7 +19,6 @@ from datetime import datetime
 
 from ragline.application.ports.metrics import NO_METRICS, PipelineMetrics
 from ragline.application.ports.unit_of_work import UnitOfWork
-from ragline.application.ports.wire_format import WireFormat
 from ragline.application.secrets import masked
 from ragline.application.tasks import ParseTaskCommand, TaskResult, TaskStatus
 from ragline.domain.parse_run import ParseRun, terminal_result
@@ -56,13 +55,11 @@ class ResultOutbox:
 
     def __init__(
         self,
-        wire: WireFormat,
         *,
         topic: str,
         language: str,
         metrics: PipelineMetrics = NO_METRICS,
     ) -> None:
-        self.wire = wire
         self.topic = topic
         self.language = language
         self.metrics = metrics
@@ -88,8 +85,7 @@ class ResultOutbox:
         if not await self._owed_to_producer(uow, run.task_id):
             return
         result = build_result(run, parsed_log_id, self.language)
-        body = self.wire.encode_result(result)
-        await uow.outbox.put(run.task_id, self.topic, result.routing_key, body, at)
+        await uow.outbox.put(result, self.topic, at)
 
     async def _owed_to_producer(self, uow: UnitOfWork, task_id: str) -> bool:
         """The stored task says who issued it; a rejected body (no valid task) came from

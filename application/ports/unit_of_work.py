@@ -18,7 +18,7 @@ from typing import Protocol, Self
 import attrs
 
 from ragline.application.secrets import remember_secrets
-from ragline.application.tasks import StoredTask
+from ragline.application.tasks import StoredTask, TaskResult
 from ragline.domain.parse_batch import PageRange, ParseBatch, ParseTier, SourceRef
 from ragline.domain.parse_run import (
     ChunkIndexStatus,
@@ -407,7 +407,7 @@ class OutboxMessage:
     task_id: str
     topic: str
     routing_key: str
-    body: bytes
+    result: TaskResult
     attempts: int
     next_attempt_at: datetime
     status: str  # PENDING | SENT | DEAD
@@ -418,11 +418,10 @@ class OutboxMessage:
 
 
 class OutboxRepository(Protocol):
-    async def put(
-        self, task_id: str, topic: str, routing_key: str, body: bytes, at: datetime
-    ) -> None:
+    async def put(self, result: TaskResult, topic: str, at: datetime) -> None:
         """One row per task_id: insert it PENDING, or set an existing row back to PENDING with
-        the new body (a redelivered terminal task re-sends its result)."""
+        the new result (a redelivered terminal task re-sends its result). The result is
+        kept as a value; the relay's publisher writes its message."""
         ...
 
     async def due(self, now: datetime, limit: int = 100) -> list[OutboxMessage]:

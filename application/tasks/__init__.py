@@ -13,7 +13,12 @@ from ragline.application.tasks.parse_task import (
     next_retry_task_id,
 )
 from ragline.application.tasks.stored import RejectedBody, StoredTask, stored_task, task_record
-from ragline.application.tasks.task_result import TaskResult, TaskStatus
+from ragline.application.tasks.task_result import (
+    TaskResult,
+    TaskStatus,
+    result_of_record,
+    result_record,
+)
 
 __all__ = [
     "ParseTaskCommand",
@@ -26,6 +31,8 @@ __all__ = [
     "UnreadableTask",
     "body_text",
     "next_retry_task_id",
+    "result_of_record",
+    "result_record",
     "stored_task",
     "task_record",
 ]

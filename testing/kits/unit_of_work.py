@@ -61,6 +61,8 @@ from ragline.application.tasks import (
     ParseTaskCommand,
     RejectedBody,
     TaskIssuer,
+    TaskResult,
+    TaskStatus,
     TriggerMode,
 )
 from ragline.domain.parse_run import (
@@ -98,6 +100,25 @@ def at(seconds: float) -> datetime:
 
 NO_TASK = RejectedBody(reason="invalid_json: test")
 """The stored task of a log whose task does not matter to the test."""
+
+
+def a_result(
+    task_id: str, status: TaskStatus = TaskStatus.SUCCESS, user_message: str | None = None
+) -> TaskResult:
+    """A result with ids beyond 2**53 and a time with microseconds, so a store that rounds
+    either fails the round trip."""
+    failed = status is TaskStatus.FAILED
+    return TaskResult(
+        task_id=task_id,
+        original_file_id=9_007_199_254_740_993,
+        document_parsed_log_id=12,
+        dataset_id=4,
+        user_id=1001,
+        task_status=status,
+        parse_finished_at=datetime(2026, 5, 16, 8, 30, 12, 345_678, tzinfo=UTC),
+        failure_reason="VECTORIZING_FAILED:页 3" if failed else None,
+        user_message=user_message,
+    )
 
 
 def stored_command(task_id: str) -> ParseTaskCommand:
@@ -1120,8 +1141,8 @@ class UnitOfWorkContract:
         base = datetime(2400, 1, 1, tzinfo=UTC) + timedelta(days=uuid.uuid4().int % 10_000)
         early, late = uid("task"), uid("task")
         async with uow_factory() as uow:
-            await uow.outbox.put(late, "results", late, b'{"n": 2}', base + timedelta(seconds=2))
-            await uow.outbox.put(early, "results", early, "结果".encode(), base)
+            await uow.outbox.put(a_result(late), "results", base + timedelta(seconds=2))
+            await uow.outbox.put(a_result(early, user_message="结果"), "results", base)
             await uow.commit()
         async with uow_factory() as uow:
             due = [
@@ -1133,10 +1154,10 @@ class UnitOfWorkContract:
         assert [m.task_id for m in due] == [early]
         assert later.index(early) < later.index(late)
         message = due[0]
-        assert (message.topic, message.routing_key, message.body) == (
+        assert (message.topic, message.routing_key, message.result) == (
             "results",
             early,
-            "结果".encode(),
+            a_result(early, user_message="结果"),
         )
         assert (message.attempts, message.status, message.last_error) == (0, "PENDING", None)
         assert message.next_attempt_at == base
@@ -1183,9 +1204,10 @@ class UnitOfWorkContract:
         self, uow_factory: UnitOfWorkFactory
     ) -> None:
         task = uid("task")
+        second = a_result(task, status=TaskStatus.FAILED)
         base = datetime(2500, 1, 1, tzinfo=UTC) + timedelta(days=uuid.uuid4().int % 10_000)
         async with uow_factory() as uow:
-            await uow.outbox.put(task, "results", task, b"first", base)
+            await uow.outbox.put(a_result(task), "results", base)
             await uow.commit()
         async with uow_factory() as uow:
             first = await uow.outbox.get(task)
@@ -1193,7 +1215,7 @@ class UnitOfWorkContract:
             assert await uow.outbox.mark_dead(first.id, 0, "dead-lettered") is True
             await uow.commit()
         async with uow_factory() as uow:
-            await uow.outbox.put(task, "results-2", task, b"second", base + timedelta(hours=1))
+            await uow.outbox.put(second, "results-2", base + timedelta(hours=1))
             await uow.commit()
         async with uow_factory() as uow:
             again = await uow.outbox.get(task)
@@ -1204,10 +1226,10 @@ class UnitOfWorkContract:
             ]
         assert again is not None
         assert again.id == first.id
-        assert (again.status, again.attempts, again.body, again.topic) == (
+        assert (again.status, again.attempts, again.result, again.topic) == (
             "PENDING",
             0,
-            b"second",
+            second,
             "results-2",
         )
         assert again.last_error is None
@@ -1218,7 +1240,7 @@ class UnitOfWorkContract:
     ) -> None:
         task = uid("task")
         async with uow_factory() as uow:
-            await uow.outbox.put(task, "results", task, b"x", T0)
+            await uow.outbox.put(a_result(task), "results", T0)
         async with uow_factory() as uow:
             assert await uow.outbox.get(task) is None
 
@@ -1234,7 +1256,7 @@ class UnitOfWorkContract:
         async with uow_factory() as uow:
             for position, task in enumerate(mine):
                 due_at = now - timedelta(seconds=position + 1)
-                await uow.outbox.put(task, "results", task, b"{}", due_at)
+                await uow.outbox.put(a_result(task), "results", due_at)
             await uow.commit()
         barrier = None if self.serializes_transactions else asyncio.Barrier(2)
 
@@ -1283,8 +1305,8 @@ class UnitOfWorkContract:
         dead_task, pending_task = uid("dead"), uid("pending")
         async with uow_factory() as uow:
             before = dict(await uow.outbox.count_by_status())
-            await uow.outbox.put(dead_task, "results", dead_task, b"d", T0)
-            await uow.outbox.put(pending_task, "results", pending_task, b"p", T0)
+            await uow.outbox.put(a_result(dead_task), "results", T0)
+            await uow.outbox.put(a_result(pending_task), "results", T0)
             await uow.commit()
         async with uow_factory() as uow:
             dead_row = await uow.outbox.get(dead_task)

@@ -18,6 +18,7 @@ from ragline.application.outbox import ManageOutbox
 from ragline.application.ports.unit_of_work import UnitOfWorkFactory
 from ragline.bootstrap.cli import _container
 from ragline.bootstrap.container import container_for
+from ragline.testing.kits.unit_of_work import a_result
 from tests.fakes.harness import Harness
 from tests.http.conftest import ALICE_TOKEN, SERVICE_TOKEN, bearer
 
@@ -66,7 +67,7 @@ def _seed_dead(data_dir: Path, *task_ids: str) -> None:
             clock = container.clock()
             async with factory() as uow:
                 for task_id in task_ids:
-                    await uow.outbox.put(task_id, "results", task_id, b"{}", clock.now())
+                    await uow.outbox.put(a_result(task_id), "results", clock.now())
                 await uow.commit()
             async with factory() as uow:
                 for task_id in task_ids:

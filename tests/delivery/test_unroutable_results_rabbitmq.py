@@ -21,6 +21,7 @@ from ragline.application.health import obtain
 from ragline.application.pipeline.outbox_relay import OutboxRelay
 from ragline.application.ports.unit_of_work import UnitOfWorkFactory
 from ragline.bootstrap.container import container_for
+from ragline.testing.kits.unit_of_work import a_result
 from tests.fakes.clock import FakeClock
 
 RABBIT_URL = "amqp://guest:guest@127.0.0.1:5672/%2F"
@@ -75,7 +76,7 @@ async def test_an_unroutable_result_is_retried_then_dead_never_sent(
         uow_factory: UnitOfWorkFactory = await obtain(container.uow_factory)
         relay: OutboxRelay = await obtain(container.relay)
         async with uow_factory() as uow:
-            await uow.outbox.put("t-unroutable", result_topic, "t-unroutable", b"{}", clock.now())
+            await uow.outbox.put(a_result("t-unroutable"), result_topic, clock.now())
             await uow.commit()
 
         first = await relay.relay_once()

@@ -13,7 +13,7 @@ from typing import Any
 from dependency_injector import providers
 
 from ragline.adapters.inbound.task_consumer import TaskConsumer
-from ragline.adapters.wire_format.json import JsonWireFormat, command_of
+from ragline.adapters.wire_format.json import JsonResultPublisher, JsonWireFormat, command_of
 from ragline.application.access import ReferencePolicy
 from ragline.application.parsing import ParseCacheSettings
 from ragline.application.pipeline.chunker import PlanChunker
@@ -113,7 +113,7 @@ class Harness:
             providers.Singleton(
                 OutboxRelay,
                 self.db,
-                self.publisher,
+                JsonResultPublisher(self.publisher),
                 self.clock,
                 RelayPolicy(max_attempts=3, batch_size=50),
             )
@@ -184,8 +184,7 @@ class Harness:
         return document_scope(task)
 
     def result(self, task_id: str) -> TaskResult:
-        row = self.db.outbox[task_id]
-        return self.wire.decode_result(row.body)
+        return self.db.outbox[task_id].result
 
     def delivery(self, task: ParseTaskCommand) -> FakeDelivery:
         return FakeDelivery(self.wire.encode_task(task), task.file_type)
@@ -194,3 +193,4 @@ class Harness:
 WIRE = JsonWireFormat()
 encode_task = WIRE.encode_task
 decode_result = WIRE.decode_result
+encode_result = WIRE.encode_result

@@ -45,7 +45,7 @@ from ragline.application.ports.unit_of_work import (
     RunPage,
     RunQuery,
 )
-from ragline.application.tasks import StoredTask
+from ragline.application.tasks import StoredTask, TaskResult
 from ragline.domain.parse_batch import (
     BatchStatus,
     IllegalBatchMove,
@@ -635,23 +635,22 @@ class FakeOutbox(_Repo):
         merged = dict(self.db.outbox) | self.uow.pending_outbox
         return next((m for m in merged.values() if m.id == message_id), None)
 
-    async def put(
-        self, task_id: str, topic: str, routing_key: str, body: bytes, at: datetime
-    ) -> None:
+    async def put(self, result: TaskResult, topic: str, at: datetime) -> None:
         await self.check("outbox.put")
+        task_id, routing_key = result.task_id, result.routing_key
         at = utc(at)
         await self.uow.lock(("outbox", task_id))
         row = self._row(task_id)
         if row is None:
             row = OutboxMessage(
-                next(self.db._outbox_ids), task_id, topic, routing_key, body, 0, at, "PENDING"
+                next(self.db._outbox_ids), task_id, topic, routing_key, result, 0, at, "PENDING"
             )
         else:
             row = attrs.evolve(
                 row,
                 topic=topic,
                 routing_key=routing_key,
-                body=body,
+                result=result,
                 attempts=0,
                 next_attempt_at=at,
                 status="PENDING",

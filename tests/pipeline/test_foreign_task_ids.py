@@ -14,7 +14,7 @@ from ragline.application.pipeline.orchestrator import task_identity
 from ragline.application.pipeline.outcome import OutcomeKind
 from ragline.application.tasks import ParseTaskCommand, UnreadableTask
 from ragline.domain.parse_run import ParseRun, PipelineStatus, RetryRefusal, Stage, StageStatus
-from tests.fakes.harness import Harness
+from tests.fakes.harness import Harness, encode_result
 from tests.fakes.messaging import FakeDelivery
 
 ALICE, BOB = 7, 8
@@ -25,7 +25,7 @@ def _snapshot(h: Harness, task_id: str) -> tuple[object, ...]:
     return (
         h.run(task_id),
         h.run(task_id).version,
-        None if row is None else (row.id, row.status, row.body),
+        None if row is None else (row.id, row.status, row.result),
         len(h.publisher.published),
     )
 
@@ -142,7 +142,7 @@ async def test_a_retry_naming_another_tenants_run_is_answered_as_one_naming_no_r
         b.stages,
     )
     assert a.stages[Stage.CLEANING].status is StageStatus.PENDING
-    assert _normalised(h.db.outbox[a.task_id].body, a.task_id) == _normalised(
-        h.db.outbox[b.task_id].body, b.task_id
+    assert _normalised(encode_result(h.db.outbox[a.task_id].result), a.task_id) == _normalised(
+        encode_result(h.db.outbox[b.task_id].result), b.task_id
     )
     assert _snapshot(h, alices.task_id) == before

@@ -13,6 +13,7 @@ from hypothesis.stateful import run_state_machine_as_test
 from ragline.application.pipeline.results import ResultOutbox, build_result
 from ragline.application.ports.unit_of_work import UnitOfWork
 from ragline.domain.parse_run import ParseRun
+from tests.fakes.harness import encode_result
 from tests.pipeline.test_machine import PipelineMachine
 
 FIND = settings(
@@ -63,7 +64,7 @@ def test_the_machine_finds_a_publish_before_the_commit(monkeypatch: pytest.Monke
     async def publish_early(
         self: ResultOutbox, uow: UnitOfWork, run: ParseRun, log_id: int, at: object
     ) -> None:
-        body = self.wire.encode_result(build_result(run, log_id, self.language))
+        body = encode_result(build_result(run, log_id, self.language))
         await machines[-1].h.publisher.publish(body, run.task_id)
         await original(self, uow, run, log_id, at)  # type: ignore[arg-type]
 

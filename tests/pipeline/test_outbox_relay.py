@@ -7,6 +7,7 @@ from datetime import timedelta
 
 import pytest
 
+from ragline.adapters.wire_format.json import JsonResultPublisher
 from ragline.application.pipeline.outbox_relay import OutboxRelay, RelayPolicy
 from ragline.application.ports.unit_of_work import PersistenceError
 from tests.fakes.harness import Harness, decode_result
@@ -52,7 +53,11 @@ async def test_publisher_failing_twice_is_retried_with_backoff(h: Harness) -> No
 async def test_after_max_attempts_the_row_is_dead_with_result_notify_failed(h: Harness) -> None:
     dead_letters = FakePublisher()
     relay = OutboxRelay(
-        h.db, h.publisher, h.clock, RelayPolicy(max_attempts=3), dead_letters=dead_letters
+        h.db,
+        JsonResultPublisher(h.publisher),
+        h.clock,
+        RelayPolicy(max_attempts=3),
+        dead_letters=JsonResultPublisher(dead_letters),
     )
     task_id = await _one_result(h)
     h.publisher.fail_next(None)
@@ -69,7 +74,7 @@ async def test_after_max_attempts_the_row_is_dead_with_result_notify_failed(h: H
 
 async def test_a_crash_between_commit_and_publish_loses_nothing(h: Harness) -> None:
     task_id = await _one_result(h)  # committed, never published (the process died here)
-    fresh = OutboxRelay(h.db, FakePublisher(), h.clock)
+    fresh = OutboxRelay(h.db, JsonResultPublisher(FakePublisher()), h.clock)
     assert (await fresh.relay_once()).sent == 1
     assert h.db.outbox[task_id].status == "SENT"
 
@@ -115,8 +120,8 @@ async def test_two_relays_on_one_store_publish_disjoint_rows(h: Harness) -> None
     tasks = [await _one_result(h) for _ in range(40)]
     first, second = FakePublisher(), FakePublisher()
     relays = [
-        OutboxRelay(h.db, first, h.clock, RelayPolicy(batch_size=7)),
-        OutboxRelay(h.db, second, h.clock, RelayPolicy(batch_size=7)),
+        OutboxRelay(h.db, JsonResultPublisher(first), h.clock, RelayPolicy(batch_size=7)),
+        OutboxRelay(h.db, JsonResultPublisher(second), h.clock, RelayPolicy(batch_size=7)),
     ]
 
     async def drain(relay: OutboxRelay) -> None:

@@ -37,7 +37,7 @@ async def test_redelivered_terminal_run_resends_its_result_without_running(h: Ha
     assert outcome.kind is OutcomeKind.RESENT
     assert len(h.parser.calls) == calls and h.run(task.task_id).version == version
     row = h.db.outbox[task.task_id]
-    assert row.status == "PENDING" and row.body == sent.body and row.id == sent.id
+    assert row.status == "PENDING" and row.result == sent.result and row.id == sent.id
     await h.relay.relay_once()
     assert [key for key, _ in h.publisher.published] == [task.task_id] * 2
     assert h.publisher.published[0] == h.publisher.published[1]
@@ -46,9 +46,9 @@ async def test_redelivered_terminal_run_resends_its_result_without_running(h: Ha
 async def test_redelivered_failed_run_resends_the_failure(h: Harness) -> None:
     task = h.task(upload=False)
     await h.pipeline.handle(task)
-    body = h.db.outbox[task.task_id].body
+    result = h.db.outbox[task.task_id].result
     assert (await h.pipeline.handle(task)).kind is OutcomeKind.RESENT
-    assert h.db.outbox[task.task_id].body == body
+    assert h.db.outbox[task.task_id].result == result
     assert len(h.db.runs) == 1
 
 

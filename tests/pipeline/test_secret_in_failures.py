@@ -13,7 +13,7 @@ from ragline.application.ports.keyword_index import KeywordIndexUnavailable
 from ragline.application.ports.unit_of_work import EmbeddingConfig
 from ragline.bootstrap.settings import Settings
 from ragline.domain.parse_run import FailureCode, PipelineStatus
-from tests.fakes.harness import DIMENSION, Harness
+from tests.fakes.harness import DIMENSION, Harness, encode_result
 from tests.services.echo_server import leaked
 
 
@@ -33,7 +33,7 @@ async def test_a_users_key_quoted_by_a_failing_embedder_is_masked(
     assert run.failure_reason.text.endswith("incorrect key ***"), run.failure_reason.text
     result = h.result(task.task_id)
     assert result.failure_reason == run.failure_reason.text
-    assert not leaked(h.db.outbox[task.task_id].body.decode(), key)
+    assert not leaked(encode_result(h.db.outbox[task.task_id].result).decode(), key)
     assert "incorrect key ***" in caplog.text and not leaked(caplog.text, key)
 
 

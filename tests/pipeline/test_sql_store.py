@@ -17,6 +17,7 @@ from ragline.adapters.persistence.sql.unit_of_work import (
     SqlUnitOfWorkFactory,
     create_unit_of_work_factory,
 )
+from ragline.adapters.wire_format.json import JsonResultPublisher
 from ragline.application.pipeline.orchestrator import ParseTaskPipeline
 from ragline.application.pipeline.outbox_relay import OutboxRelay
 from ragline.application.pipeline.outcome import OutcomeKind
@@ -71,7 +72,7 @@ async def test_success_redelivery_and_relay_on_sqlite(
     assert {(c.dense_status, c.sparse_status) for c in kids} == {
         (ChunkIndexStatus.SUCCESS, ChunkIndexStatus.SUCCESS)
     }
-    relay = OutboxRelay(sql, h.publisher, h.clock)
+    relay = OutboxRelay(sql, JsonResultPublisher(h.publisher), h.clock)
     h.clock.advance(timedelta(days=1))
     assert (await relay.relay_once()).sent == 1
     (published,) = h.publisher.published

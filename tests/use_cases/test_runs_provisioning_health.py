@@ -9,7 +9,7 @@ import pytest
 
 from ragline.adapters.inbound.task_consumer import Worker
 from ragline.adapters.messaging.inprocess.endpoints import InProcessEndpoints
-from ragline.adapters.wire_format.json import JsonTaskPublisher
+from ragline.adapters.wire_format.json import JsonResultPublisher, JsonTaskPublisher
 from ragline.application.access import Caller, ReferencePolicy
 from ragline.application.health import CheckHealth, adapter_probes
 from ragline.application.pipeline.outbox_relay import OutboxRelay
@@ -64,7 +64,7 @@ def _retry_run(h: Harness, bus: InProcessEndpoints) -> RetryRun:
 
 
 def _worker(h: Harness, bus: InProcessEndpoints) -> Worker:
-    relay = OutboxRelay(h.db, bus.result_publisher(), h.clock)
+    relay = OutboxRelay(h.db, JsonResultPublisher(bus.result_publisher()), h.clock)
     return Worker(h.pipeline, h.wire, bus, relay)
 
 

@@ -15,7 +15,7 @@ import pytest
 
 from ragline.adapters.inbound.task_consumer import Worker
 from ragline.adapters.messaging.inprocess.endpoints import InProcessEndpoints
-from ragline.adapters.wire_format.json import JsonTaskPublisher
+from ragline.adapters.wire_format.json import JsonResultPublisher, JsonTaskPublisher
 from ragline.application.access import Caller
 from ragline.application.documents import ListDocuments, NotReindexable, ReindexDocument
 from ragline.application.pipeline.outbox_relay import OutboxRelay
@@ -56,7 +56,7 @@ async def test_an_operator_retry_is_answered_from_the_database_and_publishes_not
     assert h.db.outbox_row(failed.task_id) is not None  # the producer's FAILED answer
     h.storage.add(failed.source_bucket, failed.source_object_key, b"now it is here, in words.")
     bus = InProcessEndpoints("tasks", "results")
-    relay = OutboxRelay(h.db, bus.result_publisher(), h.clock)
+    relay = OutboxRelay(h.db, JsonResultPublisher(bus.result_publisher()), h.clock)
     retry = RetryRun(h.db, JsonTaskPublisher(bus.task_publisher()), h.references, poll_seconds=0.01)
     async with Worker(h.pipeline, h.wire, bus, relay).running():
         result = await retry(OPERATOR, failed.task_id, timeout_seconds=30)

@@ -50,7 +50,6 @@ class PipelineStage(abc.ABC):
         self.services = services
         settings = services.settings
         self.results = ResultOutbox(
-            services.wire,
             topic=settings.result_topic,
             language=settings.language,
             metrics=services.metrics,

@@ -28,7 +28,7 @@ from ragline.application.ports.keyword_index import KeywordWriteFailed
 from ragline.application.ports.unit_of_work import EmbeddingConfig
 from ragline.application.tasks import ParseTaskCommand
 from ragline.domain.parse_run import PipelineStatus
-from tests.fakes.harness import DIMENSION, SOURCE_BUCKET, Harness, decode_result
+from tests.fakes.harness import DIMENSION, SOURCE_BUCKET, Harness
 
 from .conftest import (
     create_mariadb_database,
@@ -144,7 +144,7 @@ async def _result_log_id(sql: SqlUnitOfWorkFactory, task: ParseTaskCommand) -> i
     async with sql() as uow:
         row = await uow.outbox.get(task.task_id)
     assert row is not None
-    return decode_result(row.body).document_parsed_log_id
+    return row.result.document_parsed_log_id
 
 
 def test_the_views_have_the_seeds_column_names(engine: Engine) -> None:

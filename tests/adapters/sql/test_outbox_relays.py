@@ -16,7 +16,9 @@ import pytest
 
 from ragline.adapters.clock.system import SystemClock
 from ragline.adapters.persistence.sql import create_unit_of_work_factory, upgrade_to_head
+from ragline.adapters.wire_format.json import JsonResultPublisher
 from ragline.application.pipeline.outbox_relay import OutboxRelay, RelayPolicy
+from ragline.testing.kits.unit_of_work import a_result
 
 ROWS = 120
 
@@ -53,11 +55,11 @@ async def test_two_relays_publish_disjoint_rows(database_url: str) -> None:
         async with factories[0]() as uow:
             at = clock.now()
             for task in mine:
-                await uow.outbox.put(task, "results", task, b"{}", at)
+                await uow.outbox.put(a_result(task), "results", at)
             await uow.commit()
         publishers = [RecordingPublisher(), RecordingPublisher()]
         relays = [
-            OutboxRelay(factory, publisher, clock, RelayPolicy(batch_size=9))
+            OutboxRelay(factory, JsonResultPublisher(publisher), clock, RelayPolicy(batch_size=9))
             for factory, publisher in zip(factories, publishers, strict=True)
         ]
 

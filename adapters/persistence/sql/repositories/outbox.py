@@ -16,6 +16,7 @@ set of marked columns), with bound parameters.
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from functools import cache
 from typing import Any
@@ -28,6 +29,7 @@ from ragline.adapters.persistence.sql.errors import store_errors
 from ragline.adapters.persistence.sql.tables import ID_MAX, outbox
 from ragline.application.ports.clock import Clock
 from ragline.application.ports.unit_of_work import OutboxMessage, PersistenceError
+from ragline.application.tasks import TaskResult, result_of_record, result_record
 
 PENDING, SENT, DEAD = "PENDING", "SENT", "DEAD"
 MAX_ERROR_CHARS = 4000
@@ -166,6 +168,15 @@ def _mark_statement(columns: tuple[str, ...]) -> Any:
 _GET = select(outbox).where(outbox.c.task_id == _bound("task_id"))
 
 
+def _result_of(row_id: object, body: bytes) -> TaskResult:
+    """The `body` column keeps the result's record as JSON (rows written before it was
+    stored as a value hold its ParseResult message, which reads the same)."""
+    try:
+        return result_of_record(json.loads(body))
+    except ValueError as error:
+        raise PersistenceError(f"outbox row {row_id} holds no result: {error}") from error
+
+
 def _to_message(row: Row[Any]) -> OutboxMessage:
     m = row._mapping
     return OutboxMessage(
@@ -173,7 +184,7 @@ def _to_message(row: Row[Any]) -> OutboxMessage:
         task_id=m["task_id"],
         topic=m["topic"],
         routing_key=m["routing_key"],
-        body=bytes(m["body"]),
+        result=_result_of(m["id"], bytes(m["body"])),
         attempts=int(m["attempts"]),
         next_attempt_at=m["next_attempt_at"],
         status=m["status"],
@@ -189,13 +200,11 @@ class SqlOutboxRepository:
         self._slot = slot
         self._clock = clock
 
-    async def put(
-        self, task_id: str, topic: str, routing_key: str, body: bytes, at: datetime
-    ) -> None:
+    async def put(self, result: TaskResult, topic: str, at: datetime) -> None:
         fresh: dict[str, Any] = {
             "topic": topic,
-            "routing_key": routing_key,
-            "body": body,
+            "routing_key": result.routing_key,
+            "body": json.dumps(result_record(result), ensure_ascii=False).encode("utf-8"),
             "attempts": 0,
             "next_attempt_at": at,
             "status": PENDING,
@@ -204,7 +213,7 @@ class SqlOutboxRepository:
             **_UNCLAIMED,
         }
         conn = self._slot.conn
-        row = {"task_id": task_id, "created_at": at, **fresh}
+        row = {"task_id": result.task_id, "created_at": at, **fresh}
         statement = _put_statement(conn.dialect.name)
         with store_errors("outbox put"):
             await conn.execute(statement, {f"b_{name}": value for name, value in row.items()})
