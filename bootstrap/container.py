@@ -138,7 +138,6 @@ class Container(containers.DeclarativeContainer):
         tokenizer=tokenizer,
         sparse=sparse,
         workspace=workspace,
-        wire=wire_format,
         references=reference_policy,
         settings=pipeline_settings,
         metrics=metrics,

@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 from datetime import timedelta
 from functools import partial
 
+from ragline.adapters.inbound.task_consumer import TaskDecoder
 from ragline.application.access import ObjectArea, ReferencePolicy
 from ragline.application.chunking import ChunkDocument
 from ragline.application.parsing import (
@@ -42,7 +43,6 @@ from ragline.application.ports.tokenizer import Tokenizer
 from ragline.application.ports.tracing import NO_TRACING, Tracing
 from ragline.application.ports.unit_of_work import UnitOfWorkFactory
 from ragline.application.ports.vector_index import VectorIndex
-from ragline.application.ports.wire_format import WireFormat
 from ragline.application.provisioning import DefaultEmbedding
 from ragline.application.search.rerank import ChatReranker
 from ragline.application.search.tuning import SearchTuning
@@ -92,7 +92,8 @@ def tracing(settings: Settings) -> Tracing:
     return CrashingTracing(chosen, crash)
 
 
-def wire_format() -> WireFormat:
+def wire_format() -> TaskDecoder:
+    """The task consumers' decoder: the JSON wire format of `ragline.contracts.wire`."""
     from ragline.adapters.wire_format.json import JsonWireFormat
 
     return JsonWireFormat()

@@ -1,1 +1,2 @@
-"""The WireFormat port: the wire contracts' encoding."""
+"""The wire contracts' encoding, at the edges only: the task consumer decodes with it, the
+task and result publishers (the TaskPublisher and ResultPublisher ports) write with it."""

@@ -41,34 +41,10 @@ from ragline.domain.parse_run import (
 log = logging.getLogger(__name__)
 
 
-def task_identity(task: ParseTaskCommand) -> TaskIdentity:
-    """Wire ids are ints; the domain keeps them as strings."""
-    return TaskIdentity(
-        task_id=task.task_id,
-        original_file_id=str(task.original_file_id),
-        document_parse_task_id=str(task.document_parse_task_id),
-        user_id=str(task.user_id),
-        dataset_id=str(task.dataset_id),
-        file_type=task.file_type,
-    )
-
-
 def task_source(task: ParseTaskCommand) -> MarkdownLocation:
     """The object a valid task names as its source (recorded with it: a document delete
     never removes an object a live document names as its source)."""
     return MarkdownLocation(task.source_bucket, task.source_object_key)
-
-
-def salvaged_identity(task_id: str, unreadable: UnreadableTask) -> TaskIdentity:
-    """Best-effort identity of an unreadable task, so its FAILED result names the file."""
-    return TaskIdentity(
-        task_id=task_id,
-        original_file_id=unreadable.original_file_id,
-        document_parse_task_id=unreadable.document_parse_task_id,
-        user_id=unreadable.user_id,
-        dataset_id=unreadable.dataset_id,
-        file_type=unreadable.file_type,
-    )
 
 
 def duplicate_task(task_id: str) -> str:
@@ -111,7 +87,7 @@ class ParseTaskPipeline:
     async def handle(self, task: ParseTaskCommand) -> PipelineOutcome:
         """Run one decoded task to its terminal state (or settle its redelivery)."""
         problem = invalid_context(task) or refused_reference(task, self.services.references)
-        identity = task_identity(task)
+        identity = task.identity
         if problem is not None or task.is_retry:
             existing = await self._settle_existing(identity)
             if existing is not None:
@@ -230,7 +206,7 @@ class ParseTaskPipeline:
         task_id, reason = unreadable.task_id, unreadable.reason
         if task_id is None:
             return PipelineOutcome(OutcomeKind.UNREADABLE, None, reason)
-        identity = salvaged_identity(task_id, unreadable)
+        identity = unreadable.identity(task_id)
         existing = await self._settle_existing(identity)
         if existing is not None:
             return existing
@@ -258,9 +234,7 @@ class ParseTaskPipeline:
         async with services.uow() as uow:
             at = services.clock.now()
             run = await uow.runs.get(task_id)
-            if run is not None and not run.identity.same_file(
-                salvaged_identity(task_id, unreadable)
-            ):
+            if run is not None and not run.identity.same_file(unreadable.identity(task_id)):
                 log.warning("task %s: not recording the failure on another task's run", task_id)
                 return
             parsed = await uow.parsed_logs.get(task_id)
@@ -268,7 +242,7 @@ class ParseTaskPipeline:
                 stored = _rejected(detail, unreadable)
                 parsed = await uow.parsed_logs.add(task_id, stored, at)
             if run is None:
-                run = ParseRun.open(salvaged_identity(task_id, unreadable), at)
+                run = ParseRun.open(unreadable.identity(task_id), at)
                 run.reject(code, detail, at)
                 await uow.runs.add(run)
             elif run.is_terminal:

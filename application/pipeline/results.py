@@ -25,12 +25,11 @@ from ragline.domain.parse_run import ParseRun, terminal_result
 
 
 def wire_id(value: str) -> int:
-    """Ids travel as ints on the wire and as strings in the domain; an id that was never a
-    number (a rejected message) is reported as 0."""
-    try:
-        return int(value)
-    except ValueError:
-        return 0
+    """A run's id as the wire's integer again. Every run is opened from a decoded task
+    (`ParseTaskCommand.identity`, `UnreadableTask.identity`), so its ids are decimal text
+    and this is exact; anything else raises ValueError rather than being sent as another
+    number (docs/wire-contracts.md, Ids inside)."""
+    return int(value)
 
 
 def build_result(run: ParseRun, parsed_log_id: int, language: str = "zh") -> TaskResult:

@@ -23,7 +23,6 @@ from ragline.application.ports.tokenizer import Tokenizer
 from ragline.application.ports.tracing import NO_TRACING, Tracing
 from ragline.application.ports.unit_of_work import UnitOfWorkFactory
 from ragline.application.ports.vector_index import VectorIndex
-from ragline.application.ports.wire_format import WireFormat
 
 
 @attrs.frozen
@@ -41,7 +40,6 @@ class StageServices:
     tokenizer: Tokenizer
     sparse: SparseEncoder
     workspace: Workspace
-    wire: WireFormat
     references: ReferencePolicy
     """The one check of every object a task names (docs/security.md), before any stage."""
     settings: PipelineSettings = attrs.field(factory=PipelineSettings)

@@ -9,7 +9,6 @@ Resubmitting one's own task is a redelivery and passes.
 
 from __future__ import annotations
 
-from ragline.application.pipeline.orchestrator import task_identity
 from ragline.application.ports.unit_of_work import UnitOfWorkFactory
 from ragline.application.tasks import ParseTaskCommand
 
@@ -26,5 +25,5 @@ class CheckTaskId:
         """TaskIdTaken when `task.task_id` belongs to a run of another tenant or file."""
         async with self._uow_factory() as uow:
             run = await uow.runs.get(task.task_id)
-        if run is not None and not run.identity.same_file(task_identity(task)):
+        if run is not None and not run.identity.same_file(task.identity):
             raise TaskIdTaken(f"task_id {task.task_id} is already taken")

@@ -13,6 +13,7 @@ from enum import StrEnum
 import attrs
 
 from ragline.application.ports.parser import PdfParserBackend
+from ragline.domain.parse_run import TaskIdentity
 
 _RETRY_SUFFIX = re.compile(r"-r(\d+)$")
 
@@ -66,6 +67,20 @@ class ParseTaskCommand:
     issued_by: TaskIssuer = TaskIssuer.PRODUCER
 
     @property
+    def identity(self) -> TaskIdentity:
+        """The ids its run is stored under. The run keeps each id as its decimal text (the
+        run tables' and the Java views' columns); `int()` gives the wire's value back
+        exactly (docs/wire-contracts.md, Ids inside)."""
+        return TaskIdentity(
+            task_id=self.task_id,
+            original_file_id=str(self.original_file_id),
+            document_parse_task_id=str(self.document_parse_task_id),
+            user_id=str(self.user_id),
+            dataset_id=str(self.dataset_id),
+            file_type=self.file_type,
+        )
+
+    @property
     def owes_result(self) -> bool:
         """Whether a ParseResult is published for this task's run."""
         return self.issued_by is TaskIssuer.PRODUCER
@@ -109,14 +124,26 @@ class UnreadableTask:
     `task_id` is None when not even that could be read (the message is then dead-lettered);
     otherwise the run is FAILED INVALID_TASK_CONTEXT and the salvaged ids name the file in
     its result. `reason` is `<kind>: <detail>`, short and loggable; `body_text` is the start
-    of the body, kept in the parsed log for the operator.
+    of the body, kept in the parsed log for the operator. An id that could not be read as
+    a 64-bit integer is 0, the value its FAILED result carries (the wire has no "unknown").
     """
 
     task_id: str | None
     reason: str
     body_text: str = ""
-    original_file_id: str = "0"
-    document_parse_task_id: str = "0"
-    user_id: str = "0"
-    dataset_id: str = "0"
+    original_file_id: int = 0
+    document_parse_task_id: int = 0
+    user_id: int = 0
+    dataset_id: int = 0
     file_type: str = ""
+
+    def identity(self, task_id: str) -> TaskIdentity:
+        """The ids its FAILED run is stored under (as a task's, `ParseTaskCommand.identity`)."""
+        return TaskIdentity(
+            task_id=task_id,
+            original_file_id=str(self.original_file_id),
+            document_parse_task_id=str(self.document_parse_task_id),
+            user_id=str(self.user_id),
+            dataset_id=str(self.dataset_id),
+            file_type=self.file_type,
+        )

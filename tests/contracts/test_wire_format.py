@@ -67,7 +67,7 @@ def test_a_body_that_is_no_task_keeps_its_task_id_ids_and_start() -> None:
     assert isinstance(decoded, UnreadableTask)
     assert decoded.task_id == "t-1"
     assert decoded.reason.startswith("invalid_fields:")
-    assert (decoded.user_id, decoded.dataset_id, decoded.file_type) == ("7", "0", "pdf")
+    assert (decoded.user_id, decoded.dataset_id, decoded.file_type) == (7, 0, "pdf")
     assert decoded.body_text == body[:8192].decode()
 
 

@@ -10,7 +10,6 @@ import re
 
 import pytest
 
-from ragline.application.pipeline.orchestrator import task_identity
 from ragline.application.pipeline.outcome import OutcomeKind
 from ragline.application.tasks import ParseTaskCommand, UnreadableTask
 from ragline.domain.parse_run import ParseRun, PipelineStatus, RetryRefusal, Stage, StageStatus
@@ -70,7 +69,7 @@ async def test_a_foreign_message_never_converges_a_run_in_flight(h: Harness) -> 
 
 def _opened(h: Harness, task: ParseTaskCommand) -> ParseRun:
     """The run of `task` as a worker that died right after opening it left it."""
-    return ParseRun.open(task_identity(task), h.clock.now())
+    return ParseRun.open(task.identity, h.clock.now())
 
 
 async def test_an_unreadable_body_with_a_foreign_task_id_is_dead_lettered(h: Harness) -> None:
@@ -91,7 +90,7 @@ async def test_an_internal_error_of_a_foreign_message_leaves_the_run_alone(h: Ha
     await h.pipeline.handle(alices)
     await h.relay.relay_once()
     before = _snapshot(h, alices.task_id)
-    salvaged = UnreadableTask(task_id=alices.task_id, reason="boom", user_id=str(BOB))
+    salvaged = UnreadableTask(task_id=alices.task_id, reason="boom", user_id=BOB)
     await h.pipeline.fail_internal(alices.task_id, "boom", salvaged)
     await h.relay.relay_once()
     assert _snapshot(h, alices.task_id) == before  # its result not queued again

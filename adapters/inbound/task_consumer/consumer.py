@@ -13,20 +13,28 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
+from typing import Any, Protocol
 
 from ragline.application.pipeline.errors import describe
 from ragline.application.pipeline.log_context import log_fields
 from ragline.application.pipeline.orchestrator import ParseTaskPipeline
 from ragline.application.pipeline.outcome import PipelineOutcome
 from ragline.application.ports.messaging import MessageBusError, TaskDelivery, TaskSource
-from ragline.application.ports.wire_format import WireFormat
 from ragline.application.tasks import ParseTaskCommand, UnreadableTask, body_text
 from ragline.domain.parse_run import FailureCode
 
 log = logging.getLogger(__name__)
 
 INTERNAL_ERROR_PREFIX = f"{FailureCode.INTERNAL_UNKNOWN_ERROR.value}:"
+
+
+class TaskDecoder(Protocol):
+    """The one decoding of a received body (`ragline.adapters.wire_format.json`): after
+    it, the pipeline sees the task as a value only."""
+
+    def decode_task(self, body: bytes) -> ParseTaskCommand | UnreadableTask:
+        """A task body as a command, or why it is not one (never raises)."""
+        ...
 
 
 def salvage(decoded: ParseTaskCommand | UnreadableTask, body: bytes, detail: str) -> UnreadableTask:
@@ -37,10 +45,10 @@ def salvage(decoded: ParseTaskCommand | UnreadableTask, body: bytes, detail: str
         task_id=decoded.task_id,
         reason=detail,
         body_text=body_text(body),
-        original_file_id=str(decoded.original_file_id),
-        document_parse_task_id=str(decoded.document_parse_task_id),
-        user_id=str(decoded.user_id),
-        dataset_id=str(decoded.dataset_id),
+        original_file_id=decoded.original_file_id,
+        document_parse_task_id=decoded.document_parse_task_id,
+        user_id=decoded.user_id,
+        dataset_id=decoded.dataset_id,
         file_type=decoded.file_type[:32],
     )
 
@@ -48,7 +56,7 @@ def salvage(decoded: ParseTaskCommand | UnreadableTask, body: bytes, detail: str
 class TaskConsumer:
     """Decodes each delivery's body, hands it to the pipeline, and settles the delivery."""
 
-    def __init__(self, pipeline: ParseTaskPipeline, wire: WireFormat) -> None:
+    def __init__(self, pipeline: ParseTaskPipeline, wire: TaskDecoder) -> None:
         self.pipeline = pipeline
         self.wire = wire
         self.metrics = pipeline.services.metrics
@@ -120,7 +128,7 @@ class SupervisedConsumer:
     def __init__(
         self,
         pipeline: ParseTaskPipeline,
-        wire: WireFormat,
+        wire: TaskDecoder,
         open_source: Callable[[], TaskSource],
         *,
         concurrency: int = 1,

@@ -13,11 +13,10 @@ import logging
 from collections.abc import AsyncIterator
 from functools import partial
 
-from ragline.adapters.inbound.task_consumer.consumer import SupervisedConsumer
+from ragline.adapters.inbound.task_consumer.consumer import SupervisedConsumer, TaskDecoder
 from ragline.application.pipeline.orchestrator import ParseTaskPipeline
 from ragline.application.pipeline.outbox_relay import OutboxRelay
 from ragline.application.ports.messaging import MessageBus
-from ragline.application.ports.wire_format import WireFormat
 
 log = logging.getLogger("ragline")
 
@@ -26,7 +25,7 @@ class Worker:
     def __init__(
         self,
         pipeline: ParseTaskPipeline,
-        wire: WireFormat,
+        wire: TaskDecoder,
         bus: MessageBus,
         relay: OutboxRelay,
         *,

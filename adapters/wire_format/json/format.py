@@ -59,7 +59,7 @@ def result_of(message: wire.ParseResult) -> TaskResult:
 def unreadable(rejected: wire.RejectedMessage, body: bytes) -> UnreadableTask:
     """What can still be said of a body that is not a valid ParseTask: best-effort ids from
     its JSON (so a FAILED result names the file), and the start of the body."""
-    fields: dict[str, str] = {}
+    fields: dict[str, Any] = {}
     try:
         document = json.loads(body.decode("utf-8", errors="replace"))
     except (ValueError, RecursionError):
@@ -70,7 +70,7 @@ def unreadable(rejected: wire.RejectedMessage, body: bytes) -> UnreadableTask:
             if isinstance(value, bool) or not isinstance(value, int):
                 continue
             if wire.LONG_MIN <= value <= wire.LONG_MAX:  # a result can carry it
-                fields[name] = str(value)
+                fields[name] = value
         file_type = document.get("file_type")
         if isinstance(file_type, str):
             fields["file_type"] = file_type[:32]
@@ -94,7 +94,9 @@ def decode_task(
 
 
 class JsonWireFormat:
-    """WireFormat on the JSON schemas in contracts/ (the Java producer's format)."""
+    """The JSON schemas in contracts/ (the Java producer's format), both ways: the task
+    consumer decodes with it (`TaskDecoder`); the outbound publishers write with the same
+    functions; tests and tools read what went out with `decode_result`."""
 
     def __init__(self, max_task_bytes: int = wire.DEFAULT_MAX_TASK_BYTES) -> None:
         self.max_task_bytes = max_task_bytes
