@@ -19,6 +19,7 @@ from fastapi.testclient import TestClient
 
 from ragline.adapters.inbound.http.problems import problem
 from ragline.application.ports.unit_of_work import EmbeddingConfig
+from tests.fakes.harness import encode_result
 from tests.http.conftest import ALICE_TOKEN, SERVICE_TOKEN, bearer, finished_run
 from tests.http.test_documents_and_model_configs import SEED_TASK, TEXT
 from tests.services.echo_server import EchoingServer
@@ -81,7 +82,7 @@ def _outbox_bodies(client: TestClient) -> str:
         uow_factory = await container.uow_factory()
         async with uow_factory() as uow:
             rows = await uow.outbox.list_messages(None, None, after_id=0, limit=1000)
-        return "\n".join(r.body.decode("utf-8") + (r.last_error or "") for r in rows)
+        return "\n".join(encode_result(r.result).decode() + (r.last_error or "") for r in rows)
 
     return asyncio.run(read())
 
