@@ -1,9 +1,9 @@
-"""FastAPI dependencies: the typed entry and use cases of the running app (from app.state).
+"""FastAPI dependencies: the typed Entry and UseCases of the running app (from app.state).
 
-A route declares `cases: UseCasesDep` and awaits the one it calls (`await
-cases.list_runs()`), where the call is: building a use case opens its resources, so it
-stays after the route's own checks, as `/metrics` needs (a scrape must not fail on the
-database).
+A route declares `cases: UseCasesDep` and awaits the use case it calls in its body (`await
+cases.list_runs()`): building a use case opens its resources, so that comes after the
+route's own checks and inside its own error handling (`/metrics` answers when the database
+does not).
 """
 
 from __future__ import annotations
