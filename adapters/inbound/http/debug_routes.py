@@ -45,7 +45,6 @@ RETRY = seed_example("parse_task.retry.json")
     responses=TAKEN,
 )
 async def submit_task(
-    request: Request,
     cases: UseCasesDep,
     task: Annotated[
         ParseTask,

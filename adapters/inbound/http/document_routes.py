@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request, status
+from fastapi import APIRouter, Depends, HTTPException, Path, Query, status
 
 from ragline.adapters.inbound.http.auth import Principal, principal
 from ragline.adapters.inbound.http.dependencies import UseCasesDep
@@ -61,7 +61,6 @@ UserQuery = Annotated[
 
 @router.get("/datasets/{dataset_id}/documents", response_model=DocumentPageView)
 async def list_documents(
-    request: Request,
     cases: UseCasesDep,
     dataset_id: Annotated[str, _id("2001")],
     caller: Annotated[Principal, Depends(principal)],
@@ -102,7 +101,6 @@ async def list_documents(
 
 @router.delete("/documents/{doc_id}", response_model=DeletedDocumentView, responses=BUSY)
 async def delete_document(
-    request: Request,
     cases: UseCasesDep,
     doc_id: Annotated[str, _id("12346")],
     dataset_id: DatasetQuery,
@@ -133,7 +131,6 @@ async def delete_document(
     "/documents/{doc_id}/reindex", response_model=Submitted, status_code=202, responses=BUSY
 )
 async def reindex_document(
-    request: Request,
     cases: UseCasesDep,
     doc_id: Annotated[str, _id("12345")],
     dataset_id: DatasetQuery,

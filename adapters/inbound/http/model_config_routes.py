@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Awaitable
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Body, Depends, HTTPException, Path, Request, status
+from fastapi import APIRouter, Body, Depends, HTTPException, Path, status
 
 from ragline.adapters.inbound.http.auth import Principal, principal
 from ragline.adapters.inbound.http.dependencies import UseCasesDep
@@ -80,7 +80,6 @@ async def _stored(call: Awaitable[ModelConfigView]) -> ModelConfigView:
 
 @router.get("", response_model=UserModelConfigsOut)
 async def show_model_configs(
-    request: Request,
     cases: UseCasesDep,
     user_id: UserId,
     caller: Annotated[Principal, Depends(principal)],
@@ -99,7 +98,6 @@ async def show_model_configs(
 
 @router.put("/embedding", response_model=ModelConfigOut, responses=CONFLICT)
 async def set_embedding_config(
-    request: Request,
     cases: UseCasesDep,
     user_id: UserId,
     body: Annotated[
@@ -122,7 +120,6 @@ async def set_embedding_config(
 
 @router.put("/chat", response_model=ModelConfigOut)
 async def set_chat_config(
-    request: Request,
     cases: UseCasesDep,
     user_id: UserId,
     body: ChatConfigIn,
@@ -137,7 +134,6 @@ async def set_chat_config(
 
 @router.delete("/{kind}", response_model=Deleted, responses=CONFLICT)
 async def delete_model_config(
-    request: Request,
     cases: UseCasesDep,
     user_id: UserId,
     kind: Annotated[Literal["embedding", "chat"], Path(examples=["chat"])],

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, HTTPException, Query, Request, status
+from fastapi import APIRouter, Depends, HTTPException, Query, status
 
 from ragline.adapters.inbound.http.auth import Principal, principal
 from ragline.adapters.inbound.http.dependencies import UseCasesDep
@@ -49,7 +49,6 @@ def row_view(row: OutboxMessage) -> OutboxRowView:
 
 @router.get("", response_model=OutboxPageView)
 async def list_outbox(
-    request: Request,
     cases: UseCasesDep,
     _: Annotated[Principal, Depends(service_only)],
     status_: Annotated[
@@ -76,7 +75,6 @@ async def list_outbox(
 
 @router.post("/redrive", response_model=RedriveResult)
 async def redrive(
-    request: Request,
     cases: UseCasesDep,
     body: RedriveRequest,
     _: Annotated[Principal, Depends(service_only)],

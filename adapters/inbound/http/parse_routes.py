@@ -16,7 +16,7 @@ import re
 from datetime import datetime
 from typing import Annotated
 
-from fastapi import APIRouter, Body, Depends, HTTPException, Query, Request, status
+from fastapi import APIRouter, Body, Depends, HTTPException, Query, status
 from fastapi.routing import APIRoute
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -182,7 +182,6 @@ def _ref(doc_ref: str) -> str:
 
 @router.post("", response_model=ParseResponseView)
 async def request_parse(
-    request: Request,
     cases: UseCasesDep,
     body: Annotated[ParseRequestBody, Body(openapi_examples={"stored object": {"value": PLAN}})],
     caller: Annotated[Principal, Depends(principal)],
@@ -211,7 +210,6 @@ async def request_parse(
 
 @router.get("", response_model=ParseBatchesView | CoverageView, responses=CONFLICT)
 async def parses(
-    request: Request,
     cases: UseCasesDep,
     caller: Annotated[Principal, Depends(principal)],
     ids: Annotated[
@@ -271,7 +269,6 @@ async def _sha256(cases: UseCases, ref: str, caller: Principal) -> str:
 
 @router.get("/markdown", response_model=MarkdownView, responses=CONFLICT)
 async def markdown(
-    request: Request,
     cases: UseCasesDep,
     caller: Annotated[Principal, Depends(principal)],
     doc_ref: Annotated[

@@ -67,7 +67,6 @@ async def _own_run(cases: UseCases, caller: Principal, task_id: str) -> ParseRun
 
 @router.get("", response_model=RunPageView)
 async def list_runs(
-    request: Request,
     cases: UseCasesDep,
     caller: Annotated[Principal, Depends(principal)],
     user_id: Annotated[
@@ -100,7 +99,6 @@ async def list_runs(
 
 @router.get("/{task_id}", response_model=RunView)
 async def get_run(
-    request: Request,
     cases: UseCasesDep,
     task_id: Annotated[str, Path(examples=["task-20260516-001"])],
     caller: Annotated[Principal, Depends(principal)],

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends
 
 from ragline.adapters.inbound.http.auth import Principal, principal
 from ragline.adapters.inbound.http.dependencies import UseCasesDep
@@ -23,7 +23,6 @@ OVERFETCH = 4
 
 @router.post("/search", response_model=SearchAnswer)
 async def search(
-    request: Request,
     cases: UseCasesDep,
     asked: SearchRequest,
     caller: Annotated[Principal, Depends(principal)],
