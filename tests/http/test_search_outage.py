@@ -55,6 +55,7 @@ def test_elasticsearch_stopped_mid_test_leaves_dense_and_sparse_answering(
         tmp_path / "data", keyword_index="elasticsearch", elasticsearch_url=url
     )
     app = create_app(entry_for(container), ApiTokens.parse(json.dumps(TOKENS)))
+    app.state.container = container  # the tests' handle for seeding; the app reads its Entry
     with TestClient(app) as client:
         configs = CONFIGS.format(user="1001")
         put = client.put(
@@ -94,6 +95,7 @@ def test_a_closed_port_is_degraded_and_every_retriever_down_is_503(tmp_path: Pat
     container.embedders.override(providers.Object(FakeEmbedderResolver(faults)))
     container.vectors.override(providers.Object(FakeVectorIndex(faults)))
     app = create_app(entry_for(container), ApiTokens.parse(json.dumps(TOKENS)))
+    app.state.container = container  # the tests' handle for seeding; the app reads its Entry
     with TestClient(app) as client:
         body = {"provider": "fake", "model": "fake-model", "dimension": 8}
         put = client.put(
