@@ -15,7 +15,9 @@ from typing import ClassVar
 
 from ragline.application.pipeline.context import RunContext
 from ragline.application.pipeline.errors import StageFailure, describe
+from ragline.application.pipeline.outputs import StageInputs, Takes
 from ragline.application.pipeline.stages.base import PipelineStage
+from ragline.application.pipeline.stages.cleaning import CleanedMarkdown
 from ragline.application.pipeline.stages.markdown_io import read_markdown
 from ragline.application.ports.unit_of_work import ChunkRecord, DocumentScope
 from ragline.domain.chunking import ChunkCandidate, ChunkingResult, ParentBlock, chunk_id
@@ -75,12 +77,16 @@ def _record(
     )
 
 
-class ChunkingStage(PipelineStage):
+class ChunkingStage(PipelineStage[None]):
     stage: ClassVar[Stage] = Stage.CHUNKING
-    failure_code: ClassVar[FailureCode] = FailureCode.CHUNKING_FAILED
+    takes: ClassVar[tuple[Takes, ...]] = (
+        Takes(CleanedMarkdown, "re-reads the Markdown from the run's stored coordinates"),
+    )
 
-    async def run(self, ctx: RunContext) -> None:
-        markdown = ctx.markdown if ctx.markdown is not None else await self._stored_markdown(ctx)
+    async def run(self, ctx: RunContext, inputs: StageInputs) -> None:
+        cleaned = inputs.take(CleanedMarkdown)  # taken: not held for the later stages
+        markdown = cleaned.text if cleaned is not None else await self._stored_markdown(ctx)
+        del cleaned
         try:
             result = await asyncio.to_thread(self.services.chunker, markdown)
         except Exception as error:
@@ -91,8 +97,7 @@ class ChunkingStage(PipelineStage):
         async with self.services.uow() as uow:
             await uow.chunks.replace_document(ctx.scope, records)
             await uow.commit()
-        del records, result  # later stages page through the stored rows
-        ctx.markdown = None
+        del records, result, markdown  # later stages page through the stored rows
         scope = ctx.scope
         await self.services.vectors.delete_document(scope.user_id, scope.dataset_id, scope.doc_id)
         return None

@@ -16,9 +16,11 @@ from typing import ClassVar
 from ragline.application.pipeline.chunk_header import indexed_text
 from ragline.application.pipeline.context import RunContext
 from ragline.application.pipeline.errors import StageFailure, describe
+from ragline.application.pipeline.outputs import StageInputs
 from ragline.application.pipeline.stages.base import PipelineStage
 from ragline.application.pipeline.stages.indexing import (
     BatchIndexer,
+    RememberedChildren,
     child_pages,
     move_dense,
     remembered_pages,
@@ -48,11 +50,11 @@ def _dimension_code(error: Exception) -> FailureCode:
     return FailureCode.VECTORIZING_FAILED
 
 
-class VectorizingStage(PipelineStage):
+class VectorizingStage(PipelineStage[RememberedChildren | None]):
     stage: ClassVar[Stage] = Stage.VECTORIZING
-    failure_code: ClassVar[FailureCode] = FailureCode.VECTORIZING_FAILED
+    gives: ClassVar[type | None] = RememberedChildren
 
-    async def run(self, ctx: RunContext) -> None:
+    async def run(self, ctx: RunContext, inputs: StageInputs) -> RememberedChildren | None:
         embedder = await self._embedder(ctx)
         indexer = BatchIndexer(
             self.services,
@@ -84,15 +86,16 @@ class VectorizingStage(PipelineStage):
                 ]
             )
 
+        kept = RememberedChildren()
         seen, _ = await indexer.run(
-            remembered_pages(child_pages(self.services, ctx.scope), ctx),
+            remembered_pages(child_pages(self.services, ctx.scope), kept),
             self.services.settings.embed_batch_size,
             embed_and_upsert,
             _dimension_code,
         )
         if not seen:
             raise StageFailure(FailureCode.VECTORIZING_FAILED, "the document has no chunks")
-        return None
+        return kept if kept.children is not None else None
 
     async def _embedder(self, ctx: RunContext) -> Embedder:
         """Resolve and check the user's embedder before any chunk status moves."""
