@@ -4,8 +4,10 @@ misses a declared stage, is refused at build time."""
 
 from __future__ import annotations
 
+import typing
 from typing import Any, ClassVar
 
+import attrs
 import pytest
 
 from ragline.application.pipeline.outputs import (
@@ -14,6 +16,7 @@ from ragline.application.pipeline.outputs import (
     UndeclaredInput,
     check_wiring,
 )
+from ragline.application.pipeline.services import StageServices
 from ragline.application.pipeline.stages import (
     STAGE_CLASSES,
     CleaningStage,
@@ -114,3 +117,21 @@ async def test_a_run_ends_holding_no_outputs_and_no_spooled_plan(h: Harness) -> 
     assert h.run(task.task_id).pipeline_status.value == "SUCCESS"
     assert seen and seen[0].read(TokenizedChildren, remove=False) is None
     assert not list(h.services.workspace.root.glob("**/*kwplan*"))
+
+
+def _needs_of(cls: type) -> set[str]:
+    """The ports a stage's constructor declares (its `...Needs` protocol's properties)."""
+    needs = typing.get_type_hints(cls.__init__)["services"]
+    return {n for k in needs.__mro__ for n, v in vars(k).items() if isinstance(v, property)}
+
+
+def test_each_stage_declares_only_part_of_the_services_and_the_bag_meets_every_need() -> None:
+    fields = {a.name for a in attrs.fields(StageServices)}
+    template = _needs_of(PipelineStage)
+    assert template == {"uow", "clock", "settings", "wire", "metrics", "tracing"}
+    own = {cls.stage: _needs_of(cls) - template for cls in STAGE_CLASSES}
+    for stage, needed in own.items():
+        assert needed and needed <= fields, stage
+    assert own[Stage.SPARSE_VECTORIZING] == {"vectors", "sparse"}
+    assert own[Stage.PRETOKENIZE] == {"tokenizer", "workspace"}
+    assert "references" not in set().union(*own.values())  # checked before any stage runs

@@ -29,7 +29,7 @@ from ragline.application.pipeline.errors import StageFailure, describe, without_
 from ragline.application.pipeline.log_context import log_fields
 from ragline.application.pipeline.outputs import StageInputs, Takes
 from ragline.application.pipeline.results import ResultOutbox
-from ragline.application.pipeline.services import StageServices
+from ragline.application.pipeline.stages.needs import TemplateNeeds
 from ragline.application.ports.unit_of_work import PersistenceError, UnitOfWork
 from ragline.domain.parse_run import FailureCode, MarkdownLocation, Stage, StageStatus
 
@@ -57,7 +57,7 @@ class PipelineStage(abc.ABC, Generic[Out]):
     takes: ClassVar[tuple[Takes, ...]] = ()
     """The earlier outputs `run` may read, each with what it does when one is absent."""
 
-    def __init__(self, services: StageServices) -> None:
+    def __init__(self, services: TemplateNeeds) -> None:
         self.services = services
         settings = services.settings
         self.results = ResultOutbox(

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, Protocol
 
 import attrs
 
@@ -32,6 +32,7 @@ from ragline.application.pipeline.stages.markdown_io import (
     is_disk_full,
     refused_coordinates,
 )
+from ragline.application.pipeline.stages.needs import HasObjects, TemplateNeeds
 from ragline.application.pipeline.workspace import discard
 from ragline.application.ports.object_storage import InvalidObjectKey, StorageError
 from ragline.application.ports.parser import (
@@ -63,9 +64,26 @@ class CleanedMarkdown:
     parse_warnings: tuple[str, ...] = ()
 
 
+class CleaningNeeds(TemplateNeeds, HasObjects, Protocol):
+    """CLEANING reads the source, parses it (the parse cache first) and stores Markdown."""
+
+    @property
+    def parser(self) -> Parser: ...
+
+    @property
+    def mineru(self) -> Parser | None: ...
+
+    @property
+    def parse_cache(self) -> CleaningParseCache | None: ...
+
+
 class CleaningStage(PipelineStage[CleanedMarkdown]):
     stage: ClassVar[Stage] = Stage.CLEANING
     gives: ClassVar[type | None] = CleanedMarkdown
+
+    def __init__(self, services: CleaningNeeds) -> None:
+        super().__init__(services)
+        self.services: CleaningNeeds = services
 
     async def run(self, ctx: RunContext, inputs: StageInputs) -> CleanedMarkdown:
         task = ctx.task

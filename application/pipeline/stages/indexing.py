@@ -16,7 +16,7 @@ from typing import Protocol
 import attrs
 
 from ragline.application.pipeline.errors import StageFailure, describe
-from ragline.application.pipeline.services import StageServices
+from ragline.application.pipeline.stages.needs import HasUnitOfWork
 from ragline.application.ports.unit_of_work import ChunkRecord, DocumentScope, UnitOfWork
 from ragline.domain.parse_run import (
     BEGIN_INDEXING,
@@ -50,7 +50,7 @@ CHILD_PAGE = 2000
 
 
 async def child_pages(
-    services: StageServices, scope: DocumentScope, page_size: int = CHILD_PAGE
+    services: HasUnitOfWork, scope: DocumentScope, page_size: int = CHILD_PAGE
 ) -> AsyncIterator[list[ChunkRecord]]:
     """The document's child chunks as stored now (fresh statuses), one page per read. A
     short page is the last one: no read (and no unit of work) just to find nothing more."""
@@ -98,7 +98,7 @@ class BatchIndexer:
 
     def __init__(
         self,
-        services: StageServices,
+        services: HasUnitOfWork,
         scope: DocumentScope,
         mover: Mover,
         status_of: StatusOf,

@@ -9,21 +9,29 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import ClassVar
+from typing import ClassVar, Protocol
 
 from ragline.application.pipeline.context import RunContext
 from ragline.application.pipeline.errors import StageFailure, describe
 from ragline.application.pipeline.keyword_plan import KeywordPlan
 from ragline.application.pipeline.outputs import StageInputs, Takes
 from ragline.application.pipeline.stages.base import PipelineStage
+from ragline.application.pipeline.stages.needs import HasTokenizer, TemplateNeeds
 from ragline.application.pipeline.stages.pretokenize import (
     TokenizedChildren,
     build_keyword_plan,
 )
-from ragline.application.ports.keyword_index import KeywordIndexUnavailable
+from ragline.application.ports.keyword_index import KeywordIndex, KeywordIndexUnavailable
 from ragline.domain.parse_run import FailureCode, Stage
 
 WRITE_BATCH = 5000  # docs per index write (each write commits)
+
+
+class KeywordIndexingNeeds(TemplateNeeds, HasTokenizer, Protocol):
+    """KEYWORD_INDEXING writes the keyword index (and may rebuild the plan first)."""
+
+    @property
+    def keywords(self) -> KeywordIndex: ...
 
 
 class KeywordIndexingStage(PipelineStage[None]):
@@ -31,6 +39,10 @@ class KeywordIndexingStage(PipelineStage[None]):
     takes: ClassVar[tuple[Takes, ...]] = (
         Takes(TokenizedChildren, "rebuilds the plan from the stored children"),
     )
+
+    def __init__(self, services: KeywordIndexingNeeds) -> None:
+        super().__init__(services)
+        self.services: KeywordIndexingNeeds = services
 
     async def run(self, ctx: RunContext, inputs: StageInputs) -> None:
         tokenized = inputs.get(TokenizedChildren)  # its tokens stay for SPARSE_VECTORIZING

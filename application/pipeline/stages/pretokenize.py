@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import ClassVar, Protocol
 
 import attrs
 
@@ -20,9 +20,9 @@ from ragline.application.pipeline.context import RunContext
 from ragline.application.pipeline.errors import StageFailure, describe
 from ragline.application.pipeline.keyword_plan import SUFFIX, KeywordPlan
 from ragline.application.pipeline.outputs import StageInputs, Takes
-from ragline.application.pipeline.services import StageServices
 from ragline.application.pipeline.stages.base import PipelineStage
 from ragline.application.pipeline.stages.indexing import RememberedChildren, child_pages
+from ragline.application.pipeline.stages.needs import HasTokenizer, TemplateNeeds
 from ragline.application.ports.keyword_index import KeywordDoc
 from ragline.application.ports.tokenizer import Tokenizer
 from ragline.application.ports.unit_of_work import ChunkRecord, DocumentScope
@@ -60,7 +60,7 @@ class TokenizedChildren:
 
 
 async def build_keyword_plan(
-    services: StageServices,
+    services: HasTokenizer,
     task_id: str,
     scope: DocumentScope,
     filename: str,
@@ -90,12 +90,20 @@ async def build_keyword_plan(
     return TokenizedChildren(plan, tokens)
 
 
+class PretokenizeNeeds(TemplateNeeds, HasTokenizer, Protocol):
+    """PRETOKENIZE uses the tokenizer, the stored children and the workspace (the spool)."""
+
+
 class PretokenizeStage(PipelineStage[TokenizedChildren]):
     stage: ClassVar[Stage] = Stage.PRETOKENIZE
     gives: ClassVar[type | None] = TokenizedChildren
     takes: ClassVar[tuple[Takes, ...]] = (
         Takes(RememberedChildren, "reads the stored children page by page"),
     )
+
+    def __init__(self, services: PretokenizeNeeds) -> None:
+        super().__init__(services)
+        self.services: PretokenizeNeeds = services
 
     async def run(self, ctx: RunContext, inputs: StageInputs) -> TokenizedChildren:
         remembered = inputs.take(RememberedChildren)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import ClassVar, Protocol
 
 from ragline.application.pipeline.chunk_header import indexed_text
 from ragline.application.pipeline.context import RunContext
@@ -25,8 +25,9 @@ from ragline.application.pipeline.stages.indexing import (
     move_dense,
     remembered_pages,
 )
+from ragline.application.pipeline.stages.needs import HasVectors, TemplateNeeds
 from ragline.application.ports.embedder import Embedder, EmbeddingDimensionMismatch
-from ragline.application.ports.embedder_resolver import UnusableEmbeddingConfig
+from ragline.application.ports.embedder_resolver import EmbedderResolver, UnusableEmbeddingConfig
 from ragline.application.ports.unit_of_work import ChunkRecord
 from ragline.application.ports.vector_index import ChunkPayload, DensePoint
 from ragline.domain.parse_run import FailureCode, Stage
@@ -50,9 +51,20 @@ def _dimension_code(error: Exception) -> FailureCode:
     return FailureCode.VECTORIZING_FAILED
 
 
+class VectorizingNeeds(TemplateNeeds, HasVectors, Protocol):
+    """VECTORIZING resolves the user's embedder and writes dense points."""
+
+    @property
+    def embedders(self) -> EmbedderResolver: ...
+
+
 class VectorizingStage(PipelineStage[RememberedChildren | None]):
     stage: ClassVar[Stage] = Stage.VECTORIZING
     gives: ClassVar[type | None] = RememberedChildren
+
+    def __init__(self, services: VectorizingNeeds) -> None:
+        super().__init__(services)
+        self.services: VectorizingNeeds = services
 
     async def run(self, ctx: RunContext, inputs: StageInputs) -> RememberedChildren | None:
         embedder = await self._embedder(ctx)
