@@ -4,7 +4,8 @@
 declares the facts every other place reads from it (the failure code of its unnamed
 failures, the short label the CLI prints). `FailurePoint`, the stored run's stage columns,
 the CLI's stage columns and the docs' stage lists all follow from it; adding a stage is one
-line here plus its class in application/pipeline/stages/.
+member here (with its code in failure.py) plus its class in application/pipeline/stages/
+(docs/pipeline.md walks it).
 
 Order matters: a stage may start only when every earlier stage succeeded (SPEC §4.1),
 and the recovery point of a failed run is the first stage that has not succeeded.
