@@ -128,7 +128,7 @@ def _needs_of(cls: type) -> set[str]:
 def test_each_stage_declares_only_part_of_the_services_and_the_bag_meets_every_need() -> None:
     fields = {a.name for a in attrs.fields(StageServices)}
     template = _needs_of(PipelineStage)
-    assert template == {"uow", "clock", "settings", "wire", "metrics", "tracing"}
+    assert template == {"uow", "clock", "settings", "metrics", "tracing"}
     own = {cls.stage: _needs_of(cls) - template for cls in STAGE_CLASSES}
     for stage, needed in own.items():
         assert needed and needed <= fields, stage
