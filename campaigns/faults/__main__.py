@@ -1,4 +1,4 @@
-"""`python -m benchmarks.campaigns.faults [--stages S,...] [--dependencies D,...]`: the fault
+"""`python -m campaigns.faults [--stages S,...] [--dependencies D,...]`: the fault
 campaign (every stage x every dependency by default), a table on stdout, the cells in
 benchmarks/results/faults.json; exit 1 when a cell is not as specified."""
 
@@ -13,10 +13,10 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from benchmarks.campaigns.faults.campaign import DEPENDENCIES, STAGES, CellResult, run_campaign
+from campaigns.faults.campaign import DEPENDENCIES, STAGES, CellResult, run_campaign
 from ragline.domain.parse_run import Stage
 
-RESULTS = Path(__file__).resolve().parents[2] / "results" / "faults.json"
+RESULTS = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "faults.json"
 
 
 def table(results: list[CellResult]) -> str:

