@@ -1,7 +1,8 @@
 """The six pipeline stages, their statuses, and where a run can fail.
 
-Order matters: a stage may start only when every earlier stage succeeded (SPEC §4.1),
-and the recovery point of a failed run is the first stage that has not succeeded.
+Order matters: a stage may start only when every earlier stage succeeded (invariant 1 of
+docs/design/0002-run-state-machine.md), and the recovery point of a failed run is the first stage
+that has not succeeded.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import attrs
 
 
 class Stage(enum.Enum):
-    """Pipeline stages in execution order (SPEC §3)."""
+    """Pipeline stages in execution order (docs/design/0001-pipeline-contract.md)."""
 
     CLEANING = "CLEANING"
     CHUNKING = "CHUNKING"
@@ -45,7 +46,8 @@ LAST_STAGE: Stage = STAGE_ORDER[-1]
 
 
 class StageStatus(enum.Enum):
-    """Status of one stage of one run; survives redelivery (SPEC §4.4)."""
+    """Status of one stage of one run; survives redelivery (invariant 4 of
+    docs/design/0002-run-state-machine.md)."""
 
     PENDING = "PENDING"
     PROCESSING = "PROCESSING"
@@ -63,7 +65,8 @@ class PipelineStatus(enum.Enum):
 
     @property
     def is_terminal(self) -> bool:
-        """SUCCESS and FAILED are final: no automatic retry inside a run (SPEC §4.3)."""
+        """SUCCESS and FAILED are final: no automatic retry inside a run (invariant 3 of
+        docs/design/0002-run-state-machine.md)."""
         return self in (PipelineStatus.SUCCESS, PipelineStatus.FAILED)
 
 

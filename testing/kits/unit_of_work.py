@@ -1281,7 +1281,8 @@ class UnitOfWorkContract:
             assert dead_task in {m.task_id for m in await uow.outbox.due(later, 100_000)}
             assert await uow.outbox.redrive(uid("missing"), later) is False
 
-    # -- the retry race (SPEC §4.6) -----------------------------------------------------
+    # -- the retry race (invariant 6 of docs/design/0002-run-state-machine.md)
+    # -----------------------------------------------------
 
     async def _contend(
         self,

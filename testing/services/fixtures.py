@@ -2,6 +2,7 @@
 
 import contextlib
 import os
+import shutil
 import signal
 import socket
 import subprocess  # these fixtures start local servers  # nosec B404
@@ -15,6 +16,15 @@ from pathlib import Path
 import pytest
 
 VENV_BIN = Path(sys.executable).parent
+
+
+def script(name: str) -> str:
+    """An installed console script: next to this interpreter, else the first on PATH."""
+    beside = VENV_BIN / name
+    found = str(beside) if beside.exists() else shutil.which(name)
+    if found is None:
+        raise FileNotFoundError(f"{name} is neither in {VENV_BIN} nor on PATH")
+    return found
 
 
 def free_port() -> int:
@@ -69,7 +79,7 @@ def s3_endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     log = tmp_path_factory.mktemp("moto") / "moto.log"
     with log.open("wb") as out:
         proc = subprocess.Popen(  # fixed argv of an installed server, no shell  # nosec B603
-            [str(VENV_BIN / "moto_server"), "-H", "127.0.0.1", "-p", str(port)],
+            [script("moto_server"), "-H", "127.0.0.1", "-p", str(port)],
             stdout=out,
             stderr=subprocess.STDOUT,
             start_new_session=True,
@@ -88,7 +98,7 @@ def start_noida(data_dir: Path, log: Path) -> tuple[subprocess.Popen[bytes], str
     with log.open("wb") as out:
         proc = subprocess.Popen(  # fixed argv of an installed server, no shell  # nosec B603
             [
-                str(VENV_BIN / "noida-db"),
+                script("noida-db"),
                 "start",
                 "--data-dir",
                 str(data_dir),

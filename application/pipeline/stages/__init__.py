@@ -20,7 +20,7 @@ STAGE_CLASSES: tuple[type[PipelineStage], ...] = (
 
 
 def default_stages(services: StageServices) -> list[PipelineStage]:
-    """The six stages in SPEC §3 order, sharing `services`."""
+    """The six stages in the order of docs/design/0001-pipeline-contract.md, sharing `services`."""
     return [cls(services) for cls in STAGE_CLASSES]
 
 
