@@ -29,7 +29,8 @@ KNOWN_LONG = {
     "application/ports/unit_of_work.py",  # issue 22 item 2: one repository per aggregate
 }
 # Package cycles that exist today, each as the sorted packages of its strongly connected
-# component. Not fixed here: they sit in code other branches of issue 22 are reshaping.
+# component (a cycle among some of them passes too). Not fixed here: they sit in code other
+# branches of issue 22 are reshaping; remove an entry once its cycle is gone.
 KNOWN_CYCLES: set[tuple[str, ...]] = {
     # application.ports.wire_format imports application.tasks (the task command) and
     # application.tasks.parse_task imports application.ports.parser: issue 22 item 4
@@ -137,7 +138,11 @@ def package_cycles(graph: grimp.ImportGraph) -> dict[tuple[str, ...], str]:
 
 def test_no_import_cycle_between_packages(graph: grimp.ImportGraph) -> None:
     found = package_cycles(graph)
-    new = {component: path for component, path in found.items() if component not in KNOWN_CYCLES}
+    new = {  # a known cycle that shrank (part of it fixed) is still known
+        component: path
+        for component, path in found.items()
+        if not any(set(component) <= set(known) for known in KNOWN_CYCLES)
+    }
     assert new == {}, "import cycles between packages:\n" + "\n".join(
         f"  {', '.join(component)}:\n    {path}" for component, path in new.items()
     )
