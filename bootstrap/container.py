@@ -161,6 +161,7 @@ class Container(containers.DeclarativeContainer):
         relay,
         consumers=settings.provided.ingest_workers,
         concurrency=settings.provided.worker_concurrency,
+        shared_database=settings.provided.shared_database,
     )
 
     # the other use cases

@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 import typer
 
+from ragline.adapters.inbound.task_consumer.worker import InProcessBusOnSharedDatabase
 from ragline.application.health import obtain
 
 app = typer.Typer(
@@ -90,7 +91,11 @@ def run_session(container: Any, main: Callable[[], Awaitable[T]]) -> T:
             if inspect.isawaitable(closing):
                 await closing
 
-    return asyncio.run(session())
+    try:
+        return asyncio.run(session())
+    except InProcessBusOnSharedDatabase as error:  # a setting to fix, not a crash
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(2) from None
 
 
 def build_cli(container_factory: ContainerFactory) -> typer.Typer:
