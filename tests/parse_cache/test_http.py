@@ -26,7 +26,9 @@ def api(settings: dict[str, Any], other: OtherWorker, tmp_path: Path) -> Iterato
     other.put(BUCKET, KEY, make_pdf(tmp_path / "four.pdf"))
     options = dict(settings)
     container = container_for(options.pop("data_dir"), **options)
-    with TestClient(create_app(container, ApiTokens.parse(json.dumps(TOKENS)))) as client:
+    with TestClient(
+        create_app(container, ApiTokens.parse(json.dumps(TOKENS)), run_worker=False)
+    ) as client:
         yield client
 
 

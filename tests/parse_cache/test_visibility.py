@@ -107,7 +107,9 @@ class World:
 def world(settings: dict[str, Any], tmp_path: Path) -> Iterator[World]:
     options = dict(settings)
     container = container_for(options.pop("data_dir"), **options)
-    with TestClient(create_app(container, ApiTokens.parse(json.dumps(TOKENS)))) as client:
+    with TestClient(
+        create_app(container, ApiTokens.parse(json.dumps(TOKENS)), run_worker=False)
+    ) as client:
         yield World(client, tmp_path)
 
 
