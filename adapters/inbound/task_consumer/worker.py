@@ -59,12 +59,13 @@ class Worker:
         self.consumers = consumers
         self.concurrency = concurrency
         self.relay_poll_seconds = relay_poll_seconds
+        self.supervised: list[SupervisedConsumer] = []  # the consumers while running
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
         """Consume and relay while inside; on leaving, stop and wait (10 s at most)."""
         open_source = partial(self.bus.task_source, in_flight=self.concurrency)
-        supervised = [
+        supervised = self.supervised = [
             SupervisedConsumer(self.pipeline, self.wire, open_source, concurrency=self.concurrency)
             for _ in range(self.consumers)
         ]
