@@ -29,6 +29,7 @@ from ragline.application.pipeline.orchestrator import ParseTaskPipeline
 from ragline.application.pipeline.outbox_relay import OutboxRelay
 from ragline.application.pipeline.services import StageServices
 from ragline.application.provisioning import ManageModelConfigs, ProvisionEmbedding
+from ragline.application.redrive import RedriveTaskDeadLetters
 from ragline.application.runs import CheckTaskId, ListRuns, RetryRun
 from ragline.application.search.use_case import HybridSearch
 from ragline.bootstrap import factories
@@ -251,6 +252,9 @@ class Container(containers.DeclarativeContainer):
     )
     preview_chunks = providers.Factory(
         PreviewChunks, chunk_document=chunk_document, extract=extract_markdown
+    )
+    redrive_tasks = providers.Factory(
+        RedriveTaskDeadLetters, bus=bus, wire=wire_format, metrics=metrics
     )
     check_health = providers.Factory(
         CheckHealth,
