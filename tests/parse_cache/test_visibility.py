@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -106,9 +107,18 @@ class World:
 @pytest.fixture
 def world(settings: dict[str, Any], tmp_path: Path) -> Iterator[World]:
     options = dict(settings)
+    if not str(options["database_url"]).startswith("sqlite"):
+        # a shared database needs a real broker (issue 19 item 3): the worker of this
+        # process consumes from RabbitMQ
+        suffix = uuid.uuid4().hex[:10]
+        options |= {
+            "mq_vendor": "rabbitmq",
+            "parse_task_topic": f"visibility-tasks-{suffix}",
+            "parse_result_topic": f"visibility-results-{suffix}",
+        }
     container = container_for(options.pop("data_dir"), **options)
     with TestClient(
-        create_app(container, ApiTokens.parse(json.dumps(TOKENS)), run_worker=False)
+        create_app(container, ApiTokens.parse(json.dumps(TOKENS)), run_worker=True)
     ) as client:
         yield World(client, tmp_path)
 
