@@ -76,8 +76,8 @@ def main() -> int:
     quiet = logging.WARNING if args.verbose else logging.CRITICAL  # the faults log errors
     logging.basicConfig(level=quiet, format="%(levelname)s %(name)s %(message)s")
     logging.getLogger("ragline.campaigns.faults").setLevel(logging.INFO)
-    stages = [Stage(name.strip().upper()) for name in args.stages.split(",")]
-    dependencies = [name.strip() for name in args.dependencies.split(",")]
+    stages = [Stage(name.strip().upper()) for name in args.stages.split(",") if name.strip()]
+    dependencies = [name.strip() for name in args.dependencies.split(",") if name.strip()]
     unknown = set(dependencies) - set(DEPENDENCIES)
     if unknown:
         parser.error(f"unknown dependencies {sorted(unknown)} (of {', '.join(DEPENDENCIES)})")

@@ -75,18 +75,25 @@ async def backlog_cell(
     dlq = dead_letter_topic(task_queue(settings.parse_task_topic))
     before = _depth(dlq)
     fault = campaign.fault(dependency)
-    fault.cut()
-    worker: Worker = await obtain(campaign.container.worker)
-    async with worker.running():
-        await asyncio.sleep(outage)  # the outage itself (not an assertion)
-        fault.restore()
-        back = time.monotonic()
-        try:
-            await _until_answered(campaign, queued, timeout=240.0)
-        except TimeoutError:
-            result.problems.append("not every task was answered within 240 s")
-        result.seconds_to_all_answered = round(time.monotonic() - back, 1)
-        result.held = sum(c.holds for c in worker.supervised)
+    container = campaign.worker_container()
+    try:
+        worker: Worker = await obtain(container.worker)  # built (and migrated) while all is up
+        fault.cut()
+        async with worker.running():
+            await asyncio.sleep(outage)  # the outage itself (not an assertion)
+            fault.restore()
+            back = time.monotonic()
+            try:
+                await _until_answered(campaign, queued, timeout=240.0)
+            except TimeoutError:
+                result.problems.append("not every task was answered within 240 s")
+            result.seconds_to_all_answered = round(time.monotonic() - back, 1)
+            result.held = sum(c.holds for c in worker.supervised)
+    finally:
+        fault.restore()  # (a no-op when it came back already)
+        closing = container.shutdown_resources()
+        if closing is not None:
+            await closing
     for task_id in queued:
         run = await campaign.run_of(task_id)
         if run is None or not run.is_terminal:

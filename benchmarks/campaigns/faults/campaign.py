@@ -274,24 +274,26 @@ class FaultCampaign:
         suffix = uuid.uuid4().hex[:8]
         gate = servers.gate
         self.result_topic = f"faults-results-{suffix}"
+        self.options: dict[str, Any] = {
+            "database_url": f"postgresql://postgres@{gate['database'].address}/{servers.database}",
+            "secret_key": ApiKeyCipher.generate_key().decode(),
+            "object_store": "s3",
+            "s3_endpoint_url": f"http://{gate['storage'].address}",
+            "s3_access_key": "campaign",
+            "s3_secret_key": "campaign",
+            "keyword_index": "elasticsearch",
+            "elasticsearch_url": f"http://{gate['keywords'].address}",
+            "elasticsearch_index": f"faults-{suffix}",
+            "vector_index": "embedded",
+            "mq_vendor": "rabbitmq",
+            "rabbitmq_url": f"amqp://guest:guest@{gate['broker'].address}/%2F",
+            "parse_task_topic": f"faults-tasks-{suffix}",
+            "parse_result_topic": self.result_topic,
+        }
+        self.data_dir = data_dir
+        # the stage cells end a run the database outage left unfinished by the sweep, soon
         self.container: Container = container_for(
-            data_dir,
-            database_url=f"postgresql://postgres@{gate['database'].address}/{servers.database}",
-            secret_key=ApiKeyCipher.generate_key().decode(),
-            object_store="s3",
-            s3_endpoint_url=f"http://{gate['storage'].address}",
-            s3_access_key="campaign",
-            s3_secret_key="campaign",
-            keyword_index="elasticsearch",
-            elasticsearch_url=f"http://{gate['keywords'].address}",
-            elasticsearch_index=f"faults-{suffix}",
-            vector_index="embedded",
-            mq_vendor="rabbitmq",
-            rabbitmq_url=f"amqp://guest:guest@{gate['broker'].address}/%2F",
-            parse_task_topic=f"faults-tasks-{suffix}",
-            parse_result_topic=self.result_topic,
-            run_heartbeat_seconds=0.1,
-            stale_run_seconds=0.5,
+            data_dir, **self.options, run_heartbeat_seconds=0.1, stale_run_seconds=0.5
         )
         self.trigger = StageTrigger()
         self.vectors_dir = data_dir / "vectors"
@@ -340,6 +342,14 @@ class FaultCampaign:
             await closing
 
     # -- one cell -------------------------------------------------------------------------
+
+    def worker_container(self) -> Container:
+        """The container of a `ragline worker` on the same servers, with the default
+        heartbeat and stale-run settings (the backlog cells run a real worker)."""
+        container = container_for(self.data_dir, **self.options)
+        container.embedders.override(providers.Object(ConstantResolver()))
+        container.vectors.override(providers.Resource(_embedded_index, self.vectors_dir))
+        return container
 
     def next_dataset(self) -> int:
         """A dataset of its own for the next document (a scope search finds only it)."""
