@@ -35,6 +35,7 @@ import sys
 import tempfile
 import threading
 import time
+import weakref
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -196,6 +197,8 @@ class SandboxedParser:
                 if self._text_dir is not None:
                     self._text_dir.mkdir(parents=True, exist_ok=True)
                 self._texts = Path(tempfile.mkdtemp(prefix="parsed-", dir=self._text_dir))
+                # a pool never closed (a process-wide singleton) still leaves no folder behind
+                weakref.finalize(self, shutil.rmtree, self._texts, ignore_errors=True)
             return self._texts / f"{next(self._text_names)}.txt"
 
     # -- pool -----------------------------------------------------------------------------
