@@ -341,3 +341,18 @@ async def test_a_file_whose_pages_cannot_be_counted_is_left_to_the_parser(
     await h.pipeline.handle(task)
     assert h.run(task.task_id).pipeline_status is PipelineStatus.SUCCESS  # the parser decided
     assert len(h.parser.calls) == 1 and h.db.parse_batches == {}
+
+
+def test_a_page_object_is_written_slice_by_slice_as_json_dumps_writes_it(tmp_path: Path) -> None:
+    """Issue 24: the page object is streamed (no whole-text JSON str and bytes), byte for byte
+    the JSON it was before, across slice seams, non-ASCII, quotes and a lone surrogate."""
+    import json
+
+    from ragline.application.parsing import page_store
+
+    long = 'tea "绿茶" \\ \n\ud800 \U0001f375 ' * (page_store._SLICE // 7)
+    pages = [long, "", "short"]
+    path = tmp_path / "pages.json"
+    page_store._write(path, 3, pages)
+    assert path.read_bytes() == json.dumps({"first": 3, "pages": pages}).encode("ascii")
+    assert page_store._read(path) == {3: long, 4: "", 5: "short"}
