@@ -17,6 +17,7 @@ from typing import Protocol, Self
 
 import attrs
 
+from ragline.application.ports.dependencies import DependencyUnavailable
 from ragline.application.secrets import remember_secrets
 from ragline.domain.parse_batch import PageRange, ParseBatch, ParseTier, SourceRef
 from ragline.domain.parse_run import (
@@ -30,6 +31,13 @@ from ragline.domain.parse_run import (
 
 class PersistenceError(Exception):
     """The store failed (connection lost, constraint the caller did not expect, ...)."""
+
+
+class DatabaseUnavailable(PersistenceError, DependencyUnavailable):
+    """The database did not answer (connection refused or lost, timed out, locked)."""
+
+    def __init__(self, detail: str) -> None:
+        DependencyUnavailable.__init__(self, "database", detail)
 
 
 class DuplicateTaskId(PersistenceError):
