@@ -58,6 +58,7 @@ from ragline.adapters.persistence.sql import (
 from ragline.application.health.check_health import obtain
 from ragline.application.ports.unit_of_work import EmbeddingConfig
 from ragline.bootstrap.container import container_for
+from ragline.bootstrap.entry import shut_down
 from ragline.bootstrap.factories import message_bus
 from ragline.bootstrap.settings import Settings
 from ragline.contracts.wire import ParseTask, decode_parse_result, encode_parse_task
@@ -698,7 +699,7 @@ async def delete_some(env: dict[str, str], chains: list[Chain], answers: Answers
         for task in done:
             await delete(str(task.user_id), str(task.dataset_id), str(task.original_file_id))
     finally:
-        await container.shutdown_resources()
+        await shut_down(container)
     return len(done)
 
 

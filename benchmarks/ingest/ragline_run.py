@@ -17,6 +17,7 @@ from ragline.application.ingest.identity import SourceFile, identify
 from ragline.application.ingest.use_case import FileAction, FileOutcome, IngestObserver
 from ragline.application.ports.unit_of_work import DocumentScope
 from ragline.bootstrap.container import container_for
+from ragline.bootstrap.entry import shut_down
 from ragline.domain.parse_run import Stage, StageStatus
 from ragline.testing.services.constant_embedder import ConstantResolver
 
@@ -60,7 +61,7 @@ async def ingest(
                 sources, USER, DATASET, observer or QuietObserver(), force=force
             )
     finally:
-        await container.shutdown_resources()
+        await shut_down(container)
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
     stage_ms: dict[str, int] = defaultdict(int)
     for outcome in summary.outcomes:
@@ -99,5 +100,5 @@ async def child_texts(
                         texts += [r.text for r in rows]
                     after = rows[-1].order_index
     finally:
-        await container.shutdown_resources()
+        await shut_down(container)
     return count, texts

@@ -73,6 +73,7 @@ async def _ingest(corpus: Path, data_dir: Path, force: bool, cache: bool) -> dic
     from ragline.adapters.inbound.cli.walk import find_sources
     from ragline.application.health import obtain
     from ragline.bootstrap.container import container_for
+    from ragline.bootstrap.entry import shut_down
     from ragline.testing.services.constant_embedder import ConstantResolver
 
     # one task at a time: a stage's ms is then its own work, not a share of the others'
@@ -86,7 +87,7 @@ async def _ingest(corpus: Path, data_dir: Path, force: bool, cache: bool) -> dic
                 find_sources([corpus]), USER, DATASET, QuietObserver(), force=force
             )
     finally:
-        await container.shutdown_resources()
+        await shut_down(container)
     found: dict[str, Any] = summary_json(summary)
     return found
 

@@ -37,6 +37,7 @@ from benchmarks.search.corpus import passages, queries
 from ragline.application.health import obtain
 from ragline.application.search.use_case import HybridSearch
 from ragline.bootstrap.container import container_for
+from ragline.bootstrap.entry import shut_down
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "results" / "search.json"
@@ -197,7 +198,7 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
             "load_after": round(os.getloadavg()[0], 2),
         }
     finally:
-        await container.shutdown_resources()
+        await shut_down(container)
 
 
 def main() -> None:
