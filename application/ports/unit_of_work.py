@@ -17,6 +17,7 @@ from typing import Protocol, Self
 
 import attrs
 
+from ragline.application.ports.dependencies import DependencyUnavailable
 from ragline.application.secrets import remember_secrets
 from ragline.application.tasks import StoredTask, TaskResult
 from ragline.domain.parse_batch import PageRange, ParseBatch, ParseTier, SourceRef
@@ -31,6 +32,13 @@ from ragline.domain.parse_run import (
 
 class PersistenceError(Exception):
     """The store failed (connection lost, constraint the caller did not expect, ...)."""
+
+
+class DatabaseUnavailable(PersistenceError, DependencyUnavailable):
+    """The database did not answer (connection refused or lost, timed out, locked)."""
+
+    def __init__(self, detail: str) -> None:
+        DependencyUnavailable.__init__(self, "database", detail)
 
 
 class DuplicateTaskId(PersistenceError):
@@ -126,8 +134,9 @@ class ParseRunRepository(Protocol):
         """`UPDATE ... SET superseded_by_task_id=:by WHERE task_id=:id AND
         superseded_by_task_id IS NULL AND pipeline_status='FAILED'`; True iff rowcount == 1.
 
-        The rowcount arbitrates concurrent retries of the same run (SPEC §4.6). Also bumps
-        the stored version so a stale aggregate cannot overwrite the mark.
+        The rowcount arbitrates concurrent retries of the same run (invariant 6 of
+        docs/design/0002-run-state-machine.md). Also bumps the stored version so a stale aggregate
+        cannot overwrite the mark.
         """
         ...
 

@@ -48,6 +48,7 @@ from ragline.application.ports.unit_of_work import (
     ChunkCounts,
     ChunkRecord,
     ConcurrentUpdate,
+    DatabaseUnavailable,
     DocumentScope,
     DuplicateTaskId,
     EmbeddingConfig,
@@ -1342,7 +1343,8 @@ class UnitOfWorkContract:
             assert dead_task in {m.task_id for m in await uow.outbox.due(later, 100_000)}
             assert await uow.outbox.redrive(uid("missing"), later) is False
 
-    # -- the retry race (SPEC §4.6) -----------------------------------------------------
+    # -- the retry race (invariant 6 of docs/design/0002-run-state-machine.md)
+    # -----------------------------------------------------
 
     async def _contend(
         self,
@@ -1500,3 +1502,25 @@ class EncryptedApiKeysContract:
         assert plaintext not in str(raised.value)
         async with uow_factory() as uow:
             assert await uow.model_configs.default_chat(user) == config
+
+
+class UnavailableDatabaseContract:
+    """A database that does not answer (closed port, lock held past the busy timeout) is
+    DatabaseUnavailable, a DependencyUnavailable the task consumer holds the backlog for,
+    never a plain PersistenceError it would dead-letter the message for (issue 19).
+
+    Fixture: `unavailable_uow_factory`, a factory whose database does not answer."""
+
+    @pytest.fixture
+    def unavailable_uow_factory(self) -> UnitOfWorkFactory:
+        raise NotImplementedError("subclass: a factory over a database that does not answer")
+
+    async def test_a_database_that_does_not_answer_is_unavailable(
+        self, unavailable_uow_factory: UnitOfWorkFactory
+    ) -> None:
+        with pytest.raises(DatabaseUnavailable) as raised:
+            async with unavailable_uow_factory() as uow:
+                await uow.runs.get(uid("task"))
+                await uow.commit()
+        assert raised.value.dependency == "database"
+        assert isinstance(raised.value, PersistenceError)  # callers of the store error too

@@ -24,7 +24,7 @@ from ragline.testing.kits.keyword_index import KeywordIndexContract
 from ragline.testing.kits.messaging import MessagingContract, MessagingHarness
 from ragline.testing.kits.object_storage import ObjectStorageContract
 from ragline.testing.kits.parse_batches import ParseBatchContract
-from ragline.testing.kits.unit_of_work import UnitOfWorkContract
+from ragline.testing.kits.unit_of_work import UnavailableDatabaseContract, UnitOfWorkContract
 from ragline.testing.kits.vector_index import VectorIndexContract
 from ragline.testing.parse_run import ParseRunMachine, RunStore
 from ragline.testing.parse_run.uow_store import UnitOfWorkRunStore
@@ -35,7 +35,7 @@ from tests.fakes.storage import FakeObjectStorage
 from tests.fakes.unit_of_work import FakeDatabase
 
 
-class TestFakeUnitOfWork(UnitOfWorkContract, ParseBatchContract):
+class TestFakeUnitOfWork(UnitOfWorkContract, ParseBatchContract, UnavailableDatabaseContract):
     """FakeDatabase as the UnitOfWorkFactory. Row locks with read-committed visibility, so the
     retry race really interleaves (`serializes_transactions` stays False).
 
@@ -46,6 +46,12 @@ class TestFakeUnitOfWork(UnitOfWorkContract, ParseBatchContract):
     @pytest.fixture
     def uow_factory(self) -> FakeDatabase:
         return FakeDatabase()
+
+    @pytest.fixture
+    def unavailable_uow_factory(self) -> FakeDatabase:
+        away = FakeDatabase()
+        away.answering = False
+        return away
 
 
 class TestFakeVectorIndex(VectorIndexContract):

@@ -33,6 +33,7 @@ from ragline.application.ports.unit_of_work import (
     ChunkCounts,
     ChunkRecord,
     ConcurrentUpdate,
+    DatabaseUnavailable,
     DocumentPage,
     DocumentScope,
     DuplicateTaskId,
@@ -105,6 +106,7 @@ class FakeDatabase:
 
     def __init__(self, faults: Faults | None = None) -> None:
         self.faults = faults or Faults()
+        self.answering = True  # False: every unit of work meets DatabaseUnavailable
         self.parsed_logs: dict[str, ParsedLog] = {}
         self.runs: dict[str, ParseRun] = {}
         self.run_order: dict[str, int] = {}  # task_id -> insertion order (the SQL id)
@@ -971,6 +973,8 @@ class FakeUnitOfWork:
         await self.db.lock(key, self._owner)
 
     async def __aenter__(self) -> Self:
+        if not self.db.answering:
+            raise DatabaseUnavailable("open unit of work failed: the fake database is away")
         self._active = True
         return self
 

@@ -1,7 +1,7 @@
 """Parse cache visibility over HTTP, on SQLite and PostgreSQL (issue 18): the cache is shared,
 but a tenant sees a batch — its id, sha256, coverage, Markdown — only for bytes it holds (a
 run of its own read them). A sha256 it does not hold answers exactly like one nobody has seen
-(404, ids left out), on the /api/v1 paths and ADR-0003's own; the service token sees all.
+(404, ids left out), on the /api/v1 paths and the design record's own; the service token sees all.
 
 Runs go through the real pipeline (the app's worker, the sandboxed parser, the bundled
 model). The service token submits them for the tenant (the wire contract lets it name any
@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -107,8 +108,17 @@ class World:
 @pytest.fixture
 def world(settings: dict[str, Any], tmp_path: Path) -> Iterator[World]:
     options = dict(settings)
+    if not str(options["database_url"]).startswith("sqlite"):
+        # a shared database needs a real broker (issue 19 item 3): the worker of this
+        # process consumes from RabbitMQ
+        suffix = uuid.uuid4().hex[:10]
+        options |= {
+            "mq_vendor": "rabbitmq",
+            "parse_task_topic": f"visibility-tasks-{suffix}",
+            "parse_result_topic": f"visibility-results-{suffix}",
+        }
     container = container_for(options.pop("data_dir"), **options)
-    app = create_app(entry_for(container), ApiTokens.parse(json.dumps(TOKENS)))
+    app = create_app(entry_for(container), ApiTokens.parse(json.dumps(TOKENS)), run_worker=True)
     app.state.container = container  # the tests' handle for seeding; the app reads its Entry
     with TestClient(app) as client:
         yield World(client, tmp_path)

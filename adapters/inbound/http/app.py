@@ -28,6 +28,7 @@ from ragline.adapters.inbound.http import (
     problems,
     run_routes,
     search_routes,
+    task_routes,
 )
 from ragline.adapters.inbound.http.auth import ApiTokens
 from ragline.adapters.inbound.http.body_limit import BodyLimit
@@ -41,7 +42,7 @@ LATENCY = Histogram(
     "ragline_http_request_duration_seconds", "HTTP request latency", ["method", "route"]
 )
 
-DESCRIPTION = """The HTTP face of ragline: the seed's debug endpoints, parse runs, search,
+DESCRIPTION = """The HTTP face of ragline: the Java back end's debug endpoints, parse runs, search,
 chunk preview, health and metrics. Authenticate with `Authorization: Bearer <token>`
 (`RAGLINE_API_TOKENS`); errors are RFC 9457 problem details."""
 
@@ -94,6 +95,7 @@ def create_app(
         chunk_routes,
         parse_routes,
         outbox_routes,
+        task_routes,
         health_routes,
     ):
         app.include_router(module.router)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import socket
+import sqlite3
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -20,18 +22,41 @@ from ragline.testing.kits.parse_batches import ParseBatchContract
 from ragline.testing.kits.unit_of_work import (
     EncryptedApiKeysContract,
     StoredApiKey,
+    UnavailableDatabaseContract,
     UnitOfWorkContract,
 )
 from tests.adapters.sql.gate import until_queued
 
 
-class SqlUnitOfWorkKit(UnitOfWorkContract, EncryptedApiKeysContract, ParseBatchContract):
+def closed_port() -> int:
+    """A loopback port nothing listens on (bound, then released)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class SqlUnitOfWorkKit(
+    UnitOfWorkContract, EncryptedApiKeysContract, ParseBatchContract, UnavailableDatabaseContract
+):
     """The whole kit (every capability) with its fixtures for the SQL adapter; subclasses
     name the database."""
 
     @pytest.fixture
     def database_url(self) -> str:
         raise NotImplementedError
+
+    @pytest.fixture
+    def unavailable_url(self, database_url: str) -> str:
+        """The same database behind a port nothing listens on (a server that went away)."""
+        raise NotImplementedError
+
+    @pytest.fixture
+    async def unavailable_uow_factory(
+        self, unavailable_url: str
+    ) -> AsyncIterator[SqlUnitOfWorkFactory]:
+        factory = create_unit_of_work_factory(unavailable_url, busy_timeout_ms=200)
+        yield factory
+        await factory.dispose()
 
     @pytest.fixture
     async def uow_factory(
@@ -77,14 +102,33 @@ class TestSqliteUnitOfWork(SqlUnitOfWorkKit):
         upgrade_to_head(url)
         return url
 
+    @pytest.fixture
+    def unavailable_url(self, database_url: str, tmp_path: Path) -> Iterator[str]:
+        """SQLite has no server: another process holds the write lock past the timeout."""
+        holder = sqlite3.connect(tmp_path / "ragline.db", isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")
+        try:
+            yield database_url
+        finally:
+            holder.execute("ROLLBACK")
+            holder.close()
+
 
 class TestPostgresUnitOfWork(SqlUnitOfWorkKit):
     @pytest.fixture
     def database_url(self, postgres_database_url: str) -> str:
         return postgres_database_url
 
+    @pytest.fixture
+    def unavailable_url(self, database_url: str) -> str:
+        return database_url.replace("127.0.0.1:5432", f"127.0.0.1:{closed_port()}")
+
 
 class TestMariaDbUnitOfWork(SqlUnitOfWorkKit):
     @pytest.fixture
     def database_url(self, mariadb_database_url: str) -> str:
         return mariadb_database_url
+
+    @pytest.fixture
+    def unavailable_url(self, database_url: str) -> str:
+        return database_url.replace("127.0.0.1:3306", f"127.0.0.1:{closed_port()}")
