@@ -38,7 +38,8 @@ from ragline.application.ports.clock import Clock
 from ragline.application.ports.messaging import Publisher
 from ragline.application.ports.object_storage import ObjectStorage
 from ragline.application.ports.parser import PdfParserBackend
-from ragline.application.ports.unit_of_work import DocumentScope, UnitOfWorkFactory
+from ragline.application.ports.repositories.scope import DocumentScope
+from ragline.application.ports.unit_of_work import UnitOfWorkFactory
 from ragline.application.ports.wire_format import WireFormat
 from ragline.application.tasks import (
     ParseTaskCommand,

@@ -5,7 +5,8 @@ from __future__ import annotations
 import attrs
 
 from ragline.application.pipeline.keyword_plan import KeywordPlan
-from ragline.application.ports.unit_of_work import ChunkRecord, DocumentScope
+from ragline.application.ports.repositories.chunks import ChunkRecord
+from ragline.application.ports.repositories.scope import DocumentScope
 from ragline.application.tasks import ParseTaskCommand
 from ragline.domain.parse_run import MarkdownLocation, ParseRun, Stage
 

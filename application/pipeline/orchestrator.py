@@ -28,7 +28,8 @@ from ragline.application.pipeline.results import ResultOutbox
 from ragline.application.pipeline.services import StageServices
 from ragline.application.pipeline.stages import PipelineStage, default_stages
 from ragline.application.pipeline.validation import invalid_context, refused_reference
-from ragline.application.ports.unit_of_work import ConcurrentUpdate, DuplicateTaskId, UnitOfWork
+from ragline.application.ports.repositories.errors import ConcurrentUpdate, DuplicateTaskId
+from ragline.application.ports.unit_of_work import UnitOfWork
 from ragline.application.tasks import ParseTaskCommand, UnreadableTask
 from ragline.domain.parse_run import (
     FailureCode,

@@ -30,7 +30,8 @@ from ragline.application.ports.messaging import (
     Publisher,
 )
 from ragline.application.ports.metrics import NO_METRICS, PipelineMetrics
-from ragline.application.ports.unit_of_work import OutboxMessage, UnitOfWorkFactory
+from ragline.application.ports.repositories.outbox import OutboxMessage
+from ragline.application.ports.unit_of_work import UnitOfWorkFactory
 from ragline.domain.parse_run import FailureCode, FailureReason
 
 log = logging.getLogger(__name__)

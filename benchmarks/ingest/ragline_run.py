@@ -16,7 +16,7 @@ from ragline.adapters.inbound.cli.app import provided
 from ragline.adapters.inbound.cli.walk import find_sources
 from ragline.application.ingest.identity import SourceFile, identify
 from ragline.application.ingest.use_case import FileAction, FileOutcome
-from ragline.application.ports.unit_of_work import DocumentScope
+from ragline.application.ports.repositories.scope import DocumentScope
 from ragline.bootstrap.container import container_for
 from ragline.domain.parse_run import Stage, StageStatus
 

@@ -18,7 +18,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from ragline.adapters.inbound.http.problems import problem
-from ragline.application.ports.unit_of_work import EmbeddingConfig
+from ragline.application.ports.repositories.model_configs import EmbeddingConfig
 from tests.http.conftest import ALICE_TOKEN, SERVICE_TOKEN, bearer, finished_run
 from tests.http.test_documents_and_model_configs import SEED_TASK, TEXT
 from tests.services.echo_server import EchoingServer

@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 
 from ragline.application.pipeline.outbox_relay import OutboxRelay, RelayPolicy
-from ragline.application.ports.unit_of_work import PersistenceError
+from ragline.application.ports.repositories.errors import PersistenceError
 from tests.fakes.harness import Harness, decode_result
 from tests.fakes.messaging import FakePublisher
 

@@ -7,7 +7,7 @@ from contextlib import contextmanager
 
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
-from ragline.application.ports.unit_of_work import DuplicateTaskId, PersistenceError
+from ragline.application.ports.repositories.errors import DuplicateTaskId, PersistenceError
 
 
 @contextmanager

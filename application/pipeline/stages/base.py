@@ -24,7 +24,8 @@ from ragline.application.pipeline.errors import StageFailure, describe, without_
 from ragline.application.pipeline.log_context import log_fields
 from ragline.application.pipeline.results import ResultOutbox
 from ragline.application.pipeline.services import StageServices
-from ragline.application.ports.unit_of_work import PersistenceError, UnitOfWork
+from ragline.application.ports.repositories.errors import PersistenceError
+from ragline.application.ports.unit_of_work import UnitOfWork
 from ragline.domain.parse_run import FailureCode, MarkdownLocation, Stage, StageStatus
 
 log = logging.getLogger("ragline.pipeline")

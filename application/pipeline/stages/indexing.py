@@ -15,7 +15,9 @@ from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, S
 from ragline.application.pipeline.context import RunContext
 from ragline.application.pipeline.errors import StageFailure, describe
 from ragline.application.pipeline.services import StageServices
-from ragline.application.ports.unit_of_work import ChunkRecord, DocumentScope, UnitOfWork
+from ragline.application.ports.repositories.chunks import ChunkRecord
+from ragline.application.ports.repositories.scope import DocumentScope
+from ragline.application.ports.unit_of_work import UnitOfWork
 from ragline.domain.parse_run import (
     BEGIN_INDEXING,
     COMPLETE,

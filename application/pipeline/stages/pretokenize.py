@@ -21,8 +21,8 @@ from ragline.application.pipeline.services import StageServices
 from ragline.application.pipeline.stages.base import PipelineStage
 from ragline.application.pipeline.stages.indexing import child_pages
 from ragline.application.ports.keyword_index import KeywordDoc
+from ragline.application.ports.repositories.chunks import ChunkRecord
 from ragline.application.ports.tokenizer import Tokenizer
-from ragline.application.ports.unit_of_work import ChunkRecord
 from ragline.domain.parse_run import FailureCode, Stage
 
 

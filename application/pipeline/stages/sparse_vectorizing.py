@@ -19,7 +19,7 @@ from ragline.application.pipeline.stages.indexing import (
     move_sparse,
 )
 from ragline.application.pipeline.stages.vectorizing import chunk_payload
-from ragline.application.ports.unit_of_work import ChunkRecord
+from ragline.application.ports.repositories.chunks import ChunkRecord
 from ragline.application.ports.vector_index import SparsePoint
 from ragline.domain.parse_run import ChunkIndexStatus, FailureCode, Stage
 

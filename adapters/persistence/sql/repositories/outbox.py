@@ -27,7 +27,8 @@ from ragline.adapters.persistence.sql.connection import ConnectionSlot
 from ragline.adapters.persistence.sql.errors import store_errors
 from ragline.adapters.persistence.sql.tables import ID_MAX, outbox
 from ragline.application.ports.clock import Clock
-from ragline.application.ports.unit_of_work import OutboxMessage, PersistenceError
+from ragline.application.ports.repositories.errors import PersistenceError
+from ragline.application.ports.repositories.outbox import OutboxMessage
 
 PENDING, SENT, DEAD = "PENDING", "SENT", "DEAD"
 MAX_ERROR_CHARS = 4000
