@@ -224,7 +224,6 @@ class ParseTaskPipeline:
             await uow.runs.save(run, expected)
             await self.results.queue_owed_results(uow, run, parsed.id if parsed else 0, at)
             await uow.commit()
-        run.pull_events()
         return True
 
     async def reject(self, unreadable: UnreadableTask) -> PipelineOutcome:
@@ -283,7 +282,6 @@ class ParseTaskPipeline:
                 await uow.runs.save(run, expected)
             await self.results.queue_owed_results(uow, run, parsed.id, at)
             await uow.commit()
-        run.pull_events()
 
     def stages(self) -> list[PipelineStage]:
         """The six stages, built from the current services for each run."""
@@ -324,7 +322,6 @@ class ParseTaskPipeline:
             kind = OutcomeKind.INTERRUPTED
             await self.results.queue_owed_results(uow, run, parsed_log_id, at)
         await uow.commit()
-        run.pull_events()
         log.info("task %s redelivered: %s", task_id, kind.value)
         self.services.metrics.redelivered(kind.value)
         return PipelineOutcome(kind, task_id, run.pipeline_status.value)
@@ -356,7 +353,6 @@ class ParseTaskPipeline:
             await uow.runs.add(run)
             await self.results.queue_owed_results(uow, run, parsed.id, at)
             await uow.commit()
-        run.pull_events()
 
     async def _open_retry(
         self, task: ParseTaskCommand, identity: TaskIdentity, payload: str
@@ -384,7 +380,6 @@ class ParseTaskPipeline:
                     await uow.runs.add(run)
                     await self.results.queue_owed_results(uow, run, parsed.id, at)
                     await uow.commit()
-                    run.pull_events()
                     return PipelineOutcome(OutcomeKind.REJECTED, task.task_id, mismatch)
                 if await uow.runs.mark_superseded(previous_id, task.task_id):
                     previous.supersede(task.task_id)
@@ -398,5 +393,4 @@ class ParseTaskPipeline:
             await uow.runs.add(loser)
             await self.results.queue_owed_results(uow, loser, parsed.id, at)
             await uow.commit()
-        loser.pull_events()
         return PipelineOutcome(OutcomeKind.RETRY_REFUSED, task.task_id, refusal.value)

@@ -150,4 +150,3 @@ class PipelineStage(abc.ABC):
             await uow.runs.save(run, expected)
             await self.results.queue_owed_results(uow, run, ctx.parsed_log_id, at)
             await uow.commit()
-        run.pull_events()
