@@ -13,9 +13,7 @@ from collections.abc import Awaitable, Callable
 
 import pytest
 
-from ragline.application.ports.repositories.errors import (
-    PersistenceError,
-)
+from ragline.application.ports.repositories.errors import PersistenceError
 from ragline.application.ports.repositories.model_configs import (
     ChatConfig,
     EmbeddingConfig,

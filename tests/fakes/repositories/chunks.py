@@ -8,9 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import attrs
 
 from ragline.application.ports.repositories.chunks import ChunkCounts, ChunkRecord
-from ragline.application.ports.repositories.errors import (
-    PersistenceError,
-)
+from ragline.application.ports.repositories.errors import PersistenceError
 from ragline.application.ports.repositories.scope import DocumentScope
 from ragline.domain.parse_run import (
     ChunkIndexStatus,
