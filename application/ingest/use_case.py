@@ -2,7 +2,7 @@
 
 Each file is uploaded to object storage and announced with a ParseTask on the task topic,
 as a business system would; the worker (in the same process on embedded defaults, or
-anywhere else) runs the six stages. Ingest learns how each ended from its run in the
+anywhere else) runs the stages. Ingest learns how each ended from its run in the
 database, never from the result topic: its tasks are ragline's own work (`issued_by:
 ragline`), answered to no producer (docs/wire-contracts.md), and no reader queue of ours
 sits on the result topic making every result routable. What happens to a file depends on

@@ -2,6 +2,7 @@
 
 `ParseTaskPipeline` is the thin orchestrator (validate, idempotency, retry branch) of a task
 the consumer edge already decoded (`ragline.application.tasks.ParseTaskCommand`);
-`stages/` holds the one Stage template and the six stages; `ResultOutbox` writes the result
-a terminal run is owed; `OutboxRelay` publishes the results the pipeline committed.
+`stages/` holds the one Stage template and a class per declared stage; `ResultOutbox` writes
+the result a terminal run is owed; `OutboxRelay` publishes the results the pipeline
+committed.
 """

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import attrs
 
-from ragline.application.pipeline.keyword_plan import KeywordPlan
-from ragline.application.ports.repositories.chunks import ChunkRecord
+from ragline.application.pipeline.outputs import StageOutputs
 from ragline.application.ports.repositories.scope import DocumentScope
 from ragline.application.tasks import ParseTaskCommand
 from ragline.domain.parse_run import MarkdownLocation, ParseRun, Stage
@@ -35,34 +34,19 @@ def document_scope(task: ParseTaskCommand) -> DocumentScope:
 
 @attrs.define
 class RunContext:
-    """One run in flight: the message, the aggregate, and what earlier stages produced."""
+    """One run in flight: the message, the aggregate, and the outputs earlier stages gave
+    (typed, each stage reading only what it declared: see outputs.py)."""
 
     task: ParseTaskCommand
     run: ParseRun
     parsed_log_id: int
     scope: DocumentScope
-    markdown: str | None = None
-    # The engine that really parsed (ParsedDocument.backend) and the parser's warnings,
-    # stored on the parsed-log row when CLEANING succeeds.
-    parse_backend: str | None = None
-    parse_warnings: list[str] = attrs.field(factory=list)
-    keyword_plan: KeywordPlan | None = None
+    outputs: StageOutputs = attrs.field(factory=StageOutputs)
     # The stage the orchestrator runs after the current one, and the stage already started
     # by its predecessor's success (one unit of work for "N done, N+1 started").
     following: Stage | None = None
     started_ahead: Stage | None = None
-    # A document whose children fit in one page: what VECTORIZING read and PRETOKENIZE
-    # produced, so PRETOKENIZE need not read the children again nor SPARSE_VECTORIZING
-    # tokenize them again. Ids and texts only; statuses are always read fresh.
-    children: list[ChunkRecord] | None = None
-    child_tokens: dict[str, list[str]] | None = None
 
     @property
     def task_id(self) -> str:
         return self.task.task_id
-
-    def discard_keyword_plan(self) -> None:
-        """Delete the spooled plan (after KEYWORD_INDEXING, and whenever the run ends)."""
-        if self.keyword_plan is not None:
-            self.keyword_plan.discard()
-            self.keyword_plan = None

@@ -2,7 +2,7 @@
 
 It takes a task already decoded at the consumer edge, validates it, holds the idempotency
 barrier (unique task_id), converges redeliveries, runs the retry branch of SPEC §4.6 in one
-unit of work, then hands the run to the six stages. Every terminal state it writes goes
+unit of work, then hands the run to the declared stages. Every terminal state it writes goes
 into the outbox in the same commit (`ResultOutbox`).
 
 A known task_id is a redelivery only when the message names the stored run's tenant and
@@ -19,6 +19,7 @@ import json
 import logging
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
 from ragline.application.access import Caller
 from ragline.application.pipeline.context import RunContext, document_scope
@@ -89,7 +90,7 @@ class ParseTaskPipeline:
     def __init__(
         self,
         services: StageServices,
-        stages: Sequence[PipelineStage] | None = None,
+        stages: Sequence[PipelineStage[Any]] | None = None,
     ) -> None:
         self.services = services
         self._stages = stages
@@ -152,7 +153,7 @@ class ParseTaskPipeline:
             beating.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await beating
-            ctx.discard_keyword_plan()
+            ctx.outputs.discard()  # a spooled keyword plan included
         return PipelineOutcome(OutcomeKind.RAN, task.task_id, run.pipeline_status.value)
 
     async def _heartbeat(self, task_id: str) -> None:
@@ -283,8 +284,8 @@ class ParseTaskPipeline:
             await self.results.queue_owed_results(uow, run, parsed.id, at)
             await uow.commit()
 
-    def stages(self) -> list[PipelineStage]:
-        """The six stages, built from the current services for each run."""
+    def stages(self) -> list[PipelineStage[Any]]:
+        """The declared stages, built from the current services for each run."""
         if self._stages is not None:
             return list(self._stages)
         return default_stages(self.services)

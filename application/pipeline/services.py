@@ -1,4 +1,4 @@
-"""StageServices: every port the six stages use, in one bag handed to each stage.
+"""StageServices: every port the stages use, in one bag handed to each stage.
 
 Stages do their work through these ports; only the Stage template writes run statuses.
 """

@@ -1,4 +1,5 @@
-"""The parse-run state machine: six resumable stages, failure codes, retry and chunk status.
+"""The parse-run state machine: resumable stages (one ordered declaration, `Stage`), failure
+codes, retry and chunk status.
 
 Pure: stdlib + attrs, times and ids passed in. See docs/state-machine.md.
 """
@@ -48,6 +49,7 @@ from ragline.domain.parse_run.stage import (
     FailurePoint,
     PipelineStatus,
     Stage,
+    StageName,
     StageState,
     StageStatus,
     first_unfinished,
@@ -88,6 +90,7 @@ __all__ = [
     "RunFailed",
     "RunSucceeded",
     "Stage",
+    "StageName",
     "StageOrderViolation",
     "StageState",
     "StageStatus",

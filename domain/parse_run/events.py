@@ -25,7 +25,7 @@ SUCCESS_MESSAGE = {"zh": "文件解析完成。", "en": "The file was parsed and
 
 @attrs.frozen
 class RunSucceeded:
-    """All six stages succeeded."""
+    """Every stage succeeded."""
 
     task_id: str
     at: datetime

@@ -1,4 +1,4 @@
-"""The ParseRun aggregate: one run per task_id, six stages, one terminal outcome.
+"""The ParseRun aggregate: one run per task_id, every declared stage, one terminal outcome.
 
 Every command checks before it changes anything, so an illegal move raises a DomainError
 and leaves the run exactly as it was. Every accepted command adds one to `version`, which
@@ -70,7 +70,7 @@ def _check_stages(
     _: object, __: attrs.Attribute[dict[Stage, StageState]], value: dict[Stage, StageState]
 ) -> None:
     if list(value) != list(STAGE_ORDER):
-        raise ValueError("stages must hold exactly the six stages, in order")
+        raise ValueError("stages must hold exactly the declared stages, in order")
 
 
 def _ordered(value: dict[Stage, StageState]) -> dict[Stage, StageState]:

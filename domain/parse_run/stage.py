@@ -1,4 +1,11 @@
-"""The six pipeline stages, their statuses, and where a run can fail.
+"""The pipeline's stages — ONE ordered declaration — their statuses, and where a run can fail.
+
+`Stage` below is the only list of stages: its order is the execution order, and each member
+declares the facts every other place reads from it (the failure code of its unnamed
+failures, the short label the CLI prints). `FailurePoint`, the stored run's stage columns,
+the CLI's stage columns and the docs' stage lists all follow from it; adding a stage is one
+member here (with its code in failure.py) plus its class in application/pipeline/stages/
+(docs/pipeline.md walks it).
 
 Order matters: a stage may start only when every earlier stage succeeded (SPEC §4.1),
 and the recovery point of a failed run is the first stage that has not succeeded.
@@ -12,16 +19,50 @@ from datetime import datetime
 
 import attrs
 
+from ragline.domain.parse_run.failure import FailureCode
+
+
+class StageName(str):
+    """A stage's stored name (the enum value: what columns, messages and APIs carry), with
+    what the declaration says about the stage. Compares and hashes as the plain name."""
+
+    label: str
+    failure_code: FailureCode
+
+    def __new__(cls, name: str, *, label: str, failure_code: FailureCode) -> StageName:
+        made = super().__new__(cls, name)
+        made.label = label
+        made.failure_code = failure_code
+        return made
+
 
 class Stage(enum.Enum):
-    """Pipeline stages in execution order (SPEC §3)."""
+    """Pipeline stages in execution order (SPEC §3): the one declaration of the stages."""
 
-    CLEANING = "CLEANING"
-    CHUNKING = "CHUNKING"
-    VECTORIZING = "VECTORIZING"
-    PRETOKENIZE = "PRETOKENIZE"
-    KEYWORD_INDEXING = "KEYWORD_INDEXING"
-    SPARSE_VECTORIZING = "SPARSE_VECTORIZING"
+    CLEANING = StageName("CLEANING", label="clean", failure_code=FailureCode.PARSE_ENGINE_FAILED)
+    CHUNKING = StageName("CHUNKING", label="chunk", failure_code=FailureCode.CHUNKING_FAILED)
+    VECTORIZING = StageName(
+        "VECTORIZING", label="dense", failure_code=FailureCode.VECTORIZING_FAILED
+    )
+    PRETOKENIZE = StageName(
+        "PRETOKENIZE", label="tokens", failure_code=FailureCode.PRETOKENIZE_FAILED
+    )
+    KEYWORD_INDEXING = StageName(
+        "KEYWORD_INDEXING", label="bm25", failure_code=FailureCode.KEYWORD_INDEXING_FAILED
+    )
+    SPARSE_VECTORIZING = StageName(
+        "SPARSE_VECTORIZING", label="sparse", failure_code=FailureCode.SPARSE_VECTORIZING_FAILED
+    )
+
+    @property
+    def label(self) -> str:
+        """The short name people read (CLI columns): `clean`, `dense`, `bm25`, ..."""
+        return self.value.label
+
+    @property
+    def failure_code(self) -> FailureCode:
+        """The code of a failure this stage's work did not name itself."""
+        return self.value.failure_code
 
     @property
     def position(self) -> int:
@@ -42,6 +83,16 @@ class Stage(enum.Enum):
 STAGE_ORDER: tuple[Stage, ...] = tuple(Stage)
 FIRST_STAGE: Stage = STAGE_ORDER[0]
 LAST_STAGE: Stage = STAGE_ORDER[-1]
+
+
+def _check_declaration() -> None:
+    """Fail at import, not in production, when a member's value does not name it."""
+    for stage in Stage:
+        if stage.value != stage.name:
+            raise ValueError(f"Stage.{stage.name} is declared as {str(stage.value)!r}")
+
+
+_check_declaration()
 
 
 class StageStatus(enum.Enum):
@@ -68,14 +119,13 @@ class PipelineStatus(enum.Enum):
 
 
 class FailurePoint(enum.Enum):
-    """Where a run failed: one of the six stages, or a check made before any stage ran."""
+    """Where a run failed: one of the stages (a member per `Stage`, same name and value, in
+    stage order), or a check made before any stage ran."""
 
-    CLEANING = "CLEANING"
-    CHUNKING = "CHUNKING"
-    VECTORIZING = "VECTORIZING"
-    PRETOKENIZE = "PRETOKENIZE"
-    KEYWORD_INDEXING = "KEYWORD_INDEXING"
-    SPARSE_VECTORIZING = "SPARSE_VECTORIZING"
+    _value_: str
+    _ignore_ = "declared"
+    for declared in Stage:  # the enum HOWTO's idiom: members from the one declaration
+        vars()[declared.name] = declared.name
     TASK_VALIDATION = "TASK_VALIDATION"
     RETRY_VALIDATION = "RETRY_VALIDATION"
 
@@ -105,7 +155,7 @@ class StageState:
 
 
 def fresh_stages() -> dict[Stage, StageState]:
-    """Six PENDING stages, for a new run."""
+    """Every stage PENDING, for a new run."""
     return {stage: StageState() for stage in STAGE_ORDER}
 
 

@@ -55,7 +55,7 @@ def inv1_stage_order(run: ParseRun) -> None:
 
 
 def inv2_pipeline_status(run: ParseRun) -> None:
-    """2. pipeline_status agrees with the stages; SUCCESS iff all six stages are SUCCESS."""
+    """2. pipeline_status agrees with the stages; SUCCESS iff every stage is SUCCESS."""
     statuses = [run.stages[s].status for s in STAGE_ORDER]
     status = run.pipeline_status
     _require((status is PipelineStatus.SUCCESS) == all(x is S for x in statuses), 2, "SUCCESS")
@@ -152,7 +152,7 @@ def check_run(run: ParseRun) -> None:
 _PIPELINE_MOVES = {
     (PipelineStatus.PENDING, PipelineStatus.PROCESSING),
     (PipelineStatus.PENDING, PipelineStatus.FAILED),
-    (PipelineStatus.PENDING, PipelineStatus.SUCCESS),  # only all six inherited: see check_step
+    (PipelineStatus.PENDING, PipelineStatus.SUCCESS),  # only all inherited: see check_step
     (PipelineStatus.PROCESSING, PipelineStatus.SUCCESS),
     (PipelineStatus.PROCESSING, PipelineStatus.FAILED),
 }
@@ -169,7 +169,7 @@ def check_step(before: ParseRun, after: ParseRun, last_stage_finished: bool) -> 
     if after.pipeline_status is PipelineStatus.SUCCESS and moved[0] is not moved[1]:
         _require(last_stage_finished, 2, "SUCCESS set by something other than the last stage")
     if moved == (PipelineStatus.PENDING, PipelineStatus.SUCCESS):
-        # A run that never started can only finish by skipping its last stage when all six
+        # A run that never started can only finish by skipping its last stage when all
         # were inherited; any other PENDING -> SUCCESS skipped PROCESSING.
         _require(
             all(st.inherited and st.status is S for st in before.stages.values()),

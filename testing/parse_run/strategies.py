@@ -32,7 +32,7 @@ EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def stages() -> st.SearchStrategy[Stage]:
-    """Any of the six stages."""
+    """Any of the stages."""
     return st.sampled_from(STAGE_ORDER)
 
 

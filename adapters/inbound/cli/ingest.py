@@ -68,14 +68,8 @@ class ProgressObserver:
 WIDE_COLUMNS = 150
 """From this terminal width on, the summary also has a column per stage."""
 
-STAGE_HEADERS = {
-    Stage.CLEANING: "clean ms",
-    Stage.CHUNKING: "chunk ms",
-    Stage.VECTORIZING: "dense ms",
-    Stage.PRETOKENIZE: "tokens ms",
-    Stage.KEYWORD_INDEXING: "bm25 ms",
-    Stage.SPARSE_VECTORIZING: "sparse ms",
-}
+STAGE_HEADERS = {stage: f"{stage.label} ms" for stage in STAGE_ORDER}
+"""Each stage's column header, from its declared label (`clean ms`, `bm25 ms`, ...)."""
 
 
 def _summary_table(summary: IngestSummary, width: int) -> Table:

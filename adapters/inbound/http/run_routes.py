@@ -1,4 +1,4 @@
-"""Parse runs: one run with its six stages, and retrying a failed one.
+"""Parse runs: one run with its stages, and retrying a failed one.
 
 Another tenant's run is not found: the same 404 problem, byte for byte, as a task_id that
 does not exist (the application scopes every lookup by the caller)."""
@@ -103,7 +103,7 @@ async def get_run(
     task_id: Annotated[str, Path(examples=["task-20260516-001"])],
     caller: Annotated[Principal, Depends(principal)],
 ) -> RunView:
-    """One run: its six stages with durations, the failure code, the user message, and the
+    """One run: its stages with durations, the failure code, the user message, and the
     parser that really ran with its warnings."""
     run = await _own_run(request, caller, task_id)
     list_runs = await use_case(request, "list_runs")

@@ -1,5 +1,13 @@
-"""The Stage template and the six stages, in pipeline order."""
+"""The Stage template and one class per declared stage, in the declaration's order.
 
+The order is domain/parse_run/stage.py's `Stage`; this package only registers each stage's
+class (one import line each) and refuses, at import, a declared stage without a class or a
+stage that takes what no earlier stage gives.
+"""
+
+from typing import Any
+
+from ragline.application.pipeline.outputs import check_wiring
 from ragline.application.pipeline.services import StageServices
 from ragline.application.pipeline.stages.base import PipelineStage
 from ragline.application.pipeline.stages.chunking import ChunkingStage
@@ -8,19 +16,36 @@ from ragline.application.pipeline.stages.keyword_indexing import KeywordIndexing
 from ragline.application.pipeline.stages.pretokenize import PretokenizeStage
 from ragline.application.pipeline.stages.sparse_vectorizing import SparseVectorizingStage
 from ragline.application.pipeline.stages.vectorizing import VectorizingStage
+from ragline.domain.parse_run import STAGE_ORDER
 
-STAGE_CLASSES: tuple[type[PipelineStage], ...] = (
-    CleaningStage,
-    ChunkingStage,
-    VectorizingStage,
-    PretokenizeStage,
-    KeywordIndexingStage,
-    SparseVectorizingStage,
+StageClass = type[PipelineStage[Any]]
+
+
+def in_declared_order(classes: tuple[StageClass, ...]) -> tuple[StageClass, ...]:
+    """`classes` ordered as the declaration; ValueError unless each stage has one class."""
+    by_stage = {cls.stage: cls for cls in classes}
+    missing = [stage.value for stage in STAGE_ORDER if stage not in by_stage]
+    if missing or len(by_stage) != len(classes):
+        raise ValueError(f"stage classes do not match the declaration (missing: {missing})")
+    ordered = tuple(by_stage[stage] for stage in STAGE_ORDER)
+    check_wiring([(cls.__name__, cls.gives, cls.takes) for cls in ordered])
+    return ordered
+
+
+STAGE_CLASSES: tuple[StageClass, ...] = in_declared_order(
+    (
+        CleaningStage,
+        ChunkingStage,
+        VectorizingStage,
+        PretokenizeStage,
+        KeywordIndexingStage,
+        SparseVectorizingStage,
+    )
 )
 
 
-def default_stages(services: StageServices) -> list[PipelineStage]:
-    """The six stages in SPEC §3 order, sharing `services`."""
+def default_stages(services: StageServices) -> list[PipelineStage[Any]]:
+    """Every declared stage, in order, sharing `services`."""
     return [cls(services) for cls in STAGE_CLASSES]
 
 
@@ -34,4 +59,5 @@ __all__ = [
     "SparseVectorizingStage",
     "VectorizingStage",
     "default_stages",
+    "in_declared_order",
 ]

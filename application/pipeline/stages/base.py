@@ -5,6 +5,11 @@ version compare-and-set) -> `run` -> `succeed_stage` | `fail_stage(code)`. Whene
 transition makes the run terminal, its result goes into the outbox in the same unit of work.
 No stage writes a status any other way.
 
+What a stage hands the stages after it is its typed output (`gives`), returned by `run`
+and stored in the run's `StageOutputs`; what it reads of earlier stages is declared in
+`takes` and is all it can read (outputs.py). Its failure code comes from the declaration
+in domain/parse_run/stage.py.
+
 A success also starts the stage the orchestrator runs next when that one is PENDING, in the
 same unit of work (`RunContext.following` / `started_ahead`): "N done, N+1 started" is one
 commit, so a run saves seven times instead of twelve, and a crash right after it leaves what
@@ -17,20 +22,22 @@ import abc
 import logging
 from collections.abc import Awaitable, Callable
 from datetime import datetime
-from typing import ClassVar
+from typing import ClassVar, Generic, TypeVar
 
 from ragline.application.pipeline.context import RunContext
 from ragline.application.pipeline.errors import StageFailure, describe, without_paths
 from ragline.application.pipeline.log_context import log_fields
+from ragline.application.pipeline.outputs import StageInputs, Takes
 from ragline.application.pipeline.results import ResultOutbox
-from ragline.application.pipeline.services import StageServices
+from ragline.application.pipeline.stages.needs import TemplateNeeds
 from ragline.application.ports.repositories.errors import PersistenceError
 from ragline.application.ports.unit_of_work import UnitOfWork
 from ragline.domain.parse_run import FailureCode, MarkdownLocation, Stage, StageStatus
 
 log = logging.getLogger("ragline.pipeline")
 
-ExtraWrite = Callable[[UnitOfWork, RunContext], Awaitable[None]]
+ExtraWrite = Callable[[UnitOfWork], Awaitable[None]]
+Out = TypeVar("Out")
 
 
 def _duration_ms(started: datetime | None, finished: datetime) -> int:
@@ -39,15 +46,19 @@ def _duration_ms(started: datetime | None, finished: datetime) -> int:
     return max(0, int((finished - started).total_seconds() * 1000))
 
 
-class PipelineStage(abc.ABC):
-    """A stage: subclasses say which stage they are, do the work in `run`, and raise
-    StageFailure(code, detail) for a known failure. Any other exception from the work is
-    recorded as `failure_code`; a PersistenceError escapes (the consumer handles it)."""
+class PipelineStage(abc.ABC, Generic[Out]):
+    """A stage: subclasses say which stage they are, what they take and give, do the work
+    in `run`, and raise StageFailure(code, detail) for a known failure. Any other exception
+    from the work is recorded as the stage's declared failure code; a PersistenceError
+    escapes (the consumer handles it)."""
 
     stage: ClassVar[Stage]
-    failure_code: ClassVar[FailureCode]
+    gives: ClassVar[type | None] = None
+    """The type of what `run` returns for the stages after it (None: nothing)."""
+    takes: ClassVar[tuple[Takes, ...]] = ()
+    """The earlier outputs `run` may read, each with what it does when one is absent."""
 
-    def __init__(self, services: StageServices) -> None:
+    def __init__(self, services: TemplateNeeds) -> None:
         self.services = services
         settings = services.settings
         self.results = ResultOutbox(
@@ -57,15 +68,24 @@ class PipelineStage(abc.ABC):
             metrics=services.metrics,
         )
 
+    @property
+    def failure_code(self) -> FailureCode:
+        """The code of a failure the work did not name (declared with the stage)."""
+        return self.stage.failure_code
+
     @abc.abstractmethod
-    async def run(self, ctx: RunContext) -> MarkdownLocation | None:
-        """Do the stage's work; CLEANING returns where its Markdown is, the others None."""
+    async def run(self, ctx: RunContext, inputs: StageInputs) -> Out:
+        """Do the stage's work; return its output (an instance of `gives`, or None)."""
+
+    def markdown_of(self, output: Out) -> MarkdownLocation | None:
+        """Where the run's Markdown is, when this stage's success records it (CLEANING)."""
+        return None
 
     async def on_skip(self, ctx: RunContext) -> None:
         """Prepare what later stages need when this stage is skipped as inherited."""
         return None
 
-    async def on_success(self, uow: UnitOfWork, ctx: RunContext) -> None:
+    async def on_success(self, uow: UnitOfWork, ctx: RunContext, output: Out) -> None:
         """Extra writes committed together with this stage's success."""
         return None
 
@@ -91,7 +111,7 @@ class PipelineStage(abc.ABC):
             await self._transition(ctx, lambda at: run.start_stage(stage, at))
         started = run.stages[stage].started_at
         try:
-            markdown = await self.run(ctx)
+            output = await self.run(ctx, ctx.outputs.view(self.takes))
         except StageFailure as failure:
             code, detail = failure.code, failure.detail
         except PersistenceError:
@@ -99,6 +119,8 @@ class PipelineStage(abc.ABC):
         except Exception as error:  # the stage's work failed in a way it did not name
             code, detail = self.failure_code, describe(error)
         else:
+            self._check_gives(output)
+            markdown = self.markdown_of(output)
             following = ctx.following
             if following is None or run.status_of(following) is not StageStatus.PENDING:
                 following = None
@@ -108,7 +130,12 @@ class PipelineStage(abc.ABC):
                 if following is not None:  # saves the next stage a unit of work of its own
                     run.start_stage(following, at)
 
-            await self._transition(ctx, succeed, self.on_success)
+            async def with_success(uow: UnitOfWork) -> None:
+                await self.on_success(uow, ctx, output)
+
+            await self._transition(ctx, succeed, with_success)
+            if output is not None:
+                ctx.outputs.put(output)
             ctx.started_ahead = following
             self._report(ctx)
             return
@@ -117,6 +144,11 @@ class PipelineStage(abc.ABC):
             ctx, lambda at: run.fail_stage(stage, code, detail, at, _duration_ms(started, at))
         )
         self._report(ctx)
+
+    def _check_gives(self, output: Out) -> None:
+        """A stage gives exactly what it declared (a bug, not a failure of the run)."""
+        if output is not None and type(output) is not self.gives:
+            raise TypeError(f"{self.stage.value} gave {type(output).__name__}, not its `gives`")
 
     def _report(self, ctx: RunContext) -> None:
         state = ctx.run.stages[self.stage]
@@ -146,7 +178,7 @@ class PipelineStage(abc.ABC):
             expected = run.version
             command(at)
             if extra is not None:
-                await extra(uow, ctx)  # not Django's extra()  # nosec B610
+                await extra(uow)  # not Django's extra()  # nosec B610
             await uow.runs.save(run, expected)
             await self.results.queue_owed_results(uow, run, ctx.parsed_log_id, at)
             await uow.commit()

@@ -11,12 +11,16 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
-from typing import ClassVar
+from typing import ClassVar, Protocol
 
+from ragline.application.pipeline.chunker import MarkdownChunker
 from ragline.application.pipeline.context import RunContext
 from ragline.application.pipeline.errors import StageFailure, describe
+from ragline.application.pipeline.outputs import StageInputs, Takes
 from ragline.application.pipeline.stages.base import PipelineStage
+from ragline.application.pipeline.stages.cleaning import CleanedMarkdown
 from ragline.application.pipeline.stages.markdown_io import read_markdown
+from ragline.application.pipeline.stages.needs import HasObjects, HasVectors, TemplateNeeds
 from ragline.application.ports.repositories.chunks import ChunkRecord
 from ragline.application.ports.repositories.scope import DocumentScope
 from ragline.domain.chunking import ChunkCandidate, ChunkingResult, ParentBlock, chunk_id
@@ -76,12 +80,27 @@ def _record(
     )
 
 
-class ChunkingStage(PipelineStage):
-    stage: ClassVar[Stage] = Stage.CHUNKING
-    failure_code: ClassVar[FailureCode] = FailureCode.CHUNKING_FAILED
+class ChunkingNeeds(TemplateNeeds, HasObjects, HasVectors, Protocol):
+    """CHUNKING cuts the Markdown, stores the rows and deletes the document's old vectors."""
 
-    async def run(self, ctx: RunContext) -> None:
-        markdown = ctx.markdown if ctx.markdown is not None else await self._stored_markdown(ctx)
+    @property
+    def chunker(self) -> MarkdownChunker: ...
+
+
+class ChunkingStage(PipelineStage[None]):
+    stage: ClassVar[Stage] = Stage.CHUNKING
+    takes: ClassVar[tuple[Takes, ...]] = (
+        Takes(CleanedMarkdown, "re-reads the Markdown from the run's stored coordinates"),
+    )
+
+    def __init__(self, services: ChunkingNeeds) -> None:
+        super().__init__(services)
+        self.services: ChunkingNeeds = services
+
+    async def run(self, ctx: RunContext, inputs: StageInputs) -> None:
+        cleaned = inputs.take(CleanedMarkdown)  # taken: not held for the later stages
+        markdown = cleaned.text if cleaned is not None else await self._stored_markdown(ctx)
+        del cleaned
         try:
             result = await asyncio.to_thread(self.services.chunker, markdown)
         except Exception as error:
@@ -92,8 +111,7 @@ class ChunkingStage(PipelineStage):
         async with self.services.uow() as uow:
             await uow.chunks.replace_document(ctx.scope, records)
             await uow.commit()
-        del records, result  # later stages page through the stored rows
-        ctx.markdown = None
+        del records, result, markdown  # later stages page through the stored rows
         scope = ctx.scope
         await self.services.vectors.delete_document(scope.user_id, scope.dataset_id, scope.doc_id)
         return None

@@ -11,7 +11,9 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, Protocol
+
+import attrs
 
 from ragline.application.pipeline.context import (
     RunContext,
@@ -19,6 +21,7 @@ from ragline.application.pipeline.context import (
     markdown_location,
 )
 from ragline.application.pipeline.errors import StageFailure, describe
+from ragline.application.pipeline.outputs import StageInputs
 from ragline.application.pipeline.parse_cache import CleaningParseCache
 from ragline.application.pipeline.settings import MineruPolicy
 from ragline.application.pipeline.stages.base import PipelineStage
@@ -29,6 +32,7 @@ from ragline.application.pipeline.stages.markdown_io import (
     is_disk_full,
     refused_coordinates,
 )
+from ragline.application.pipeline.stages.needs import HasObjects, TemplateNeeds
 from ragline.application.pipeline.workspace import discard
 from ragline.application.ports.object_storage import InvalidObjectKey, StorageError
 from ragline.application.ports.parser import (
@@ -48,39 +52,68 @@ from ragline.domain.parse_run import FailureCode, MarkdownLocation, Stage
 MARKDOWN_CONTENT_TYPE = "text/markdown; charset=utf-8"
 
 
-class CleaningStage(PipelineStage):
-    stage: ClassVar[Stage] = Stage.CLEANING
-    failure_code: ClassVar[FailureCode] = FailureCode.PARSE_ENGINE_FAILED
+@attrs.frozen
+class CleanedMarkdown:
+    """CLEANING's output: where its Markdown is stored (recorded on the run, so a resume
+    finds it), the text itself (CHUNKING need not download it again) and what really
+    parsed it (stored on the parsed-log row with the success)."""
 
-    async def run(self, ctx: RunContext) -> MarkdownLocation:
+    location: MarkdownLocation
+    text: str
+    parse_backend: str
+    parse_warnings: tuple[str, ...] = ()
+
+
+class CleaningNeeds(TemplateNeeds, HasObjects, Protocol):
+    """CLEANING reads the source, parses it (the parse cache first) and stores Markdown."""
+
+    @property
+    def parser(self) -> Parser: ...
+
+    @property
+    def mineru(self) -> Parser | None: ...
+
+    @property
+    def parse_cache(self) -> CleaningParseCache | None: ...
+
+
+class CleaningStage(PipelineStage[CleanedMarkdown]):
+    stage: ClassVar[Stage] = Stage.CLEANING
+    gives: ClassVar[type | None] = CleanedMarkdown
+
+    def __init__(self, services: CleaningNeeds) -> None:
+        super().__init__(services)
+        self.services: CleaningNeeds = services
+
+    async def run(self, ctx: RunContext, inputs: StageInputs) -> CleanedMarkdown:
         task = ctx.task
         file_type = task.file_type.lower()
         if file_type not in SUPPORTED_FILE_TYPES:
             raise StageFailure(FailureCode.UNSUPPORTED_FILE_TYPE, f"file_type {file_type!r}")
         location = markdown_location(task)
         try:
-            markdown = await self._parse(ctx, file_type)
+            cleaned = await self._parse(ctx, file_type, location)
             if is_markdown_source(task):
                 # Passthrough: the Markdown parser only validates (UTF-8, not binary, sane
                 # lines); nothing is converted or copied, the source is the Markdown.
-                ctx.markdown = markdown
-                return location
+                return cleaned
         except OSError as error:
             if is_disk_full(error):
                 raise disk_full(error) from error
             raise
-        if not await self._unchanged(location, markdown):
-            await self._upload(location, markdown)
-        ctx.markdown = markdown
-        return location
+        if not await self._unchanged(location, cleaned.text):
+            await self._upload(location, cleaned.text)
+        return cleaned
 
-    async def on_success(self, uow: UnitOfWork, ctx: RunContext) -> None:
-        location = markdown_location(ctx.task)
+    def markdown_of(self, output: CleanedMarkdown) -> MarkdownLocation:
+        return output.location
+
+    async def on_success(self, uow: UnitOfWork, ctx: RunContext, output: CleanedMarkdown) -> None:
+        location = output.location
         await uow.parsed_logs.set_parsed_location(ctx.task_id, location.bucket, location.object_key)
-        if ctx.parse_backend is not None:
-            await uow.parsed_logs.set_parse_outcome(
-                ctx.task_id, ctx.parse_backend, tuple(ctx.parse_warnings)
-            )
+        await uow.parsed_logs.set_parse_outcome(
+            ctx.task_id, output.parse_backend, output.parse_warnings
+        )
 
     def _options(self, task: ParseTaskCommand, backend: PdfParserBackend) -> ParseOptions:
         """The tier follows the backend (naive: basic; the others: quality), never silently."""
@@ -113,13 +146,10 @@ class CleaningStage(PipelineStage):
         mineru = self.services.mineru
         return mineru if backend is PdfParserBackend.MINERU and mineru else self.services.parser
 
-    @staticmethod
-    def _record(ctx: RunContext, document: ParsedDocument, notes: list[str]) -> None:
-        """What really parsed, and every warning (kept, stored with the parsed-log row)."""
-        ctx.parse_backend = document.backend or "unknown"
-        ctx.parse_warnings = [*notes, *document.warnings]
-
-    async def _parse(self, ctx: RunContext, file_type: str) -> str:
+    async def _parse(
+        self, ctx: RunContext, file_type: str, location: MarkdownLocation
+    ) -> CleanedMarkdown:
+        """What really parsed, and every warning, are kept with the Markdown."""
         services, task, notes = self.services, ctx.task, list[str]()
         backend = self._backend(task, notes) if file_type == "pdf" else PdfParserBackend.AUTO
         with services.workspace.temp_file(task.task_id, file_type) as path:
@@ -142,8 +172,10 @@ class CleaningStage(PipelineStage):
             except ParseError as error:
                 raise StageFailure(error.failure_code, error.reason) from error
             discard(path)  # the Markdown exists: the source copy goes now, not at the end
-        self._record(ctx, document, notes)
-        return await publish_images(services.storage, task, document)
+        markdown = await publish_images(services.storage, task, document)
+        return CleanedMarkdown(
+            location, markdown, document.backend or "unknown", (*notes, *document.warnings)
+        )
 
     def _cache_for(self, options: ParseOptions) -> CleaningParseCache | None:
         """The parse cache, except for MinerU's direct pull (no bytes here to hash) and a

@@ -11,10 +11,12 @@ document.
 from __future__ import annotations
 
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Sequence
+from typing import Protocol
 
-from ragline.application.pipeline.context import RunContext
+import attrs
+
 from ragline.application.pipeline.errors import StageFailure, describe
-from ragline.application.pipeline.services import StageServices
+from ragline.application.pipeline.stages.needs import HasUnitOfWork
 from ragline.application.ports.repositories.chunks import ChunkRecord
 from ragline.application.ports.repositories.scope import DocumentScope
 from ragline.application.ports.unit_of_work import UnitOfWork
@@ -50,7 +52,7 @@ CHILD_PAGE = 2000
 
 
 async def child_pages(
-    services: StageServices, scope: DocumentScope, page_size: int = CHILD_PAGE
+    services: HasUnitOfWork, scope: DocumentScope, page_size: int = CHILD_PAGE
 ) -> AsyncIterator[list[ChunkRecord]]:
     """The document's child chunks as stored now (fresh statuses), one page per read. A
     short page is the last one: no read (and no unit of work) just to find nothing more."""
@@ -66,11 +68,24 @@ async def child_pages(
         after = page[-1].order_index
 
 
+class HoldsChildren(Protocol):
+    children: list[ChunkRecord] | None
+
+
+@attrs.define
+class RememberedChildren:
+    """VECTORIZING's output: the document's children when they were one short page, so
+    PRETOKENIZE need not read them again. Ids and texts only; statuses are always read
+    fresh. A larger document gives nothing (it is never held in memory)."""
+
+    children: list[ChunkRecord] | None = None
+
+
 async def remembered_pages(
-    pages: AsyncIterable[list[ChunkRecord]], ctx: RunContext
+    pages: AsyncIterable[list[ChunkRecord]], ctx: HoldsChildren
 ) -> AsyncIterator[list[ChunkRecord]]:
-    """Pass `pages` through; when the document was one short page, keep it in the context
-    for the stages after this one (a large document is never held in memory)."""
+    """Pass `pages` through; when the document was one short page, keep it in `ctx` for
+    the stages after this one (a large document is never held in memory)."""
     first: list[ChunkRecord] | None = None
     count = 0
     async for page in pages:
@@ -85,7 +100,7 @@ class BatchIndexer:
 
     def __init__(
         self,
-        services: StageServices,
+        services: HasUnitOfWork,
         scope: DocumentScope,
         mover: Mover,
         status_of: StatusOf,

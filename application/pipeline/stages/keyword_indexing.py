@@ -9,36 +9,56 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import ClassVar
+from typing import ClassVar, Protocol
 
 from ragline.application.pipeline.context import RunContext
 from ragline.application.pipeline.errors import StageFailure, describe
 from ragline.application.pipeline.keyword_plan import KeywordPlan
+from ragline.application.pipeline.outputs import StageInputs, Takes
 from ragline.application.pipeline.stages.base import PipelineStage
-from ragline.application.pipeline.stages.pretokenize import build_keyword_plan
-from ragline.application.ports.keyword_index import KeywordIndexUnavailable
+from ragline.application.pipeline.stages.needs import HasTokenizer, TemplateNeeds
+from ragline.application.pipeline.stages.pretokenize import (
+    TokenizedChildren,
+    build_keyword_plan,
+)
+from ragline.application.ports.keyword_index import KeywordIndex, KeywordIndexUnavailable
 from ragline.domain.parse_run import FailureCode, Stage
 
 WRITE_BATCH = 5000  # docs per index write (each write commits)
 
 
-class KeywordIndexingStage(PipelineStage):
-    stage: ClassVar[Stage] = Stage.KEYWORD_INDEXING
-    failure_code: ClassVar[FailureCode] = FailureCode.KEYWORD_INDEXING_FAILED
+class KeywordIndexingNeeds(TemplateNeeds, HasTokenizer, Protocol):
+    """KEYWORD_INDEXING writes the keyword index (and may rebuild the plan first)."""
 
-    async def run(self, ctx: RunContext) -> None:
-        plan = ctx.keyword_plan
-        if plan is None:
+    @property
+    def keywords(self) -> KeywordIndex: ...
+
+
+class KeywordIndexingStage(PipelineStage[None]):
+    stage: ClassVar[Stage] = Stage.KEYWORD_INDEXING
+    takes: ClassVar[tuple[Takes, ...]] = (
+        Takes(TokenizedChildren, "rebuilds the plan from the stored children"),
+    )
+
+    def __init__(self, services: KeywordIndexingNeeds) -> None:
+        super().__init__(services)
+        self.services: KeywordIndexingNeeds = services
+
+    async def run(self, ctx: RunContext, inputs: StageInputs) -> None:
+        tokenized = inputs.get(TokenizedChildren)  # its tokens stay for SPARSE_VECTORIZING
+        if tokenized is None:
             try:
-                plan = await build_keyword_plan(self.services, ctx)
+                tokenized = await build_keyword_plan(
+                    self.services, ctx.task_id, ctx.scope, ctx.task.source_filename
+                )
             except StageFailure as failure:
                 raise StageFailure(
                     FailureCode.KEYWORD_INDEXING_FAILED, f"rebuilding the plan: {failure.detail}"
                 ) from failure
         try:
-            await self._rebuild(ctx, plan)
+            await self._rebuild(ctx, tokenized.plan)
         finally:
-            ctx.discard_keyword_plan()
+            tokenized.discard()  # the spool file goes as soon as it is written
         return None
 
     async def _rebuild(self, ctx: RunContext, plan: KeywordPlan) -> None:

@@ -8,7 +8,7 @@ import errno
 from pathlib import Path
 
 from ragline.application.pipeline.errors import StageFailure, describe
-from ragline.application.pipeline.services import StageServices
+from ragline.application.pipeline.stages.needs import HasObjects
 from ragline.application.pipeline.workspace import discard
 from ragline.application.ports.object_storage import (
     InvalidObjectKey,
@@ -41,7 +41,7 @@ def refused_coordinates(bucket: str, key: str, error: InvalidObjectKey) -> Stage
 
 
 async def download(
-    services: StageServices, bucket: str, key: str, dest: Path, missing: FailureCode
+    services: HasObjects, bucket: str, key: str, dest: Path, missing: FailureCode
 ) -> None:
     """Stream one object into `dest`; a missing object fails with `missing`."""
     try:
@@ -61,7 +61,7 @@ def _read_text(path: Path) -> str:
 
 
 async def read_markdown(
-    services: StageServices, task_id: str, bucket: str, key: str, missing: FailureCode
+    services: HasObjects, task_id: str, bucket: str, key: str, missing: FailureCode
 ) -> str:
     """Download a Markdown object to the task's temp file and read it (off the loop); the
     temp file is gone when this returns."""

@@ -11,17 +11,21 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import ClassVar, Protocol
+
+import attrs
 
 from ragline.application.pipeline.chunk_header import indexed_text
 from ragline.application.pipeline.context import RunContext
 from ragline.application.pipeline.errors import StageFailure, describe
 from ragline.application.pipeline.keyword_plan import SUFFIX, KeywordPlan
-from ragline.application.pipeline.services import StageServices
+from ragline.application.pipeline.outputs import StageInputs, Takes
 from ragline.application.pipeline.stages.base import PipelineStage
-from ragline.application.pipeline.stages.indexing import child_pages
+from ragline.application.pipeline.stages.indexing import RememberedChildren, child_pages
+from ragline.application.pipeline.stages.needs import HasTokenizer, TemplateNeeds
 from ragline.application.ports.keyword_index import KeywordDoc
 from ragline.application.ports.repositories.chunks import ChunkRecord
+from ragline.application.ports.repositories.scope import DocumentScope
 from ragline.application.ports.tokenizer import Tokenizer
 from ragline.domain.parse_run import FailureCode, Stage
 
@@ -43,20 +47,38 @@ def _plan(
     ]
 
 
-async def build_keyword_plan(services: StageServices, ctx: RunContext) -> KeywordPlan:
-    """Tokens for every child of the document, or PRETOKENIZE_FAILED (nothing kept)."""
-    ctx.discard_keyword_plan()
-    plan = KeywordPlan(services.workspace.path_for(ctx.task_id, SUFFIX))
-    known, ctx.children = ctx.children, None
+@attrs.define
+class TokenizedChildren:
+    """PRETOKENIZE's output: the keyword plan spooled to the task's workspace file, and,
+    for a document of one page, each child's tokens (SPARSE_VECTORIZING uses the same
+    tokenizer). Discarded, spool file included, whenever the run ends."""
+
+    plan: KeywordPlan
     tokens: dict[str, list[str]] | None = None
-    headers, filename = services.settings.contextual_headers, ctx.task.source_filename
+
+    def discard(self) -> None:
+        self.plan.discard()
+
+
+async def build_keyword_plan(
+    services: HasTokenizer,
+    task_id: str,
+    scope: DocumentScope,
+    filename: str,
+    known: list[ChunkRecord] | None = None,
+) -> TokenizedChildren:
+    """Tokens for every child of the document (`known`: the one page VECTORIZING read in
+    this run; otherwise they are read page by page), or PRETOKENIZE_FAILED (nothing kept)."""
+    plan = KeywordPlan(services.workspace.path_for(task_id, SUFFIX))
+    tokens: dict[str, list[str]] | None = None
+    headers = services.settings.contextual_headers
     try:
-        if known is not None:  # the one page VECTORIZING read in this run
+        if known is not None:
             docs = await asyncio.to_thread(_plan, services.tokenizer, known, filename, headers)
             tokens = {doc.chunk_id: list(doc.tokens) for doc in docs}
             await asyncio.to_thread(plan.add, docs)
         else:
-            async for page in child_pages(services, ctx.scope):
+            async for page in child_pages(services, scope):
                 docs = await asyncio.to_thread(_plan, services.tokenizer, page, filename, headers)
                 await asyncio.to_thread(plan.add, docs)
         await asyncio.to_thread(plan.seal)
@@ -66,15 +88,27 @@ async def build_keyword_plan(services: StageServices, ctx: RunContext) -> Keywor
     if not plan.count:
         plan.discard()
         raise StageFailure(FailureCode.PRETOKENIZE_FAILED, "no child chunks to tokenize")
-    ctx.keyword_plan = plan
-    ctx.child_tokens = tokens  # for SPARSE_VECTORIZING, which uses the same tokenizer
-    return plan
+    return TokenizedChildren(plan, tokens)
 
 
-class PretokenizeStage(PipelineStage):
+class PretokenizeNeeds(TemplateNeeds, HasTokenizer, Protocol):
+    """PRETOKENIZE uses the tokenizer, the stored children and the workspace (the spool)."""
+
+
+class PretokenizeStage(PipelineStage[TokenizedChildren]):
     stage: ClassVar[Stage] = Stage.PRETOKENIZE
-    failure_code: ClassVar[FailureCode] = FailureCode.PRETOKENIZE_FAILED
+    gives: ClassVar[type | None] = TokenizedChildren
+    takes: ClassVar[tuple[Takes, ...]] = (
+        Takes(RememberedChildren, "reads the stored children page by page"),
+    )
 
-    async def run(self, ctx: RunContext) -> None:
-        await build_keyword_plan(self.services, ctx)
-        return None
+    def __init__(self, services: PretokenizeNeeds) -> None:
+        super().__init__(services)
+        self.services: PretokenizeNeeds = services
+
+    async def run(self, ctx: RunContext, inputs: StageInputs) -> TokenizedChildren:
+        remembered = inputs.take(RememberedChildren)
+        known = remembered.children if remembered is not None else None
+        return await build_keyword_plan(
+            self.services, ctx.task_id, ctx.scope, ctx.task.source_filename, known
+        )

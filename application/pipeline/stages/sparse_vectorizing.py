@@ -7,19 +7,23 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Sequence
-from typing import ClassVar
+from typing import ClassVar, Protocol
 
 from ragline.application.pipeline.chunk_header import indexed_text
 from ragline.application.pipeline.context import RunContext
 from ragline.application.pipeline.errors import StageFailure
+from ragline.application.pipeline.outputs import StageInputs, Takes
 from ragline.application.pipeline.stages.base import PipelineStage
 from ragline.application.pipeline.stages.indexing import (
     BatchIndexer,
     child_pages,
     move_sparse,
 )
+from ragline.application.pipeline.stages.needs import HasVectors, TemplateNeeds
+from ragline.application.pipeline.stages.pretokenize import TokenizedChildren
 from ragline.application.pipeline.stages.vectorizing import chunk_payload
 from ragline.application.ports.repositories.chunks import ChunkRecord
+from ragline.application.ports.sparse_encoder import SparseEncoder
 from ragline.application.ports.vector_index import SparsePoint
 from ragline.domain.parse_run import ChunkIndexStatus, FailureCode, Stage
 
@@ -28,11 +32,24 @@ def _sparse_code(_: Exception) -> FailureCode:
     return FailureCode.SPARSE_VECTORIZING_FAILED
 
 
-class SparseVectorizingStage(PipelineStage):
-    stage: ClassVar[Stage] = Stage.SPARSE_VECTORIZING
-    failure_code: ClassVar[FailureCode] = FailureCode.SPARSE_VECTORIZING_FAILED
+class SparseVectorizingNeeds(TemplateNeeds, HasVectors, Protocol):
+    """SPARSE_VECTORIZING encodes the children and writes sparse points."""
 
-    async def run(self, ctx: RunContext) -> None:
+    @property
+    def sparse(self) -> SparseEncoder: ...
+
+
+class SparseVectorizingStage(PipelineStage[None]):
+    stage: ClassVar[Stage] = Stage.SPARSE_VECTORIZING
+    takes: ClassVar[tuple[Takes, ...]] = (
+        Takes(TokenizedChildren, "the encoder tokenizes each child itself"),
+    )
+
+    def __init__(self, services: SparseVectorizingNeeds) -> None:
+        super().__init__(services)
+        self.services: SparseVectorizingNeeds = services
+
+    async def run(self, ctx: RunContext, inputs: StageInputs) -> None:
         services, scope = self.services, ctx.scope
 
         async def dense_done_pages() -> AsyncIterator[list[ChunkRecord]]:
@@ -47,7 +64,8 @@ class SparseVectorizingStage(PipelineStage):
 
         encoder, vectors = self.services.sparse, self.services.vectors
 
-        known = ctx.child_tokens
+        tokenized = inputs.take(TokenizedChildren)
+        known = tokenized.tokens if tokenized is not None else None
         headers, filename = services.settings.contextual_headers, ctx.task.source_filename
 
         async def encode_and_upsert(batch: Sequence[ChunkRecord]) -> None:

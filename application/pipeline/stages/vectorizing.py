@@ -11,20 +11,23 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import ClassVar, Protocol
 
 from ragline.application.pipeline.chunk_header import indexed_text
 from ragline.application.pipeline.context import RunContext
 from ragline.application.pipeline.errors import StageFailure, describe
+from ragline.application.pipeline.outputs import StageInputs
 from ragline.application.pipeline.stages.base import PipelineStage
 from ragline.application.pipeline.stages.indexing import (
     BatchIndexer,
+    RememberedChildren,
     child_pages,
     move_dense,
     remembered_pages,
 )
+from ragline.application.pipeline.stages.needs import HasVectors, TemplateNeeds
 from ragline.application.ports.embedder import Embedder, EmbeddingDimensionMismatch
-from ragline.application.ports.embedder_resolver import UnusableEmbeddingConfig
+from ragline.application.ports.embedder_resolver import EmbedderResolver, UnusableEmbeddingConfig
 from ragline.application.ports.repositories.chunks import ChunkRecord
 from ragline.application.ports.vector_index import ChunkPayload, DensePoint
 from ragline.domain.parse_run import FailureCode, Stage
@@ -48,11 +51,22 @@ def _dimension_code(error: Exception) -> FailureCode:
     return FailureCode.VECTORIZING_FAILED
 
 
-class VectorizingStage(PipelineStage):
-    stage: ClassVar[Stage] = Stage.VECTORIZING
-    failure_code: ClassVar[FailureCode] = FailureCode.VECTORIZING_FAILED
+class VectorizingNeeds(TemplateNeeds, HasVectors, Protocol):
+    """VECTORIZING resolves the user's embedder and writes dense points."""
 
-    async def run(self, ctx: RunContext) -> None:
+    @property
+    def embedders(self) -> EmbedderResolver: ...
+
+
+class VectorizingStage(PipelineStage[RememberedChildren | None]):
+    stage: ClassVar[Stage] = Stage.VECTORIZING
+    gives: ClassVar[type | None] = RememberedChildren
+
+    def __init__(self, services: VectorizingNeeds) -> None:
+        super().__init__(services)
+        self.services: VectorizingNeeds = services
+
+    async def run(self, ctx: RunContext, inputs: StageInputs) -> RememberedChildren | None:
         embedder = await self._embedder(ctx)
         indexer = BatchIndexer(
             self.services,
@@ -84,15 +98,16 @@ class VectorizingStage(PipelineStage):
                 ]
             )
 
+        kept = RememberedChildren()
         seen, _ = await indexer.run(
-            remembered_pages(child_pages(self.services, ctx.scope), ctx),
+            remembered_pages(child_pages(self.services, ctx.scope), kept),
             self.services.settings.embed_batch_size,
             embed_and_upsert,
             _dimension_code,
         )
         if not seen:
             raise StageFailure(FailureCode.VECTORIZING_FAILED, "the document has no chunks")
-        return None
+        return kept if kept.children is not None else None
 
     async def _embedder(self, ctx: RunContext) -> Embedder:
         """Resolve and check the user's embedder before any chunk status moves."""
