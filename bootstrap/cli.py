@@ -1,18 +1,20 @@
-"""Console entry point: the CLI adapter, given the container of each invocation."""
+"""Console entry point: the CLI adapter, given the typed Entry of each invocation's wiring."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+
+from ragline.adapters.inbound.entry import Entry
 
 
-def _container(data_dir: Path, **settings: object) -> Any:
+def _entry(data_dir: Path, /, **settings: object) -> Entry:
     from ragline.bootstrap.container import container_for
+    from ragline.bootstrap.entry import entry_for
 
-    return container_for(data_dir, **settings)
+    return entry_for(container_for(data_dir, **settings))
 
 
 def main() -> None:
     from ragline.adapters.inbound.cli import build_cli
 
-    build_cli(_container)()
+    build_cli(_entry)()

@@ -3,8 +3,9 @@
 A dependency-injector container built from pydantic settings. Ports are providers typed by
 the factory that builds them (`bootstrap.factories`, one port type each); clients that hold
 connections, files or threads are `providers.Resource`s, opened on first use and closed by
-`shutdown_resources()`. Use cases are providers too: an entry point asks for one and calls
-it. Providers are lazy, so a command that needs only the chunker opens no database and
+`shutdown_resources()`. Use cases are providers too; the entry points never see this
+container but its typed face (`bootstrap.entry.entry_for`: `UseCases` in an `Entry`).
+Providers are lazy, so a command that needs only the chunker opens no database and
 loads no model. Tests override providers (`container.vectors.override(providers.Object(
 fake))`) instead of patching modules; `tests/fakes/harness.py` builds the pipeline so.
 """

@@ -12,7 +12,7 @@ import click
 import typer.main
 
 from ragline.adapters.inbound.cli import build_cli
-from ragline.bootstrap.cli import _container
+from ragline.bootstrap.cli import _entry
 from ragline.bootstrap.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,7 +47,7 @@ def _setting_defaults() -> dict[str, object]:
 
 
 def _cli_variables() -> set[str]:
-    command = typer.main.get_command(build_cli(_container))
+    command = typer.main.get_command(build_cli(_entry))
     found: set[str] = set()
 
     def walk(cmd: click.Command) -> None:

@@ -12,8 +12,8 @@ from typing import Any
 from dependency_injector import providers
 
 from benchmarks.ingest.fake import ConstantResolver
-from ragline.adapters.inbound.cli.app import provided
 from ragline.adapters.inbound.cli.walk import find_sources
+from ragline.application.health import obtain
 from ragline.application.ingest.identity import SourceFile, identify
 from ragline.application.ingest.use_case import FileAction, FileOutcome
 from ragline.application.ports.repositories.scope import DocumentScope
@@ -45,9 +45,9 @@ async def ingest(
         container.embedders.override(providers.Object(ConstantResolver()))
     wall0, cpu0 = time.perf_counter(), time.process_time()
     try:
-        await (await provided(container.provision_embedding))(USER)
-        ingest_files = await provided(container.ingest_files)
-        async with (await provided(container.worker)).running():
+        await (await obtain(container.provision_embedding))(USER)
+        ingest_files = await obtain(container.ingest_files)
+        async with (await obtain(container.worker)).running():
             summary = await ingest_files(sources, USER, DATASET, QuietObserver())
     finally:
         await container.shutdown_resources()
@@ -79,7 +79,7 @@ async def child_texts(
     container = container_for(data_dir)
     count, texts = 0, []
     try:
-        async with (await provided(container.uow_factory))() as uow:
+        async with (await obtain(container.uow_factory))() as uow:
             for source in sources:
                 doc = str(identify(source, USER, DATASET).original_file_id)
                 scope, after = DocumentScope(USER, DATASET, doc), -1

@@ -70,18 +70,18 @@ async def _ingest(corpus: Path, data_dir: Path, force: bool, cache: bool) -> dic
 
     from benchmarks.ingest.fake import ConstantResolver
     from benchmarks.ingest.ragline_run import DATASET, USER, QuietObserver
-    from ragline.adapters.inbound.cli.app import provided
     from ragline.adapters.inbound.cli.ingest import summary_json
     from ragline.adapters.inbound.cli.walk import find_sources
+    from ragline.application.health import obtain
     from ragline.bootstrap.container import container_for
 
     # one task at a time: a stage's ms is then its own work, not a share of the others'
     container = container_for(data_dir, parse_cache=cache, ingest_workers=1)
     container.embedders.override(providers.Object(ConstantResolver()))
     try:
-        await (await provided(container.provision_embedding))(USER)
-        ingest_files = await provided(container.ingest_files)
-        async with (await provided(container.worker)).running():
+        await (await obtain(container.provision_embedding))(USER)
+        ingest_files = await obtain(container.ingest_files)
+        async with (await obtain(container.worker)).running():
             summary = await ingest_files(
                 find_sources([corpus]), USER, DATASET, QuietObserver(), force=force
             )

@@ -18,9 +18,9 @@ from typing import Any
 
 import attrs
 
-from ragline.adapters.inbound.cli.app import provided
 from ragline.adapters.inbound.cli.evaluate import read_gold
 from ragline.application.evaluation import GoldQuestion
+from ragline.application.health import obtain
 from ragline.application.search.evidence import by_parent, dedupe
 from ragline.application.search.tuning import FUSIONS, SearchTuning
 from ragline.application.search.use_case import SearchTrace, fuse
@@ -33,7 +33,7 @@ TOP_K = 10
 async def traces(data_dir: Path, golds: list[Path]) -> dict[str, list[tuple[GoldQuestion, Any]]]:
     container = container_for(data_dir)
     try:
-        search = await provided(container.hybrid_search)
+        search = await obtain(container.hybrid_search)
         search.tuning = SearchTuning()
         out: dict[str, list[tuple[GoldQuestion, Any]]] = {}
         for gold in golds:

@@ -34,7 +34,7 @@ from dependency_injector import providers
 from benchmarks.chunking.__main__ import _machine
 from benchmarks.search.build import build
 from benchmarks.search.corpus import passages, queries
-from ragline.adapters.inbound.cli.app import provided
+from ragline.application.health import obtain
 from ragline.application.search.use_case import HybridSearch
 from ragline.bootstrap.container import container_for
 
@@ -133,7 +133,7 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
     container.embedders.override(providers.Object(_ColdResolver(log)))
     t0 = time.perf_counter()
     names = ("uow_factory", "tokenizer", "sparse", "vectors", "keywords")
-    parts = {n: await provided(getattr(container, n)) for n in names}
+    parts = {n: await obtain(getattr(container, n)) for n in names}
     opened = time.perf_counter() - t0
     try:
         if marker.exists():
@@ -150,7 +150,7 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
                 "load_after": round(os.getloadavg()[0], 2),
             }
             marker.write_text(json.dumps(built))
-        await (await provided(container.provision_embedding))(USER)
+        await (await obtain(container.provision_embedding))(USER)
         search = _TimedSearch(
             parts["uow_factory"],
             _Timed(parts["vectors"], {"query_dense": "dense", "query_sparse": "sparse"}, log),
@@ -158,7 +158,7 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
             parts["tokenizer"],
             parts["sparse"],
             container.embedders(),
-            tuning=await provided(container.search_tuning),
+            tuning=await obtain(container.search_tuning),
         )
         search.log = log
         asked = queries(args.queries + 2)

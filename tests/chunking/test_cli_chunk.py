@@ -8,13 +8,13 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from ragline.adapters.inbound.cli import build_cli
-from ragline.bootstrap.cli import _container
+from ragline.bootstrap.cli import _entry
 
 MD = "# Guide\n\nIntro text. 中文句子。\n\n## Part\n\n" + "Words and more words. " * 40 + "\n"
 
 
 def run(tmp_path: Path, *args: str) -> tuple[int, str]:
-    app = build_cli(_container)
+    app = build_cli(_entry)
     result = CliRunner().invoke(app, ["--data-dir", str(tmp_path / "data"), "chunk", *args])
     return result.exit_code, result.stdout + (result.stderr if result.stderr_bytes else "")
 

@@ -8,13 +8,13 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from ragline.adapters.inbound.cli import build_cli
-from ragline.bootstrap.cli import _container
+from ragline.bootstrap.cli import _entry
 
 SECRET = "sk-cli-secret-0123456789abcdef"
 
 
 def run(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> tuple[int, str]:
-    app = build_cli(_container)
+    app = build_cli(_entry)
     result = CliRunner().invoke(app, [*args, "--data-dir", str(tmp_path / "data")], env=env)
     return result.exit_code, result.stdout + (result.stderr if result.stderr_bytes else "")
 

@@ -9,13 +9,11 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from ragline.adapters.inbound.cli import build_cli
-from ragline.bootstrap.cli import _container
+from ragline.bootstrap.cli import _entry
 
 
 def _ragline(tmp_path: Path, *args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(
-        build_cli(_container), [*args, "--data-dir", str(tmp_path / "data")]
-    )
+    result = CliRunner().invoke(build_cli(_entry), [*args, "--data-dir", str(tmp_path / "data")])
     return result.exit_code, result.stdout, result.stderr
 
 

@@ -19,7 +19,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ragline.adapters.inbound.cli import build_cli
-from ragline.bootstrap.cli import _container
+from ragline.bootstrap.cli import _entry
 from tests.e2e.ragline_process import command
 
 WIDTH = 80
@@ -43,7 +43,7 @@ class Cli:
 
     def __call__(self, *args: str, **env: str) -> tuple[int, str, str]:
         result = CliRunner().invoke(
-            build_cli(_container),
+            build_cli(_entry),
             [*args, "--data-dir", str(self.data_dir)],
             env={"COLUMNS": str(WIDTH), "NO_COLOR": "1", **env},
         )

@@ -9,7 +9,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from ragline.adapters.inbound.cli import build_cli
-from ragline.bootstrap.cli import _container
+from ragline.bootstrap.cli import _entry
 
 
 def test_an_ingest_whose_markdown_bucket_is_the_parse_cache_uploads_nothing(
@@ -23,7 +23,7 @@ def test_an_ingest_whose_markdown_bucket_is_the_parse_cache_uploads_nothing(
         "RAGLINE_PARSE_CACHE_PREFIX": "",
     }
     result = CliRunner().invoke(
-        build_cli(_container),
+        build_cli(_entry),
         ["ingest", str(tmp_path / "notes.txt"), "--data-dir", str(data)],
         env=env,
     )

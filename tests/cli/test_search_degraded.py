@@ -9,7 +9,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from ragline.adapters.inbound.cli import build_cli
-from ragline.bootstrap.cli import _container
+from ragline.bootstrap.cli import _entry
 from tests.services.fixtures import start_noida, stop_process
 
 
@@ -23,7 +23,7 @@ def test_search_names_the_missing_retriever_on_stderr(tmp_path: Path) -> None:
         data = ["--data-dir", str(tmp_path / "data")]
 
         def ragline(*args: str) -> tuple[int, str, str]:
-            result = CliRunner().invoke(build_cli(_container), [*args, *data], env=env)
+            result = CliRunner().invoke(build_cli(_entry), [*args, *data], env=env)
             return result.exit_code, result.stdout, result.stderr
 
         code, out, err = ragline("ingest", str(docs))

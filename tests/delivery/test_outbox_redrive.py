@@ -13,10 +13,11 @@ from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
 from ragline.adapters.inbound.cli import build_cli
+from ragline.adapters.inbound.http.dependencies import entry_of_app
 from ragline.application.health import obtain
 from ragline.application.outbox import ManageOutbox
 from ragline.application.ports.unit_of_work import UnitOfWorkFactory
-from ragline.bootstrap.cli import _container
+from ragline.bootstrap.cli import _entry
 from ragline.bootstrap.container import container_for
 from tests.fakes.harness import Harness
 from tests.http.conftest import ALICE_TOKEN, SERVICE_TOKEN, bearer
@@ -81,7 +82,7 @@ def _seed_dead(data_dir: Path, *task_ids: str) -> None:
 
 
 def _cli(data_dir: Path, *args: str) -> tuple[int, str]:
-    result = CliRunner().invoke(build_cli(_container), [*args, "--data-dir", str(data_dir)])
+    result = CliRunner().invoke(build_cli(_entry), [*args, "--data-dir", str(data_dir)])
     return result.exit_code, result.stdout
 
 
@@ -111,7 +112,7 @@ def test_the_cli_lists_and_redrives(tmp_path: Path) -> None:
 
 
 def test_the_http_outbox_is_for_the_service_token_only(client: TestClient) -> None:
-    data_dir = client.app.state.container.settings().data_dir  # type: ignore[attr-defined]
+    data_dir = entry_of_app(client.app).settings().data_dir  # type: ignore[arg-type]
     # the app's container has opened the database; seed through a second container on it
     _seed_dead(data_dir, "h-1", "h-2")
     assert client.get("/api/v1/outbox").status_code == 401

@@ -15,6 +15,7 @@ from fastapi.testclient import TestClient
 
 from ragline.adapters.inbound.http import ApiTokens, create_app
 from ragline.bootstrap.container import container_for
+from ragline.bootstrap.entry import entry_for
 
 SERVICE_TOKEN = "service-token-0123456789"
 ALICE_TOKEN = "alice-token-0123456789ab"
@@ -45,7 +46,10 @@ def finished_run(api: RunsApi, task_id: str, token: str, timeout: float = 120) -
 @pytest.fixture
 def client(tmp_path: Path) -> Iterator[TestClient]:
     container = container_for(tmp_path / "data")
-    app = create_app(container, ApiTokens.parse(json.dumps(TOKENS)), max_body_bytes=2_000_000)
+    app = create_app(
+        entry_for(container), ApiTokens.parse(json.dumps(TOKENS)), max_body_bytes=2_000_000
+    )
+    app.state.container = container  # the tests' handle for seeding; the app reads its Entry
     with TestClient(app) as test_client:
         yield test_client
 
@@ -53,6 +57,7 @@ def client(tmp_path: Path) -> Iterator[TestClient]:
 @pytest.fixture
 def open_client(tmp_path: Path) -> Iterator[TestClient]:
     container = container_for(tmp_path / "open")
-    app = create_app(container, ApiTokens.parse(None))
+    app = create_app(entry_for(container), ApiTokens.parse(None))
+    app.state.container = container  # the tests' handle for seeding
     with TestClient(app, base_url="http://127.0.0.1:8000") as test_client:  # a loopback Host
         yield test_client

@@ -23,6 +23,7 @@ from ragline.application.pipeline.errors import describe, without_paths
 from ragline.application.ports.parser import ParseEngineFailed, ParseOptions
 from ragline.application.ports.vector_index import VectorIndexUnavailable
 from ragline.bootstrap.container import container_for
+from ragline.bootstrap.entry import entry_for
 from ragline.domain.parse_run import FailureCode, PipelineStatus
 from tests.fakes.harness import Harness
 
@@ -97,7 +98,7 @@ def broken_vectors(tmp_path: Path) -> Iterator[TestClient]:
     vectors = container.settings().data_dir / "vectors"
     vectors.mkdir(parents=True)
     (vectors / FILE_NAME).write_bytes(b"not a database" * 100)
-    app = create_app(container, ApiTokens.parse(None))
+    app = create_app(entry_for(container), ApiTokens.parse(None))
     with TestClient(app, base_url="http://127.0.0.1", raise_server_exceptions=False) as client:
         yield client
 

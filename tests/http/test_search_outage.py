@@ -17,6 +17,7 @@ from ragline.adapters.inbound.http import ApiTokens, create_app
 from ragline.application.ports.embedder import EmbedderUnavailable
 from ragline.application.ports.vector_index import VectorIndexUnavailable
 from ragline.bootstrap.container import container_for
+from ragline.bootstrap.entry import entry_for
 from tests.fakes.faults import Faults
 from tests.fakes.indexes import FakeVectorIndex
 from tests.fakes.models import FakeEmbedderResolver
@@ -53,7 +54,8 @@ def test_elasticsearch_stopped_mid_test_leaves_dense_and_sparse_answering(
     container = container_for(
         tmp_path / "data", keyword_index="elasticsearch", elasticsearch_url=url
     )
-    app = create_app(container, ApiTokens.parse(json.dumps(TOKENS)))
+    app = create_app(entry_for(container), ApiTokens.parse(json.dumps(TOKENS)))
+    app.state.container = container  # the tests' handle for seeding; the app reads its Entry
     with TestClient(app) as client:
         configs = CONFIGS.format(user="1001")
         put = client.put(
@@ -92,7 +94,8 @@ def test_a_closed_port_is_degraded_and_every_retriever_down_is_503(tmp_path: Pat
     faults = Faults()
     container.embedders.override(providers.Object(FakeEmbedderResolver(faults)))
     container.vectors.override(providers.Object(FakeVectorIndex(faults)))
-    app = create_app(container, ApiTokens.parse(json.dumps(TOKENS)))
+    app = create_app(entry_for(container), ApiTokens.parse(json.dumps(TOKENS)))
+    app.state.container = container  # the tests' handle for seeding; the app reads its Entry
     with TestClient(app) as client:
         body = {"provider": "fake", "model": "fake-model", "dimension": 8}
         put = client.put(

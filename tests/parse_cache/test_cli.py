@@ -15,7 +15,7 @@ from ragline.adapters.inbound.cli import build_cli
 from ragline.application.access import Caller
 from ragline.application.health import obtain
 from ragline.application.parsing import ReadParse
-from ragline.bootstrap.cli import _container
+from ragline.bootstrap.cli import _entry
 from ragline.bootstrap.container import container_for
 from ragline.domain.parse_batch import PageRange, ParseTier
 from tests.parse_cache.conftest import PAGES, OtherWorker, make_pdf
@@ -33,7 +33,7 @@ class Cli:
 
     def __call__(self, *args: str, **env: str) -> tuple[int, str, str]:
         result = CliRunner().invoke(
-            build_cli(_container),
+            build_cli(_entry),
             ["parse", *args, "--data-dir", str(self.data_dir)],
             env={**self.env, **env},
         )

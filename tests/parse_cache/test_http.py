@@ -12,6 +12,7 @@ from fastapi.testclient import TestClient
 
 from ragline.adapters.inbound.http import ApiTokens, create_app
 from ragline.bootstrap.container import container_for
+from ragline.bootstrap.entry import entry_for
 from tests.http.conftest import ALICE_TOKEN, SERVICE_TOKEN, TOKENS, bearer
 from tests.parse_cache.conftest import OtherWorker, make_pdf
 
@@ -26,7 +27,9 @@ def api(settings: dict[str, Any], other: OtherWorker, tmp_path: Path) -> Iterato
     other.put(BUCKET, KEY, make_pdf(tmp_path / "four.pdf"))
     options = dict(settings)
     container = container_for(options.pop("data_dir"), **options)
-    with TestClient(create_app(container, ApiTokens.parse(json.dumps(TOKENS)))) as client:
+    with TestClient(
+        create_app(entry_for(container), ApiTokens.parse(json.dumps(TOKENS)))
+    ) as client:
         yield client
 
 

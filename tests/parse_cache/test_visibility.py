@@ -22,6 +22,7 @@ from fastapi.testclient import TestClient
 
 from ragline.adapters.inbound.http import ApiTokens, create_app
 from ragline.bootstrap.container import container_for
+from ragline.bootstrap.entry import entry_for
 from tests.http.conftest import (
     ALICE_TOKEN,
     BOB_TOKEN,
@@ -107,7 +108,9 @@ class World:
 def world(settings: dict[str, Any], tmp_path: Path) -> Iterator[World]:
     options = dict(settings)
     container = container_for(options.pop("data_dir"), **options)
-    with TestClient(create_app(container, ApiTokens.parse(json.dumps(TOKENS)))) as client:
+    app = create_app(entry_for(container), ApiTokens.parse(json.dumps(TOKENS)))
+    app.state.container = container  # the tests' handle for seeding; the app reads its Entry
+    with TestClient(app) as client:
         yield World(client, tmp_path)
 
 

@@ -31,6 +31,7 @@ from PIL import Image
 from ragline.adapters.inbound.http import ApiTokens, create_app
 from ragline.application.health import obtain
 from ragline.bootstrap.container import Container, container_for
+from ragline.bootstrap.entry import entry_for
 from tests.fakes.models import FakeEmbedderResolver
 from tests.http.conftest import bearer
 
@@ -97,7 +98,9 @@ class World:
         self.container: Container = container_for(self.data_dir)
         self.container.embedders.override(providers.Object(FakeEmbedderResolver()))
         tokens = ApiTokens.parse(json.dumps({SERVICE: "*", **TOKENS}))
-        self.client = TestClient(create_app(self.container, tokens, max_body_bytes=2_000_000))
+        self.client = TestClient(
+            create_app(entry_for(self.container), tokens, max_body_bytes=2_000_000)
+        )
         self.tasks = 0
         self.docs: dict[str, Doc] = {}
         self.held: dict[str, set[str]] = defaultdict(set)

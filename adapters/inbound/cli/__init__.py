@@ -1,4 +1,4 @@
-"""Command-line adapter (typer). Bootstrap hands it a factory for the container."""
+"""Command-line adapter (typer). Bootstrap hands it a factory of the typed Entry."""
 
 from ragline.adapters.inbound.cli.app import build_cli
 

@@ -2,21 +2,20 @@
 
 Commands live one per module under this package and register themselves on `app`.
 They never choose adapters: bootstrap passes a factory that, given the data dir, returns
-the composition root's container (`ctx.obj.get()`); a command asks it for a use case and
-calls it.
+the typed `Entry` of the composition root (`entry_of(ctx, data_dir)`); a command takes a use
+case from `entry.use_cases` and calls it.
 """
 
 from __future__ import annotations
 
 import asyncio
-import inspect
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Protocol, TypeVar
 
 import typer
 
-from ragline.application.health import obtain
+from ragline.adapters.inbound.entry import Entry
 
 app = typer.Typer(
     name="ragline",
@@ -25,9 +24,14 @@ app = typer.Typer(
     add_completion=False,
 )
 
-ContainerFactory = Callable[..., Any]
-"""data_dir (and settings overrides) -> the composition root's container for this command."""
-_factory: dict[str, ContainerFactory] = {}
+
+class EntryFactory(Protocol):
+    """data_dir (and settings overrides) -> the entry of this command's wiring."""
+
+    def __call__(self, data_dir: Path, /, **settings: object) -> Entry: ...
+
+
+_factory: dict[str, EntryFactory] = {}
 T = TypeVar("T")
 
 
@@ -41,7 +45,7 @@ def _root(
         help="Where embedded state lives (database, objects, indexes).",
     ),
 ) -> None:
-    ctx.obj = LazyContainer(_factory.get("container"), data_dir)
+    ctx.obj = LazyEntry(_factory.get("entry"), data_dir)
 
 
 DATA_DIR_OPTION = typer.Option(
@@ -52,50 +56,58 @@ DATA_DIR_OPTION = typer.Option(
 """Every command takes `--data-dir` after its name too (`ragline ingest DIR --data-dir X`)."""
 
 
-class LazyContainer:
-    """Build the container only when a command asks for it (fast --help, fast preview)."""
+class LazyEntry:
+    """Build the wiring only when a command asks for it (fast --help, fast preview)."""
 
-    def __init__(self, factory: ContainerFactory | None, data_dir: Path) -> None:
+    def __init__(self, factory: EntryFactory | None, data_dir: Path) -> None:
         self._factory = factory
         self.data_dir = data_dir
-        self._container: Any = None
+        self._entry: Entry | None = None
 
     def choose(self, data_dir: Path | None) -> None:
         """A command's own `--data-dir` wins over the one given before the command."""
         if data_dir is not None:
             self.data_dir = data_dir
 
-    def get(self, **settings: object) -> Any:
-        """The container; `settings` override the environment's (first call only)."""
-        if self._container is None:
+    def get(self, **settings: object) -> Entry:
+        """The entry; `settings` override the environment's (first call only)."""
+        if self._entry is None:
             if self._factory is None:
-                raise RuntimeError("no container factory configured (use ragline.bootstrap.cli)")
-            self._container = self._factory(self.data_dir, **settings)
-        return self._container
+                raise RuntimeError("no entry factory configured (use ragline.bootstrap.cli)")
+            self._entry = self._factory(self.data_dir, **settings)
+        return self._entry
 
 
-async def provided(provider: Callable[..., Any], **kwargs: Any) -> Any:
-    """What a container provider gives (awaited when it opens a resource on the way)."""
-    return await obtain(lambda: provider(**kwargs))
+def lazy_entry(ctx: typer.Context) -> LazyEntry:
+    """The root callback's LazyEntry (typer types `ctx.obj` as anything)."""
+    found = ctx.obj
+    if not isinstance(found, LazyEntry):
+        raise RuntimeError("ragline's root callback did not run (use build_cli)")
+    return found
 
 
-def run_session(container: Any, main: Callable[[], Awaitable[T]]) -> T:
-    """Run `main` on a fresh event loop, then close every resource the container opened."""
+def entry_of(ctx: typer.Context, data_dir: Path | None, **settings: object) -> Entry:
+    """This command's entry: its own `--data-dir` chosen, `settings` overriding the env's."""
+    lazy = lazy_entry(ctx)
+    lazy.choose(data_dir)
+    return lazy.get(**settings)
+
+
+def run_session(entry: Entry, main: Callable[[], Awaitable[T]]) -> T:
+    """Run `main` on a fresh event loop, then close every resource the wiring opened."""
 
     async def session() -> T:
         try:
             return await main()
         finally:
-            closing = container.shutdown_resources()
-            if inspect.isawaitable(closing):
-                await closing
+            await entry.close()
 
     return asyncio.run(session())
 
 
-def build_cli(container_factory: ContainerFactory) -> typer.Typer:
-    """Return the typer app with every command registered, bound to `container_factory`."""
-    _factory["container"] = container_factory
+def build_cli(entry_factory: EntryFactory) -> typer.Typer:
+    """Return the typer app with every command registered, bound to `entry_factory`."""
+    _factory["entry"] = entry_factory
     from ragline.adapters.inbound.cli import commands  # noqa: F401  (registers commands)
 
     return app

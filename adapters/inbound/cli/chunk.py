@@ -11,13 +11,12 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from ragline.adapters.inbound.cli.app import DATA_DIR_OPTION, app, provided, run_session
+from ragline.adapters.inbound.cli.app import DATA_DIR_OPTION, app, entry_of, run_session
 from ragline.application.chunking.preview import preview_json
 from ragline.application.debug import ExtractionFailed
 from ragline.domain.chunking import ChunkingResult
@@ -37,9 +36,8 @@ def chunk(
     data_dir: Path | None = DATA_DIR_OPTION,
 ) -> None:
     """Show how FILE would be cut into parent and child chunks (nothing is indexed)."""
-    ctx.obj.choose(data_dir)
-    container = ctx.obj.get()
-    plans = container.chunk_document().plan_names
+    entry = entry_of(ctx, data_dir)
+    plans = entry.use_cases.chunk_document().plan_names
     if plan not in plans:
         raise typer.BadParameter(
             f"unknown plan {plan!r}; known: {', '.join(plans)}", param_hint="--plan"
@@ -47,12 +45,12 @@ def chunk(
     file_type = file.suffix.lower().lstrip(".") or "txt"
 
     async def main() -> ChunkingResult:
-        preview = await provided(container.preview_chunks)
+        preview = await entry.use_cases.preview_chunks()
         result: ChunkingResult = await preview.file(file.read_bytes(), file_type, plan)
         return result
 
     try:
-        result = run_session(container, main)
+        result = run_session(entry, main)
     except ExtractionFailed as failure:
         raise typer.BadParameter(
             f"the parser could not read {file.name}: {failure}", param_hint="FILE"
@@ -63,7 +61,7 @@ def chunk(
     _print_table(result)
 
 
-def _print_table(result: Any) -> None:
+def _print_table(result: ChunkingResult) -> None:
     console = Console()
     table = Table(
         title=f"plan {result.plan_name}: {len(result.parents)} parents, "

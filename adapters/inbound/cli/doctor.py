@@ -8,7 +8,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from ragline.adapters.inbound.cli.app import DATA_DIR_OPTION, app, provided, run_session
+from ragline.adapters.inbound.cli.app import DATA_DIR_OPTION, app, entry_of, run_session
 from ragline.adapters.logs.line_format import redacted
 from ragline.application.health import Check
 
@@ -18,23 +18,22 @@ console = Console()
 @app.command()
 def doctor(ctx: typer.Context, data_dir: Path | None = DATA_DIR_OPTION) -> None:
     """Show the settings (secrets hidden) and check every configured adapter."""
-    ctx.obj.choose(data_dir)
-    container = ctx.obj.get()
+    entry = entry_of(ctx, data_dir)
     settings_table = Table(title="settings")
     settings_table.add_column("name")
     settings_table.add_column("value")
-    settings = container.settings()
+    settings = entry.settings()
     for name, value in settings.model_dump().items():
         settings_table.add_row(name, redacted(value))
     console.print(settings_table)
     console.print(f"API key encryption key: {settings.secret_key_source}")
 
     async def main() -> list[Check]:
-        check_health = await provided(container.check_health)
+        check_health = await entry.use_cases.check_health()
         checks: list[Check] = await check_health()
         return checks
 
-    checks = run_session(container, main)
+    checks = run_session(entry, main)
     table = Table(title="checks")
     for column in ("part", "adapter", "status", "detail"):
         table.add_column(column)

@@ -9,13 +9,12 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from ragline.adapters.inbound.cli.app import DATA_DIR_OPTION, app, provided, run_session
+from ragline.adapters.inbound.cli.app import DATA_DIR_OPTION, app, entry_of, run_session
 from ragline.application.evaluation import (
     RANKINGS,
     DegradedEvaluation,
@@ -27,7 +26,7 @@ from ragline.application.search.use_case import NoEmbeddingConfig, SearchUnavail
 console = Console()
 
 
-def _ids(value: Any, name: str) -> frozenset[str]:
+def _ids(value: object, name: str) -> frozenset[str]:
     if value is None:
         return frozenset()
     if not isinstance(value, list) or not value:
@@ -68,7 +67,7 @@ def read_gold(path: Path) -> list[GoldQuestion]:
     return questions
 
 
-def report_json(report: EvaluationReport) -> dict[str, Any]:
+def report_json(report: EvaluationReport) -> dict[str, object]:
     """The documented `--json` shape."""
     return {
         "questions": report.questions,
@@ -137,17 +136,16 @@ def evaluate(
     data_dir: Path | None = DATA_DIR_OPTION,
 ) -> None:
     """Score search on gold questions: R@1/5/10, MRR@10, nDCG@10 per retriever, and misses."""
-    ctx.obj.choose(data_dir)
     questions = read_gold(gold)
-    container = ctx.obj.get()
+    entry = entry_of(ctx, data_dir)
 
     async def main() -> EvaluationReport:
-        evaluate_retrieval = await provided(container.evaluate_retrieval)
+        evaluate_retrieval = await entry.use_cases.evaluate_retrieval()
         report: EvaluationReport = await evaluate_retrieval(questions, user, dataset, top_k)
         return report
 
     try:
-        report = run_session(container, main)
+        report = run_session(entry, main)
     except NoEmbeddingConfig as error:
         raise typer.BadParameter(
             f"user {user} has indexed nothing (no EMBEDDING model): ingest first"

@@ -8,7 +8,6 @@ import signal
 import sys
 from pathlib import Path
 from types import FrameType
-from typing import Any
 
 import typer
 from rich.console import Console
@@ -23,8 +22,15 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from ragline.adapters.inbound.cli.app import DATA_DIR_OPTION, app, provided, run_session
+from ragline.adapters.inbound.cli.app import (
+    DATA_DIR_OPTION,
+    app,
+    entry_of,
+    lazy_entry,
+    run_session,
+)
 from ragline.adapters.inbound.cli.walk import find_sources
+from ragline.adapters.inbound.entry import Entry
 from ragline.application.access import ReferenceRefused
 from ragline.application.ingest.identity import SourceFile
 from ragline.application.ingest.use_case import FileAction, FileOutcome, IngestSummary
@@ -106,7 +112,7 @@ def _failure_code(outcome: FileOutcome) -> str:
     return (outcome.failure_reason or "").split(":", 1)[0]
 
 
-def summary_json(summary: IngestSummary) -> dict[str, Any]:
+def summary_json(summary: IngestSummary) -> dict[str, object]:
     """`ragline ingest --json`: every file's outcome and the totals."""
     return {
         "files": [
@@ -142,7 +148,7 @@ def _stop_now(signum: int, frame: FrameType | None) -> None:
 
 
 async def _ingest(
-    container: Any,
+    entry: Entry,
     sources: list[SourceFile],
     user: str,
     dataset: str,
@@ -152,10 +158,10 @@ async def _ingest(
     """Provision the user's embedding model, then ingest with a worker in this process
     (`ingest_workers` consumers; on a real broker, `ragline worker`s elsewhere share the
     tasks)."""
-    provision_embedding = await provided(container.provision_embedding)
+    provision_embedding = await entry.use_cases.provision_embedding()
     await provision_embedding(user)
-    ingest_files = await provided(container.ingest_files)
-    worker = await provided(container.worker, concurrency=1)  # poll_window counts on it
+    ingest_files = await entry.use_cases.ingest_files()
+    worker = await entry.worker(concurrency=1)  # poll_window counts on it
     async with worker.running():
         summary: IngestSummary = await ingest_files(sources, user, dataset, observer, force=force)
         return summary
@@ -173,14 +179,13 @@ def ingest(
     data_dir: Path | None = DATA_DIR_OPTION,
 ) -> None:
     """Parse, chunk and index files and folders; unchanged files are skipped."""
-    ctx.obj.choose(data_dir)
-    container = ctx.obj.get(chunk_plan=plan)
-    chunk_document = container.chunk_document()
+    entry = entry_of(ctx, data_dir, chunk_plan=plan)
+    chunk_document = entry.use_cases.chunk_document()
     if plan not in chunk_document.plan_names:
         known = ", ".join(chunk_document.plan_names)
         raise typer.BadParameter(f"unknown plan {plan!r}; known: {known}", param_hint="--plan")
     try:
-        sources = find_sources(paths, data_dir=ctx.obj.data_dir)
+        sources = find_sources(paths, data_dir=lazy_entry(ctx).data_dir)
     except FileNotFoundError as error:
         console.print(f"[red]{error}[/red]")
         raise typer.Exit(2) from error
@@ -199,7 +204,7 @@ def ingest(
         previous = signal.signal(signal.SIGINT, _stop_now)
         try:
             summary = run_session(
-                container, lambda: _ingest(container, sources, user, dataset, observer, force)
+                entry, lambda: _ingest(entry, sources, user, dataset, observer, force)
             )
         except ReferenceRefused as refused:  # the configured buckets name the parse cache
             console.print(f"[red]refused: {refused}[/red]")

@@ -7,25 +7,27 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 import typer
 from rich.console import Console
 
-from ragline.adapters.inbound.cli.app import DATA_DIR_OPTION, app, provided, run_session
+from ragline.adapters.inbound.cli.app import DATA_DIR_OPTION, app, entry_of, run_session
 from ragline.application.ports.repositories.model_configs import (
     ChatConfig,
     EmbeddingConfig,
     ModelKind,
 )
 from ragline.application.provisioning import (
+    ManageModelConfigs,
     ModelConfigRefused,
     ModelConfigView,
-    UserModelConfigs,
 )
 
 console = Console(stderr=True)
+T = TypeVar("T")
 models = typer.Typer(
     help="A user's default EMBEDDING and CHAT model configs.", no_args_is_help=True
 )
@@ -45,7 +47,7 @@ API_KEY = typer.Option(
 CLEAR_KEY = typer.Option(False, "--clear-api-key", help="Remove the stored API key.")
 
 
-def view_json(view: ModelConfigView | None) -> dict[str, Any] | None:
+def view_json(view: ModelConfigView | None) -> dict[str, object] | None:
     if view is None:
         return None
     return {
@@ -59,16 +61,19 @@ def view_json(view: ModelConfigView | None) -> dict[str, Any] | None:
     }
 
 
-def _call(ctx: typer.Context, data_dir: Path | None, method: str, *args: Any, **kw: Any) -> Any:
-    ctx.obj.choose(data_dir)
-    container = ctx.obj.get()
+def _call(
+    ctx: typer.Context,
+    data_dir: Path | None,
+    act: Callable[[ManageModelConfigs], Awaitable[T]],
+) -> T:
+    """`act` on the model-config use case, refusals printed as an exit 1."""
+    entry = entry_of(ctx, data_dir)
 
-    async def main() -> Any:
-        manage = await provided(container.model_configs)
-        return await getattr(manage, method)(*args, **kw)
+    async def main() -> T:
+        return await act(await entry.use_cases.model_configs())
 
     try:
-        return run_session(container, main)
+        return run_session(entry, main)
     except ModelConfigRefused as error:
         console.print(f"[red]{error}[/red]")
         raise typer.Exit(1) from None
@@ -93,7 +98,7 @@ def set_embedding(
     """Set the user's default EMBEDDING config, once the model answered a probe with vectors
     of --dimension (refused while the user has vectors of another dimension)."""
     config = EmbeddingConfig(user, provider, model, dimension, base_url, api_key or None)
-    view = _call(ctx, data_dir, "set_embedding", config, clear_api_key=clear_api_key)
+    view = _call(ctx, data_dir, lambda m: m.set_embedding(config, clear_api_key=clear_api_key))
     _print(view_json(view))
 
 
@@ -110,14 +115,14 @@ def set_chat(
 ) -> None:
     """Set the user's default CHAT config."""
     config = ChatConfig(user, provider, model, base_url, api_key or None)
-    view = _call(ctx, data_dir, "set_chat", config, clear_api_key=clear_api_key)
+    view = _call(ctx, data_dir, lambda m: m.set_chat(config, clear_api_key=clear_api_key))
     _print(view_json(view))
 
 
 @models.command("show")
 def show(ctx: typer.Context, user: str = USER, data_dir: Path | None = DATA_DIR_OPTION) -> None:
     """The user's default configs as JSON (never the API key: `api_key_set`)."""
-    shown: UserModelConfigs = _call(ctx, data_dir, "show", user)
+    shown = _call(ctx, data_dir, lambda m: m.show(user))
     _print(
         {
             "user_id": shown.user_id,
@@ -136,5 +141,5 @@ def delete(
 ) -> None:
     """Delete the user's default config of one kind (EMBEDDING is refused while the user
     has indexed vectors)."""
-    deleted = _call(ctx, data_dir, "delete", user, kind)
+    deleted = _call(ctx, data_dir, lambda m: m.delete(user, kind))
     _print({"deleted": deleted})

@@ -10,13 +10,12 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from ragline.adapters.inbound.cli.app import DATA_DIR_OPTION, app, provided, run_session
+from ragline.adapters.inbound.cli.app import DATA_DIR_OPTION, app, entry_of, run_session
 from ragline.application.outbox import RedriveReport, UnknownOutboxStatus
 from ragline.application.ports.repositories.outbox import OutboxMessage
 
@@ -27,7 +26,7 @@ outbox = typer.Typer(
 app.add_typer(outbox, name="outbox")
 
 
-def message_json(row: OutboxMessage) -> dict[str, Any]:
+def message_json(row: OutboxMessage) -> dict[str, object]:
     return {
         "id": row.id,
         "task_id": row.task_id,
@@ -43,7 +42,7 @@ def message_json(row: OutboxMessage) -> dict[str, Any]:
     }
 
 
-def report_json(report: RedriveReport) -> dict[str, Any]:
+def report_json(report: RedriveReport) -> dict[str, object]:
     return {"redriven": report.redriven, "refused": report.refused}
 
 
@@ -58,16 +57,15 @@ def list_outbox(
     data_dir: Path | None = DATA_DIR_OPTION,
 ) -> None:
     """Outbox rows in id order, with attempts, the next attempt and the last error."""
-    ctx.obj.choose(data_dir)
-    container = ctx.obj.get()
+    entry = entry_of(ctx, data_dir)
 
     async def main() -> tuple[list[OutboxMessage], dict[str, int]]:
-        manage = await provided(container.manage_outbox)
+        manage = await entry.use_cases.manage_outbox()
         rows = await manage.list(status, task_id, after_id=after_id, limit=limit)
         return rows, dict(await manage.counts())
 
     try:
-        rows, counts = run_session(container, main)
+        rows, counts = run_session(entry, main)
     except UnknownOutboxStatus as error:
         console.print(f"[red]{error}[/red]")
         raise typer.Exit(2) from None
@@ -104,18 +102,17 @@ def redrive(
     if bool(task_ids) == all_dead:
         console.print("[red]give --task-id ID (one or more) or --all-dead[/red]")
         raise typer.Exit(2)
-    ctx.obj.choose(data_dir)
-    container = ctx.obj.get()
+    entry = entry_of(ctx, data_dir)
 
     async def main() -> RedriveReport:
-        manage = await provided(container.manage_outbox)
+        manage = await entry.use_cases.manage_outbox()
         if all_dead:
             found: RedriveReport = await manage.redrive_all_dead()
         else:
             found = await manage.redrive(task_ids)
         return found
 
-    report = run_session(container, main)
+    report = run_session(entry, main)
     if as_json:
         sys.stdout.write(json.dumps(report_json(report), ensure_ascii=False, indent=2) + "\n")
     else:

@@ -17,12 +17,11 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 import typer
 from rich.console import Console
 
-from ragline.adapters.inbound.cli.app import DATA_DIR_OPTION, app, provided, run_session
+from ragline.adapters.inbound.cli.app import DATA_DIR_OPTION, app, entry_of, run_session
 from ragline.application.access import Caller
 from ragline.application.parsing import (
     LocalSource,
@@ -42,7 +41,7 @@ TIMED_OUT = 124
 OPERATOR = Caller.service()
 
 
-def response_json(response: ParseResponse) -> dict[str, Any]:
+def response_json(response: ParseResponse) -> dict[str, object]:
     """The same fields as the HTTP response of POST /api/v1/parses."""
     return {
         "sha256": response.sha256,
@@ -68,7 +67,7 @@ class ParseOutcome:
     def __init__(self) -> None:
         self.code = 0
         self.markdown: str | None = None
-        self.state: dict[str, Any] = {}
+        self.state: dict[str, object] = {}
         """With --json: the one document stdout gets (the response, then the final state)."""
 
 
@@ -91,13 +90,12 @@ def parse(
     data_dir: Path | None = DATA_DIR_OPTION,
 ) -> None:
     """Parse a file through the parse cache: identical bytes at the same tier parse once."""
-    ctx.obj.choose(data_dir)
     page_range = _pages(pages)
-    container = ctx.obj.get()
+    entry = entry_of(ctx, data_dir)
     result = ParseOutcome()
 
     async def main() -> None:
-        submit: SubmitParse = await provided(container.submit_parse)
+        submit: SubmitParse = await entry.use_cases.submit_parse()
         local: LocalSource | None = None
         try:
             path = Path(target)
@@ -123,8 +121,8 @@ def parse(
 
     async def _wait(submitted: Submitted, local: LocalSource | None) -> None:
         response = submitted.response
-        runner: ParseBatchRunner = await provided(container.parse_batch_runner)
-        reader: ReadParse = await provided(container.read_parse)
+        runner: ParseBatchRunner = await entry.use_cases.parse_batch_runner()
+        reader: ReadParse = await entry.use_cases.read_parse()
         if response.wait_parse_ids:
             try:
                 ended = await runner.run_ids(response.wait_parse_ids, local, timeout=timeout)
@@ -152,7 +150,7 @@ def parse(
         result.state["status"] = RequestStatus.DONE.value
         result.markdown = cached.markdown
 
-    run_session(container, main)
+    run_session(entry, main)
     if result.markdown is not None:
         if output is not None:
             output.write_text(result.markdown, encoding="utf-8")

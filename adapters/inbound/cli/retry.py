@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from ragline.adapters.inbound.cli.app import DATA_DIR_OPTION, app, provided, run_session
+from ragline.adapters.inbound.cli.app import DATA_DIR_OPTION, app, entry_of, run_session
 from ragline.application.access import Caller, ReferenceRefused
 from ragline.application.tasks import TaskResult, TaskStatus
 
@@ -21,22 +21,21 @@ def retry(
     data_dir: Path | None = DATA_DIR_OPTION,
 ) -> None:
     """Retry a failed run (is_retry + previous_task_id) and wait for its result."""
-    ctx.obj.choose(data_dir)
-    container = ctx.obj.get()
+    entry = entry_of(ctx, data_dir)
 
     async def main() -> TaskResult:
-        retry_run = await provided(container.retry_run)
-        bus = await provided(container.bus)
+        retry_run = await entry.use_cases.retry_run()
+        bus = await entry.bus()
         if not bus.in_process:  # the workers answer; building one here (models) is waste
             answer: TaskResult = await retry_run(Caller.service(), task_id)  # the operator
             return answer
-        worker = await provided(container.worker, consumers=1)
+        worker = await entry.worker(consumers=1)
         async with worker.running():
             result: TaskResult = await retry_run(Caller.service(), task_id)
             return result
 
     try:
-        result = run_session(container, main)
+        result = run_session(entry, main)
     except (LookupError, ReferenceRefused) as error:
         console.print(f"[red]{error}[/red]")
         raise typer.Exit(1) from None

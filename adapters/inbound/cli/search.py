@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 import typer
 from rich.console import Console, Group, RenderableType
@@ -14,7 +14,7 @@ from rich.markup import escape
 from rich.panel import Panel
 from rich.text import Text
 
-from ragline.adapters.inbound.cli.app import DATA_DIR_OPTION, app, provided, run_session
+from ragline.adapters.inbound.cli.app import DATA_DIR_OPTION, app, entry_of, run_session
 from ragline.application.search.tuning import RETRIEVERS
 from ragline.application.search.use_case import (
     NoEmbeddingConfig,
@@ -26,7 +26,7 @@ from ragline.application.search.use_case import (
 err = Console(stderr=True)
 
 
-def explanation(hit: SearchHit) -> dict[str, Any]:
+def explanation(hit: SearchHit) -> dict[str, object]:
     """Why a hit ranks where it does: its rank in each retriever (null: not among its
     candidates) and its fused score (the final score differs after parent evidence or
     re-ranking)."""
@@ -43,9 +43,9 @@ def _explained(hit: SearchHit) -> str:
     return f"{ranks} · fused {hit.fused_score:.4f}"
 
 
-def hit_json(hit: SearchHit, explain: bool = False) -> dict[str, Any]:
+def hit_json(hit: SearchHit, explain: bool = False) -> dict[str, object]:
     """The documented `--json` shape of one hit (`explain` adds its "explain" object)."""
-    shape: dict[str, Any] = {
+    shape: dict[str, object] = {
         "chunk_id": hit.chunk_id,
         "doc_id": hit.doc_id,
         "source": hit.source,
@@ -116,14 +116,13 @@ def search(
     data_dir: Path | None = DATA_DIR_OPTION,
 ) -> None:
     """Dense + sparse + BM25 retrieval, fused by weighted rank; child hits with parents."""
-    ctx.obj.choose(data_dir)
     if (query is None) == (batch is None):
         raise typer.BadParameter("give a QUERY or --batch FILE (not both)")
-    container = ctx.obj.get()
+    entry = entry_of(ctx, data_dir)
 
     def search_many(texts: list[str]) -> list[SearchAnswer]:
         async def main() -> list[SearchAnswer]:
-            hybrid_search = await provided(container.hybrid_search)
+            hybrid_search = await entry.use_cases.hybrid_search()
             try:
                 answers: list[SearchAnswer] = await hybrid_search.search_many(
                     texts, user, dataset, top_k
@@ -133,7 +132,7 @@ def search(
             return answers
 
         try:
-            answers = run_session(container, main)
+            answers = run_session(entry, main)
         except SearchUnavailable as error:
             err.print(f"[red]search unavailable: {error}[/red]")
             raise typer.Exit(1) from None

@@ -1,4 +1,4 @@
-"""`ragline serve`: the HTTP API (FastAPI on uvicorn) over the same container."""
+"""`ragline serve`: the HTTP API (FastAPI on uvicorn) over the same wiring."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from ragline.adapters.inbound.cli.app import DATA_DIR_OPTION, app
+from ragline.adapters.inbound.cli.app import DATA_DIR_OPTION, app, lazy_entry
 
 log = logging.getLogger("ragline")
 
@@ -30,15 +30,15 @@ def serve(
     data_dir: Path | None = DATA_DIR_OPTION,
 ) -> None:
     """Serve the HTTP API: debug endpoints, runs, search, chunk preview, health, metrics."""
-    ctx.obj.choose(data_dir)
+    lazy_entry(ctx).choose(data_dir)
     import uvicorn
 
     from ragline.adapters.inbound.http import ApiTokens, TokenConfigError, create_app
     from ragline.adapters.inbound.http.deadlines import deadline_protocol
     from ragline.adapters.logs.line_format import configure_logging
 
-    container = ctx.obj.get()
-    settings = container.settings()
+    entry = lazy_entry(ctx).get()
+    settings = entry.settings()
     secret = settings.api_tokens.get_secret_value() if settings.api_tokens else None
     try:
         tokens = ApiTokens.parse(secret)
@@ -58,7 +58,7 @@ def serve(
             tokens.default_user,
         )
     api = create_app(
-        container,
+        entry,
         tokens,
         max_body_bytes=settings.http_max_body_mb * 1024 * 1024,
         cpu_workers=settings.http_cpu_workers,

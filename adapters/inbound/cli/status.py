@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 import typer
 from rich.console import Console
@@ -13,12 +12,12 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-from ragline.adapters.inbound.cli.app import DATA_DIR_OPTION, app, provided, run_session
+from ragline.adapters.inbound.cli.app import DATA_DIR_OPTION, app, entry_of, run_session
 from ragline.application.ports.repositories.parsed_logs import ParsedLog
 from ragline.domain.parse_run import ParseRun
 
 
-def run_json(run: ParseRun, record: ParsedLog | None = None) -> dict[str, Any]:
+def run_json(run: ParseRun, record: ParsedLog | None = None) -> dict[str, object]:
     """One run as plain JSON (for scripts and tests), with the parse backend and warnings."""
     return {
         "task_id": run.task_id,
@@ -55,16 +54,15 @@ def status(
 ) -> None:
     """Show parse runs: pipeline and stage statuses, failures, retry links (`--user` and
     `--dataset` scope them; without either, every tenant's)."""
-    ctx.obj.choose(data_dir)
-    container = ctx.obj.get()
+    entry = entry_of(ctx, data_dir)
 
     async def main() -> tuple[list[ParseRun], dict[str, ParsedLog]]:
-        list_runs = await provided(container.list_runs)
+        list_runs = await entry.use_cases.list_runs()
         runs: list[ParseRun] = await list_runs(task_id, limit, user_id=user, dataset_id=dataset)
         records = await list_runs.parse_records([run.task_id for run in runs])
         return runs, records
 
-    runs, records = run_session(container, main)
+    runs, records = run_session(entry, main)
     if task_id is not None and not runs:
         Console(stderr=True).print(f"[red]no run with task_id {task_id}[/red]")
         raise typer.Exit(1)

@@ -5,12 +5,17 @@ from __future__ import annotations
 import asyncio
 import signal
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import typer
 
-from ragline.adapters.inbound.cli.app import DATA_DIR_OPTION, app, provided, run_session
+from ragline.adapters.inbound.cli.app import DATA_DIR_OPTION, app, entry_of, run_session
+from ragline.adapters.inbound.entry import Entry
+from ragline.adapters.inbound.task_consumer import Worker
 from ragline.adapters.logs.line_format import configure_logging
+
+if TYPE_CHECKING:  # uvicorn loads only for --http-port
+    import uvicorn
 
 
 @app.command()
@@ -35,9 +40,8 @@ def worker(
 ) -> None:
     """Run the parse-task consumer, the result relay (Kafka or RabbitMQ per MQ_VENDOR) and
     RAGLINE_PARSE_BATCH_WORKERS parse-batch loops."""
-    ctx.obj.choose(data_dir)
-    container = ctx.obj.get()
-    settings = container.settings()
+    entry = entry_of(ctx, data_dir)
+    settings = entry.settings()
     configure_logging(settings.log_format, settings.secret_values)
 
     async def main() -> None:
@@ -49,15 +53,14 @@ def worker(
                 loop.add_signal_handler(sig, stop.set)
 
         stop_on_signals()
-        worker = await provided(
-            container.worker,
+        worker = await entry.worker(
             consumers=consumers,
             concurrency=concurrency or settings.worker_concurrency,
         )
         if http_port is None:
-            await with_parse_batches(container, worker, stop)
+            await with_parse_batches(entry, worker, stop)
             return
-        server = operations_server(container, http_host, http_port)
+        server = operations_server(entry, http_host, http_port)
         serving = asyncio.create_task(server.serve())
         while not server.started and not serving.done():
             await asyncio.sleep(0.05)
@@ -66,31 +69,31 @@ def worker(
             raise typer.Exit(1)
         stop_on_signals()  # uvicorn took the signals for itself while starting
         try:
-            await with_parse_batches(container, worker, stop)
+            await with_parse_batches(entry, worker, stop)
         finally:
             server.should_exit = True
             await serving
 
-    run_session(container, main)
+    run_session(entry, main)
 
 
-async def with_parse_batches(container: Any, worker: Any, stop: asyncio.Event) -> None:
+async def with_parse_batches(entry: Entry, worker: Worker, stop: asyncio.Event) -> None:
     """The worker until `stop`, with `parse_batch_workers` parse-batch loops beside it."""
-    batches = await provided(container.parse_batch_runner)
-    async with batches.running(container.settings().parse_batch_workers):
+    batches = await entry.use_cases.parse_batch_runner()
+    async with batches.running(entry.settings().parse_batch_workers):
         await worker.run_until(stop)
 
 
-def operations_server(container: object, host: str, port: int) -> Any:
+def operations_server(entry: Entry, host: str, port: int) -> uvicorn.Server:
     """uvicorn serving the health and metrics routes on the worker's event loop."""
     import uvicorn
 
     from ragline.adapters.inbound.http import create_operations_app
     from ragline.adapters.inbound.http.deadlines import deadline_protocol
 
-    settings = container.settings()  # type: ignore[attr-defined]
+    settings = entry.settings()
     config = uvicorn.Config(
-        create_operations_app(container),
+        create_operations_app(entry),
         host=host,
         port=port,
         log_config=None,

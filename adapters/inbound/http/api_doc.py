@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import json
 import shlex
-from types import SimpleNamespace
-from typing import Any
 from urllib.parse import quote
 
+from ragline.adapters.inbound.entry import unwired
 from ragline.adapters.inbound.http.app import create_app
 from ragline.adapters.inbound.http.auth import ApiTokens
 
@@ -49,93 +48,131 @@ class MissingExample(ValueError):
     """An operation whose curl example would not run: a required parameter without one."""
 
 
-def _schema(schema: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any]:
-    ref = schema.get("$ref", "")
+class Node:
+    """One value of the OpenAPI document, read without trusting its shape: a missing key or
+    a value of another kind reads as empty."""
+
+    def __init__(self, value: object = None) -> None:
+        self.value = value
+
+    def __getitem__(self, key: str) -> Node:
+        return Node(self.value.get(key)) if isinstance(self.value, dict) else Node()
+
+    def __contains__(self, key: str) -> bool:
+        return isinstance(self.value, dict) and key in self.value
+
+    def __bool__(self) -> bool:
+        return bool(self.value)
+
+    def items(self) -> list[tuple[str, Node]]:
+        if not isinstance(self.value, dict):
+            return []
+        return [(str(key), Node(value)) for key, value in self.value.items()]
+
+    def values(self) -> list[Node]:
+        if isinstance(self.value, dict):
+            return [Node(value) for value in self.value.values()]
+        if isinstance(self.value, list):
+            return [Node(value) for value in self.value]
+        return []
+
+    def first(self) -> Node:
+        found = self.values()
+        return found[0] if found else Node()
+
+    def text(self, default: str = "") -> str:
+        return default if self.value is None else str(self.value)
+
+    def names(self) -> list[str]:
+        return [str(item.value) for item in self.values()]
+
+
+def _schema(schema: Node, spec: Node) -> Node:
+    ref = schema["$ref"].text()
     if ref:
-        named: dict[str, Any] = spec["components"]["schemas"].get(ref.rsplit("/", 1)[-1], {})
-        return named
+        return spec["components"]["schemas"][ref.rsplit("/", 1)[-1]]
     return schema
 
 
-def _type(schema: dict[str, Any], spec: dict[str, Any]) -> str:
+def _type(schema: Node, spec: Node) -> str:
     """`string`, `integer/null`, `basic/quality` (an enum's values), `array of integer`."""
     schema = _schema(schema, spec)
     if "anyOf" in schema:
-        return "/".join(_type(option, spec) for option in schema["anyOf"])
+        return "/".join(_type(option, spec) for option in schema["anyOf"].values())
     if "enum" in schema:
-        return "/".join(str(value) for value in schema["enum"])
-    if schema.get("type") == "array":
-        return f"array of {_type(schema.get('items', {}), spec)}"
-    if schema.get("contentMediaType") == "application/octet-stream":
+        return "/".join(schema["enum"].names())
+    if schema["type"].value == "array":
+        return f"array of {_type(schema['items'], spec)}"
+    if schema["contentMediaType"].value == "application/octet-stream":
         return "file"
-    return str(schema.get("type", "any"))
+    return schema["type"].text("any")
 
 
-def _example_of(parameter: dict[str, Any]) -> Any:
-    examples = parameter.get("examples")
-    if isinstance(examples, dict) and examples:
-        return next(iter(examples.values()))["value"]
-    listed = parameter.get("schema", {}).get("examples")
-    return listed[0] if listed else None
+def _example_of(parameter: Node) -> object:
+    examples = parameter["examples"]
+    if isinstance(examples.value, dict) and examples:
+        return examples.first()["value"].value
+    return parameter["schema"]["examples"].first().value
 
 
-def _url(path: str, operation: dict[str, Any]) -> str:
+def _url(path: str, operation: Node) -> str:
     """The path with each path parameter's example, and every query parameter that has one."""
     query = []
-    for parameter in operation.get("parameters", []):
+    for parameter in operation["parameters"].values():
         example = _example_of(parameter)
+        name = parameter["name"].text()
         if example is None:
-            if parameter.get("required"):
-                raise MissingExample(f"{path}: parameter {parameter['name']} has no example")
+            if parameter["required"]:
+                raise MissingExample(f"{path}: parameter {name} has no example")
             continue
-        if parameter["in"] == "path":
-            path = path.replace("{" + parameter["name"] + "}", quote(str(example), safe=""))
-        elif parameter["in"] == "query":
-            query.append(f"{parameter['name']}={quote(str(example), safe='/,:')}")
+        if parameter["in"].value == "path":
+            path = path.replace("{" + name + "}", quote(str(example), safe=""))
+        elif parameter["in"].value == "query":
+            query.append(f"{name}={quote(str(example), safe='/,:')}")
     return path + ("?" + "&".join(query) if query else "")
 
 
-def _body_model(operation: dict[str, Any], spec: dict[str, Any], kind: str) -> dict[str, Any]:
-    content = operation.get("requestBody", {}).get("content", {}).get(kind)
-    return {} if content is None else _schema(content.get("schema", {}), spec)
+def _body_model(operation: Node, spec: Node, kind: str) -> Node:
+    content = operation["requestBody"]["content"]
+    return _schema(content[kind]["schema"], spec) if kind in content else Node()
 
 
-def _example(operation: dict[str, Any], spec: dict[str, Any]) -> str | None:
+def _example(operation: Node, spec: Node) -> str | None:
     """The JSON body: the operation's first example, else the model's, else its fields'."""
-    body = operation.get("requestBody", {}).get("content", {})
+    body = operation["requestBody"]["content"]
     if "application/json" not in body:
         return None
-    examples = body["application/json"].get("examples") or {}
+    examples = body["application/json"]["examples"]
     if examples:
-        return json.dumps(next(iter(examples.values()))["value"], ensure_ascii=False)
+        return json.dumps(examples.first()["value"].value, ensure_ascii=False)
     model = _body_model(operation, spec, "application/json")
-    if model.get("examples"):
-        return json.dumps(model["examples"][0], ensure_ascii=False)
-    sample = {}
-    for name, field in model.get("properties", {}).items():
-        if field.get("examples"):
-            sample[name] = field["examples"][0]
-        elif name in model.get("required", []):
+    if model["examples"]:
+        return json.dumps(model["examples"].first().value, ensure_ascii=False)
+    sample: dict[str, object] = {}
+    for name, field in model["properties"].items():
+        if field["examples"]:
+            sample[name] = field["examples"].first().value
+        elif name in model["required"].names():
             raise MissingExample(f"body field {name} has no example")
     return json.dumps(sample, ensure_ascii=False)
 
 
-def _curls(method: str, path: str, operation: dict[str, Any], spec: dict[str, Any]) -> list[str]:
+def _curls(method: str, path: str, operation: Node, spec: Node) -> list[str]:
     """One curl per way of calling: a multipart upload whose file is optional gets a second
     one with the other fields' examples instead of the file."""
     head = [f'curl -sS -X {method.upper()} "$BASE{_url(path, operation)}"']
-    if operation.get("security"):
+    if operation["security"]:
         head.append('-H "Authorization: Bearer $TOKEN"')
     form = _body_model(operation, spec, "multipart/form-data")
     if form:
-        fields = form.get("properties", {})
+        fields = form["properties"]
         ways = [[*head, "-F file=@document.pdf"]] if "file" in fields else [head]
         instead = [
-            "-F " + shlex.quote(f"{name}={field['examples'][0]}")
+            "-F " + shlex.quote(f"{name}={field['examples'].first().text()}")
             for name, field in fields.items()
-            if name != "file" and field.get("examples")
+            if name != "file" and field["examples"]
         ]
-        if instead and "file" not in form.get("required", []):
+        if instead and "file" not in form["required"].names():
             ways.append([*head, *instead])
         return [" \\\n  ".join(parts) for parts in ways]
     example = _example(operation, spec)
@@ -149,54 +186,53 @@ def _cell(text: str) -> str:
     return " ".join(text.split()).replace("|", "\\|")
 
 
-def _parameters(operation: dict[str, Any], spec: dict[str, Any]) -> list[str]:
+def _parameters(operation: Node, spec: Node) -> list[str]:
     rows = []
-    for parameter in operation.get("parameters", []):
-        schema = parameter.get("schema", {})
-        required = "required" if parameter.get("required") else "optional"
-        description = parameter.get("description") or schema.get("description") or ""
+    for parameter in operation["parameters"].values():
+        schema = parameter["schema"]
+        required = "required" if parameter["required"] else "optional"
+        description = parameter["description"].text() or schema["description"].text()
         rows.append(
-            f"| `{parameter['name']}` | {parameter['in']} | {_type(schema, spec)} | {required} "
-            f"| {_cell(description)} |"
+            f"| `{parameter['name'].text()}` | {parameter['in'].text()} | {_type(schema, spec)} "
+            f"| {required} | {_cell(description)} |"
         )
     for kind, where in (("application/json", "body"), ("multipart/form-data", "form")):
         model = _body_model(operation, spec, kind)
-        for name, field in model.get("properties", {}).items():
-            required = "required" if name in model.get("required", []) else "optional"
+        for name, field in model["properties"].items():
+            required = "required" if name in model["required"].names() else "optional"
             rows.append(
                 f"| `{name}` | {where} | {_type(field, spec)} | {required} "
-                f"| {_cell(field.get('description', ''))} |"
+                f"| {_cell(field['description'].text())} |"
             )
     if not rows:
         return []
     return ["| parameter | in | type | | description |", "|---|---|---|---|---|", *rows, ""]
 
 
-def render(spec: dict[str, Any] | None = None) -> str:
-    """The page for `spec` (default: the app's; the document needs the routes only, no
-    container is asked for anything). MissingExample when an example could not run."""
-    if spec is None:
-        spec = create_app(SimpleNamespace(), ApiTokens({})).openapi()
+def render(spec: dict[str, object] | None = None) -> str:
+    """The page for `spec` (default: the app's; the document needs the routes only, nothing
+    is wired). MissingExample when an example could not run."""
+    document = Node(create_app(unwired(), ApiTokens({})).openapi() if spec is None else spec)
     lines = [HEADER]
-    by_tag: dict[str, list[tuple[str, str, dict[str, Any]]]] = {}
-    for path, methods in spec["paths"].items():
+    by_tag: dict[str, list[tuple[str, str, Node]]] = {}
+    for path, methods in document["paths"].items():
         for method, operation in methods.items():
-            tag = (operation.get("tags") or ["other"])[0]
+            tag = operation["tags"].first().text("other") if operation["tags"] else "other"
             by_tag.setdefault(tag, []).append((method, path, operation))
     for tag, operations in by_tag.items():
         lines.append(f"## {tag}\n")
         for method, path, operation in operations:
-            lines.append(f"### `{method.upper()} {path}` — {operation.get('summary', '')}\n")
-            description = (operation.get("description") or "").strip()
+            lines.append(f"### `{method.upper()} {path}` — {operation['summary'].text()}\n")
+            description = operation["description"].text().strip()
             if description:
                 lines.append(" ".join(description.split()) + "\n")
-            lines += _parameters(operation, spec)
+            lines += _parameters(operation, document)
             codes = ", ".join(
-                f"{code} {answer.get('description', '')}".strip()
-                for code, answer in operation.get("responses", {}).items()
+                f"{code} {answer['description'].text()}".strip()
+                for code, answer in operation["responses"].items()
             )
             lines.append(f"Responses: {codes}.\n")
-            for curl in _curls(method, path, operation, spec):
+            for curl in _curls(method, path, operation, document):
                 lines.append(f"```bash\n{curl}\n```\n")
     return "\n".join(lines).rstrip() + "\n"
 

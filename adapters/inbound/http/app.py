@@ -1,8 +1,9 @@
-"""create_app: the FastAPI application of `ragline serve` over the composition root's container.
+"""create_app: the FastAPI application of `ragline serve` over the composition root's Entry.
 
-Every route asks the container for a use case and calls it. The lifespan runs a worker in
-this process when only this process can reach the bus (embedded defaults: a submitted task
-must be consumed by someone), and closes every resource the container opened at shutdown.
+Every route takes its use case from the typed `UseCases` (a FastAPI dependency) and calls
+it. The lifespan runs a worker in this process when only this process can reach the bus
+(embedded defaults: a submitted task must be consumed by someone), and closes every
+resource the wiring opened at shutdown.
 """
 
 from __future__ import annotations
@@ -10,12 +11,12 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
 
 from fastapi import FastAPI, Request, Response
 from fastapi_offline import FastAPIOffline
 from prometheus_client import Counter, Histogram
 
+from ragline.adapters.inbound.entry import Entry
 from ragline.adapters.inbound.http import (
     chunk_routes,
     debug_routes,
@@ -32,7 +33,6 @@ from ragline.adapters.inbound.http.auth import ApiTokens
 from ragline.adapters.inbound.http.body_limit import BodyLimit
 from ragline.adapters.inbound.http.loopback import LoopbackGuard
 from ragline.adapters.inbound.http.work_gate import WorkGate
-from ragline.application.health import obtain
 
 REQUESTS = Counter(
     "ragline_http_requests_total", "HTTP requests answered", ["method", "route", "status"]
@@ -47,7 +47,7 @@ chunk preview, health and metrics. Authenticate with `Authorization: Bearer <tok
 
 
 def create_app(
-    container: Any,
+    entry: Entry,
     tokens: ApiTokens,
     *,
     max_body_bytes: int = 64 * 1024 * 1024,
@@ -62,19 +62,17 @@ def create_app(
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         try:
-            bus = await obtain(container.bus)
+            bus = await entry.bus()
             alongside = bus.in_process if run_worker is None else run_worker
-            async with parse_batch_loops(container):
+            async with parse_batch_loops(entry):
                 if alongside:
-                    worker = await obtain(container.worker)
+                    worker = await entry.worker()
                     async with worker.running():
                         yield
                 else:
                     yield
         finally:
-            closing = container.shutdown_resources()
-            if closing is not None:
-                await closing
+            await entry.close()
 
     app = FastAPIOffline(
         title="ragline",
@@ -82,7 +80,7 @@ def create_app(
         description=DESCRIPTION,
         lifespan=lifespan,
     )
-    app.state.container = container
+    app.state.entry = entry
     app.state.tokens = tokens
     app.state.retry_timeout = retry_timeout_seconds
     app.state.work_gate = WorkGate(cpu_workers, cpu_queue)
@@ -120,17 +118,17 @@ def create_app(
 
 
 @contextlib.asynccontextmanager
-async def parse_batch_loops(container: Any) -> AsyncIterator[None]:
+async def parse_batch_loops(entry: Entry) -> AsyncIterator[None]:
     """`parse_batch_workers` background loops claiming parse batches while inside."""
-    runner = await obtain(container.parse_batch_runner)
-    async with runner.running(container.settings().parse_batch_workers):
+    runner = await entry.use_cases.parse_batch_runner()
+    async with runner.running(entry.settings().parse_batch_workers):
         yield
 
 
-def create_operations_app(container: Any) -> FastAPI:
+def create_operations_app(entry: Entry) -> FastAPI:
     """Only /healthz, /readyz and /metrics (for `ragline worker --http-port`)."""
     app = FastAPI(title="ragline worker", docs_url=None, redoc_url=None, openapi_url=None)
-    app.state.container = container
+    app.state.entry = entry
     problems.install(app)
     app.include_router(health_routes.router)
     return app

@@ -5,7 +5,6 @@ either way a 413 problem, and no route sees the rest."""
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -59,7 +58,7 @@ class BodyLimit:
                 await self._refuse(send)
 
     async def _refuse(self, send: Send) -> None:
-        body: dict[str, Any] = {
+        body: dict[str, object] = {
             "type": "about:blank",
             "title": "Payload Too Large",
             "status": 413,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import Annotated
 
 import anyio.to_thread
 from fastapi import (
@@ -19,7 +19,7 @@ from fastapi import (
 )
 
 from ragline.adapters.inbound.http.auth import Principal, principal
-from ragline.adapters.inbound.http.container_calls import use_case
+from ragline.adapters.inbound.http.dependencies import UseCasesDep
 from ragline.adapters.inbound.http.problems import PROBLEM_RESPONSES
 from ragline.adapters.inbound.http.schemas import ChunkPreviewText
 from ragline.adapters.inbound.http.work_gate import BUSY, gate_of
@@ -43,30 +43,32 @@ def cut_text(preview: PreviewChunks, text: str, plan: str) -> Response:
     return encoded(preview.text(text, plan))
 
 
-@router.post("/preview", response_model=dict[str, Any])
+@router.post("/preview", response_model=dict[str, object])
 async def preview_text(
     request: Request,
+    cases: UseCasesDep,
     asked: ChunkPreviewText,
     caller: Annotated[Principal, Depends(principal)],
 ) -> Response:
     """How Markdown or plain text would be cut (`ragline chunk --json`'s object)."""
-    preview = await use_case(request, "preview_chunks")
+    preview = await cases.preview_chunks()
     try:
         return await gate_of(request).run(cut_text, preview, asked.text, asked.plan)
     except UnknownPlanError as error:
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(error)) from None
 
 
-@router.post("/preview/file", response_model=dict[str, Any])
+@router.post("/preview/file", response_model=dict[str, object])
 async def preview_file(
     request: Request,
+    cases: UseCasesDep,
     file: Annotated[UploadFile, File(description="md, txt, html, docx or pdf")],
     caller: Annotated[Principal, Depends(principal)],
     plan: Annotated[str, Form(max_length=64)] = "default",
     file_type: Annotated[str | None, Form(max_length=16)] = None,
 ) -> Response:
     """How a file of any supported format would be cut (parsed first, as CLEANING does)."""
-    preview: PreviewChunks = await use_case(request, "preview_chunks")
+    preview: PreviewChunks = await cases.preview_chunks()
     kind = file_type or (file.filename or "").rsplit(".", 1)[-1]
     async with gate_of(request).slot():
         try:

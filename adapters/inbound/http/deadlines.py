@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
@@ -57,12 +56,10 @@ class DeadlineProtocol(H11Protocol):
 
     header_timeout: float = 10.0
     body_timeout: float = 120.0
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._phase: str | None = None
-        self._timer: asyncio.TimerHandle | None = None
-        self._head_started = False
+    # each connection's own once set (no __init__ of ours: uvicorn's signature stays its own)
+    _phase: str | None = None
+    _timer: asyncio.TimerHandle | None = None
+    _head_started = False
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)

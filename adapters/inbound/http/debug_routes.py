@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Body, Depends, File, Form, HTTPException, Request, UploadFile, status
 
 from ragline.adapters.inbound.http.auth import Principal, principal
-from ragline.adapters.inbound.http.container_calls import use_case
+from ragline.adapters.inbound.http.dependencies import EntryDep, UseCasesDep
 from ragline.adapters.inbound.http.problems import PROBLEM_JSON, PROBLEM_RESPONSES, Problem
 from ragline.adapters.inbound.http.schemas import (
     Extracted,
@@ -28,7 +28,7 @@ from ragline.contracts.wire import ParseTask
 router = APIRouter(prefix="/api/v1", tags=["debug (seed 002)"], responses=PROBLEM_RESPONSES)
 
 FIRST_PARSE = seed_example("parse_task.first_parse.json")
-TAKEN: dict[int | str, dict[str, Any]] = {
+TAKEN: dict[int | str, dict[str, object]] = {
     409: {
         "model": Problem,
         "content": {PROBLEM_JSON: {}},
@@ -45,7 +45,7 @@ RETRY = seed_example("parse_task.retry.json")
     responses=TAKEN,
 )
 async def submit_task(
-    request: Request,
+    cases: UseCasesDep,
     task: Annotated[
         ParseTask,
         Body(openapi_examples={"first parse": {"value": FIRST_PARSE}, "retry": {"value": RETRY}}),
@@ -57,7 +57,7 @@ async def submit_task(
     prefix of the tenant buckets (403 otherwise, nothing published; docs/security.md). 409
     when the task_id is already another task's (task_ids are global; 'taken' is all it
     says)."""
-    submit = await use_case(request, "submit_task")
+    submit = await cases.submit_task()
     try:
         task_id: str = await submit(caller.caller, command_of(task))
     except TaskIdTaken as error:
@@ -68,6 +68,7 @@ async def submit_task(
 @router.post("/mq/send/parse-task", response_model=Published, status_code=status.HTTP_202_ACCEPTED)
 async def send_parse_task(
     request: Request,
+    entry: EntryDep,
     message: Annotated[RawTaskMessage, Body(openapi_examples={"seed": {"value": FIRST_PARSE}})],
     caller: Annotated[Principal, Depends(principal)],
 ) -> Published:
@@ -80,15 +81,16 @@ async def send_parse_task(
         raise HTTPException(status.HTTP_403_FORBIDDEN, "raw messages need a service token")
     body = await request.body()
     key = message.file_type
-    publish = await use_case(request, "publish_task_message")
+    publish = await entry.use_cases.publish_task_message()
     await publish(caller.caller, body, key)
-    settings = request.app.state.container.settings()
+    settings = entry.settings()
     return Published(topic=settings.parse_task_topic, routing_key=key, bytes=len(body))
 
 
 @router.post("/parser/extract_sync", response_model=Extracted, responses=BUSY)
 async def extract_sync(
     request: Request,
+    cases: UseCasesDep,
     caller: Annotated[Principal, Depends(principal)],
     file: Annotated[UploadFile | None, File(description="The file to parse.")] = None,
     file_type: Annotated[str | None, Form(max_length=16)] = None,
@@ -108,7 +110,7 @@ async def extract_sync(
     only its own `<user_id>/` keys of the tenant buckets (403 otherwise). Bounded like
     CLEANING: the upload by the request size limit, the parse by the parser's time, memory
     and output limits."""
-    extract = await use_case(request, "extract_markdown")
+    extract = await cases.extract_markdown()
     async with gate_of(request).slot():  # the parse waits on the sandbox in a thread
         return await _extract(extract, caller, file, file_type, pdf_parser_backend, source)
 

@@ -8,12 +8,12 @@ found (404).
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
-from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request, status
+from fastapi import APIRouter, Depends, HTTPException, Path, Query, status
 
 from ragline.adapters.inbound.http.auth import Principal, principal
-from ragline.adapters.inbound.http.container_calls import use_case
+from ragline.adapters.inbound.http.dependencies import UseCasesDep
 from ragline.adapters.inbound.http.problems import PROBLEM_RESPONSES, Problem
 from ragline.adapters.inbound.http.run_routes import run_view
 from ragline.adapters.inbound.http.schemas import (
@@ -34,7 +34,7 @@ from ragline.application.tasks import ParseTaskCommand
 
 router = APIRouter(prefix="/api/v1", tags=["documents"], responses=PROBLEM_RESPONSES)
 
-BUSY: dict[int | str, dict[str, Any]] = {
+BUSY: dict[int | str, dict[str, object]] = {
     409: {
         "model": Problem,
         "content": {"application/problem+json": {}},
@@ -43,7 +43,7 @@ BUSY: dict[int | str, dict[str, Any]] = {
 }
 
 
-def _id(example: str) -> Any:
+def _id(example: str) -> object:
     return Path(min_length=1, max_length=64, pattern=r"^[^\s/]+$", examples=[example])
 
 
@@ -61,7 +61,7 @@ UserQuery = Annotated[
 
 @router.get("/datasets/{dataset_id}/documents", response_model=DocumentPageView)
 async def list_documents(
-    request: Request,
+    cases: UseCasesDep,
     dataset_id: Annotated[str, _id("2001")],
     caller: Annotated[Principal, Depends(principal)],
     user_id: UserQuery = None,
@@ -76,9 +76,7 @@ async def list_documents(
     state is `latest_run`'s. `latest_run` is the newest attempt, whatever it did; `chunks`
     counts the chunk rows and how many are indexed."""
     user = caller.acting_user(user_id)
-    listing: DocumentList = await (await use_case(request, "list_documents"))(
-        user, dataset_id, page, page_size
-    )
+    listing: DocumentList = await (await cases.list_documents())(user, dataset_id, page, page_size)
     return DocumentPageView(
         documents=[
             DocumentView(
@@ -103,7 +101,7 @@ async def list_documents(
 
 @router.delete("/documents/{doc_id}", response_model=DeletedDocumentView, responses=BUSY)
 async def delete_document(
-    request: Request,
+    cases: UseCasesDep,
     doc_id: Annotated[str, _id("12346")],
     dataset_id: DatasetQuery,
     caller: Annotated[Principal, Depends(principal)],
@@ -114,7 +112,7 @@ async def delete_document(
     docs/security.md). A failure midway answers 5xx and a repeat finishes the job; once
     done, the document is not found (404)."""
     user = caller.acting_user(user_id)
-    delete = await use_case(request, "delete_document")
+    delete = await cases.delete_document()
     try:
         done: DeletedDocument = await delete(user, dataset_id, doc_id)
     except DocumentNotFound:
@@ -133,7 +131,7 @@ async def delete_document(
     "/documents/{doc_id}/reindex", response_model=Submitted, status_code=202, responses=BUSY
 )
 async def reindex_document(
-    request: Request,
+    cases: UseCasesDep,
     doc_id: Annotated[str, _id("12345")],
     dataset_id: DatasetQuery,
     caller: Annotated[Principal, Depends(principal)],
@@ -147,7 +145,7 @@ async def reindex_document(
     progress or when no Markdown is stored; 403 when the stored Markdown or image prefix is
     not the token's to name (docs/security.md)."""
     user = caller.acting_user(user_id)
-    reindex = await use_case(request, "reindex_document")
+    reindex = await cases.reindex_document()
     try:
         task: ParseTaskCommand = await reindex(caller.caller, user, dataset_id, doc_id)
     except DocumentNotFound:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Response
 from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
 
-from ragline.adapters.inbound.http.container_calls import use_case
+from ragline.adapters.inbound.http.dependencies import UseCasesDep
 from ragline.adapters.inbound.http.schemas import Alive, Check, Readiness
 from ragline.application.health import Check as HealthCheck
 from ragline.application.pipeline.errors import describe, without_paths
@@ -28,9 +28,9 @@ async def healthz() -> Alive:
 
 
 @router.get("/readyz", response_model=Readiness, responses={503: {"model": Readiness}})
-async def readyz(request: Request) -> JSONResponse:
+async def readyz(cases: UseCasesDep) -> JSONResponse:
     """Every configured adapter answers (the `ragline doctor` probes); 503 otherwise."""
-    check_health = await use_case(request, "check_health")
+    check_health = await cases.check_health()
     try:
         checks: list[HealthCheck] = await asyncio.wait_for(check_health(), READY_TIMEOUT_SECONDS)
     except TimeoutError:
@@ -49,12 +49,12 @@ async def readyz(request: Request) -> JSONResponse:
 
 
 @router.get("/metrics", response_class=Response)
-async def metrics(request: Request) -> Response:
+async def metrics(cases: UseCasesDep) -> Response:
     """Prometheus text format. The outbox is counted per scrape (`ragline_outbox_rows`);
     when the database does not answer, the gauge keeps its last value and the scrape still
     succeeds."""
     try:
-        manage = await use_case(request, "manage_outbox")
+        manage = await cases.manage_outbox()
         await asyncio.wait_for(manage.counts(), COUNT_TIMEOUT_SECONDS)
     except Exception as error:  # a metrics scrape must not fail on the database
         log.warning("could not count the outbox for /metrics: %s", describe(error))

@@ -7,12 +7,13 @@ API key is write-only: responses only say `api_key_set`.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from collections.abc import Awaitable
+from typing import Annotated, Literal
 
-from fastapi import APIRouter, Body, Depends, HTTPException, Path, Request, status
+from fastapi import APIRouter, Body, Depends, HTTPException, Path, status
 
 from ragline.adapters.inbound.http.auth import Principal, principal
-from ragline.adapters.inbound.http.container_calls import use_case
+from ragline.adapters.inbound.http.dependencies import UseCasesDep
 from ragline.adapters.inbound.http.problems import PROBLEM_RESPONSES, Problem
 from ragline.adapters.inbound.http.schemas import (
     BUNDLED_EMBEDDING,
@@ -34,7 +35,7 @@ from ragline.application.provisioning import (
     UserModelConfigs,
 )
 
-CONFLICT: dict[int | str, dict[str, Any]] = {
+CONFLICT: dict[int | str, dict[str, object]] = {
     409: {
         "model": Problem,
         "content": {"application/problem+json": {}},
@@ -71,7 +72,7 @@ def _may_write(caller: Principal, user_id: str) -> None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, NOT_FOUND)
 
 
-async def _stored(call: Any) -> ModelConfigView:
+async def _stored(call: Awaitable[ModelConfigView]) -> ModelConfigView:
     try:
         view: ModelConfigView = await call
     except DimensionChangeRefused as error:
@@ -83,12 +84,14 @@ async def _stored(call: Any) -> ModelConfigView:
 
 @router.get("", response_model=UserModelConfigsOut)
 async def show_model_configs(
-    request: Request, user_id: UserId, caller: Annotated[Principal, Depends(principal)]
+    cases: UseCasesDep,
+    user_id: UserId,
+    caller: Annotated[Principal, Depends(principal)],
 ) -> UserModelConfigsOut:
     """The user's default EMBEDDING and CHAT configs (null when not set), without API keys."""
     if not caller.may_see(user_id):
         raise HTTPException(status.HTTP_404_NOT_FOUND, NOT_FOUND)
-    manage = await use_case(request, "model_configs")
+    manage = await cases.model_configs()
     shown: UserModelConfigs = await manage.show(user_id)
     return UserModelConfigsOut(
         user_id=shown.user_id,
@@ -99,7 +102,7 @@ async def show_model_configs(
 
 @router.put("/embedding", response_model=ModelConfigOut, responses=CONFLICT)
 async def set_embedding_config(
-    request: Request,
+    cases: UseCasesDep,
     user_id: UserId,
     body: Annotated[
         EmbeddingConfigIn, Body(openapi_examples={"bundled model": {"value": BUNDLED_EMBEDDING}})
@@ -112,7 +115,7 @@ async def set_embedding_config(
     vectors. 409 when the user has indexed vectors and the dimension changes (delete the
     user's documents first)."""
     _may_write(caller, user_id)
-    manage = await use_case(request, "model_configs")
+    manage = await cases.model_configs()
     config = EmbeddingConfig(
         user_id, body.provider, body.model, body.dimension, body.base_url, body.api_key
     )
@@ -121,21 +124,21 @@ async def set_embedding_config(
 
 @router.put("/chat", response_model=ModelConfigOut)
 async def set_chat_config(
-    request: Request,
+    cases: UseCasesDep,
     user_id: UserId,
     body: ChatConfigIn,
     caller: Annotated[Principal, Depends(principal)],
 ) -> ModelConfigOut:
     """Set the user's default CHAT config."""
     _may_write(caller, user_id)
-    manage = await use_case(request, "model_configs")
+    manage = await cases.model_configs()
     config = ChatConfig(user_id, body.provider, body.model, body.base_url, body.api_key)
     return _view(await _stored(manage.set_chat(config, clear_api_key=body.clear_api_key)))
 
 
 @router.delete("/{kind}", response_model=Deleted, responses=CONFLICT)
 async def delete_model_config(
-    request: Request,
+    cases: UseCasesDep,
     user_id: UserId,
     kind: Annotated[Literal["embedding", "chat"], Path(examples=["chat"])],
     caller: Annotated[Principal, Depends(principal)],
@@ -143,7 +146,7 @@ async def delete_model_config(
     """Delete the user's default config of `kind` (`deleted: false` when there was none).
     409 for EMBEDDING while the user has indexed vectors."""
     _may_write(caller, user_id)
-    manage = await use_case(request, "model_configs")
+    manage = await cases.model_configs()
     try:
         deleted: bool = await manage.delete(user_id, ModelKind(kind.upper()))
     except DimensionChangeRefused as error:

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, HTTPException, Query, Request, status
+from fastapi import APIRouter, Depends, HTTPException, Query, status
 
 from ragline.adapters.inbound.http.auth import Principal, principal
-from ragline.adapters.inbound.http.container_calls import use_case
+from ragline.adapters.inbound.http.dependencies import UseCasesDep
 from ragline.adapters.inbound.http.problems import PROBLEM_RESPONSES
 from ragline.adapters.inbound.http.schemas import (
     MAX_ID,
@@ -49,7 +49,7 @@ def row_view(row: OutboxMessage) -> OutboxRowView:
 
 @router.get("", response_model=OutboxPageView)
 async def list_outbox(
-    request: Request,
+    cases: UseCasesDep,
     _: Annotated[Principal, Depends(service_only)],
     status_: Annotated[
         str | None,
@@ -60,7 +60,7 @@ async def list_outbox(
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> OutboxPageView:
     """Outbox rows in id order (`status=dead`: the results the relay gave up on)."""
-    manage: ManageOutbox = await use_case(request, "manage_outbox")
+    manage: ManageOutbox = await cases.manage_outbox()
     try:
         rows = await manage.list(status_, task_id, after_id=after_id, limit=limit)
     except UnknownOutboxStatus as error:
@@ -75,7 +75,9 @@ async def list_outbox(
 
 @router.post("/redrive", response_model=RedriveResult)
 async def redrive(
-    request: Request, body: RedriveRequest, _: Annotated[Principal, Depends(service_only)]
+    cases: UseCasesDep,
+    body: RedriveRequest,
+    _: Annotated[Principal, Depends(service_only)],
 ) -> RedriveResult:
     """Set DEAD results back to PENDING with fresh attempts (compare-and-set DEAD -> PENDING);
     the relay publishes them again. Rows that are not DEAD are listed in `refused`."""
@@ -83,7 +85,7 @@ async def redrive(
         raise HTTPException(
             status.HTTP_422_UNPROCESSABLE_CONTENT, "give task_ids or all_dead=true (one of them)"
         )
-    manage: ManageOutbox = await use_case(request, "manage_outbox")
+    manage: ManageOutbox = await cases.manage_outbox()
     report: RedriveReport
     if body.all_dead:
         report = await manage.redrive_all_dead()

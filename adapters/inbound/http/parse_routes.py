@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated
 
-from fastapi import APIRouter, Body, Depends, HTTPException, Query, Request, status
+from fastapi import APIRouter, Body, Depends, HTTPException, Query, status
 from fastapi.routing import APIRoute
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragline.adapters.inbound.http.auth import Principal, principal
-from ragline.adapters.inbound.http.container_calls import use_case
+from ragline.adapters.inbound.http.dependencies import UseCasesDep
 from ragline.adapters.inbound.http.problems import PROBLEM_RESPONSES, Problem
 from ragline.adapters.inbound.http.schemas import MAX_ID
 from ragline.application.parsing import (
@@ -34,6 +34,7 @@ from ragline.application.parsing import (
     is_sha256,
 )
 from ragline.application.ports.parser import ParseError
+from ragline.application.use_cases import UseCases
 from ragline.domain.parse_batch import MAX_PAGE, PageRange, ParseBatch, ParseTier
 
 router = APIRouter(prefix="/api/v1/parses", tags=["parses"], responses=PROBLEM_RESPONSES)
@@ -45,7 +46,7 @@ MAX_IDS = 500
 DOC_REF = "tolink-rag-docs/raw/2026/05/16/doc-001.pdf"
 PLAN = {"doc_ref": DOC_REF, "tier": "basic", "page_range": "1-2"}
 DOC_REF_HELP = "sha256 of the bytes, or bucket/key of a stored object."
-CONFLICT: dict[int | str, dict[str, Any]] = {
+CONFLICT: dict[int | str, dict[str, object]] = {
     409: {
         "model": Problem,
         "content": {"application/problem+json": {}},
@@ -181,14 +182,14 @@ def _ref(doc_ref: str) -> str:
 
 @router.post("", response_model=ParseResponseView)
 async def request_parse(
-    request: Request,
+    cases: UseCasesDep,
     body: Annotated[ParseRequestBody, Body(openapi_examples={"stored object": {"value": PLAN}})],
     caller: Annotated[Principal, Depends(principal)],
 ) -> ParseResponseView:
     """Plan a parse: reuse done pages (unless `force`) and active batches, create batches
     for the rest. Wait on exactly `wait_parse_ids` (GET ?ids=...)."""
     doc_ref = _ref(body.doc_ref)
-    submit: SubmitParse = await use_case(request, "submit_parse")
+    submit: SubmitParse = await cases.submit_parse()
     try:
         submitted = await submit.ref(
             doc_ref,
@@ -209,7 +210,7 @@ async def request_parse(
 
 @router.get("", response_model=ParseBatchesView | CoverageView, responses=CONFLICT)
 async def parses(
-    request: Request,
+    cases: UseCasesDep,
     caller: Annotated[Principal, Depends(principal)],
     ids: Annotated[
         str | None, Query(max_length=8000, description="Batch ids, comma separated.")
@@ -224,7 +225,7 @@ async def parses(
     """`ids=12,13`: those batches (status, pages, error, done_at); a user token gets only
     those of bytes its user holds. `doc_ref=...&tier=...[&page_range=...]`: the document's
     coverage at that tier (404 when nothing is known)."""
-    reader: ReadParse = await use_case(request, "read_parse")
+    reader: ReadParse = await cases.read_parse()
     if (ids is None) == (doc_ref is None):
         raise _unprocessable("give either ids or doc_ref")
     if ids is not None:
@@ -240,7 +241,7 @@ async def parses(
         raise _unprocessable("give either ids or doc_ref")
     ref = _ref(doc_ref)
     pages = page_range_of(page_range)
-    sha256 = await _sha256(request, ref, caller)
+    sha256 = await _sha256(cases, ref, caller)
     try:
         found = await reader.coverage(sha256, tier, pages, caller=caller.caller)
     except PageRangeOutOfBounds as error:
@@ -258,8 +259,8 @@ async def parses(
     )
 
 
-async def _sha256(request: Request, ref: str, caller: Principal) -> str:
-    submit: SubmitParse = await use_case(request, "submit_parse")
+async def _sha256(cases: UseCases, ref: str, caller: Principal) -> str:
+    submit: SubmitParse = await cases.submit_parse()
     try:
         return await submit.sha256_for(ref, caller=caller.caller)
     except UnknownDocument as error:
@@ -268,7 +269,7 @@ async def _sha256(request: Request, ref: str, caller: Principal) -> str:
 
 @router.get("/markdown", response_model=MarkdownView, responses=CONFLICT)
 async def markdown(
-    request: Request,
+    cases: UseCasesDep,
     caller: Annotated[Principal, Depends(principal)],
     doc_ref: Annotated[
         str, Query(min_length=1, max_length=1300, description=DOC_REF_HELP, examples=[DOC_REF])
@@ -280,8 +281,8 @@ async def markdown(
     409 if pages are missing)."""
     ref = _ref(doc_ref)
     asked = page_range_of(page_range)  # a bad range is refused before the object is fetched
-    sha256 = await _sha256(request, ref, caller)
-    reader: ReadParse = await use_case(request, "read_parse")
+    sha256 = await _sha256(cases, ref, caller)
+    reader: ReadParse = await cases.read_parse()
     known = await reader.known(sha256, tier, caller=caller.caller)
     try:
         found = await reader.coverage(sha256, tier, asked, caller=caller.caller, known=known)

@@ -10,7 +10,6 @@ quote a remote answer).
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -44,7 +43,7 @@ class Problem(BaseModel):
     errors: list[FieldError] | None = None
 
 
-PROBLEM_RESPONSES: dict[int | str, dict[str, Any]] = {
+PROBLEM_RESPONSES: dict[int | str, dict[str, object]] = {
     code: {"model": Problem, "content": {PROBLEM_JSON: {}}, "description": title}
     for code, title in (
         (401, "No valid bearer token"),
@@ -55,7 +54,7 @@ PROBLEM_RESPONSES: dict[int | str, dict[str, Any]] = {
     )
 }
 
-UNAVAILABLE_RESPONSE: dict[int | str, dict[str, Any]] = {
+UNAVAILABLE_RESPONSE: dict[int | str, dict[str, object]] = {
     503: {
         "model": Problem,
         "content": {PROBLEM_JSON: {}},
@@ -64,9 +63,11 @@ UNAVAILABLE_RESPONSE: dict[int | str, dict[str, Any]] = {
 }
 
 
-def problem(status: int, title: str, detail: str | None = None, **extra: Any) -> JSONResponse:
+def problem(
+    status: int, title: str, detail: str | None = None, errors: list[FieldError] | None = None
+) -> JSONResponse:
     shown = None if detail is None else masked(without_paths(detail))
-    body = Problem(title=title, status=status, detail=shown, **extra)
+    body = Problem(title=title, status=status, detail=shown, errors=errors)
     return JSONResponse(
         body.model_dump(exclude_none=True), status_code=status, media_type=PROBLEM_JSON
     )

@@ -5,12 +5,12 @@ does not exist (the application scopes every lookup by the caller)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request, status
 
 from ragline.adapters.inbound.http.auth import Principal, principal
-from ragline.adapters.inbound.http.container_calls import use_case
+from ragline.adapters.inbound.http.dependencies import UseCasesDep
 from ragline.adapters.inbound.http.problems import PROBLEM_RESPONSES, Problem
 from ragline.adapters.inbound.http.schemas import RetryResult, RunPageView, RunView, StageView
 from ragline.application.ports.repositories.parsed_logs import ParsedLog
@@ -18,6 +18,7 @@ from ragline.application.ports.repositories.runs import RunPage, RunQuery
 from ragline.application.runs import RunNotFound, RunNotRetryable
 from ragline.application.secrets import masked
 from ragline.application.tasks import TaskResult
+from ragline.application.use_cases import UseCases
 from ragline.domain.parse_run import ParseRun, PipelineStatus
 
 router = APIRouter(prefix="/api/v1/runs", tags=["runs"], responses=PROBLEM_RESPONSES)
@@ -57,8 +58,8 @@ def run_view(run: ParseRun, language: str = "zh", record: ParsedLog | None = Non
     )
 
 
-async def _own_run(request: Request, caller: Principal, task_id: str) -> ParseRun:
-    list_runs = await use_case(request, "list_runs")
+async def _own_run(cases: UseCases, caller: Principal, task_id: str) -> ParseRun:
+    list_runs = await cases.list_runs()
     runs: list[ParseRun] = await list_runs(task_id, user_id=caller.user_id)
     if not runs:
         raise HTTPException(status.HTTP_404_NOT_FOUND, NOT_FOUND)
@@ -67,7 +68,7 @@ async def _own_run(request: Request, caller: Principal, task_id: str) -> ParseRu
 
 @router.get("", response_model=RunPageView)
 async def list_runs(
-    request: Request,
+    cases: UseCasesDep,
     caller: Annotated[Principal, Depends(principal)],
     user_id: Annotated[
         str | None,
@@ -84,7 +85,7 @@ async def list_runs(
 ) -> RunPageView:
     """Runs newest first, filtered by user, dataset and pipeline status, paged."""
     user = caller.user_id if caller.user_id is not None else user_id
-    runs = await use_case(request, "list_runs")
+    runs = await cases.list_runs()
     found: RunPage = await runs.page(
         RunQuery(user_id=user, dataset_id=dataset_id, status=status_), page, page_size
     )
@@ -99,19 +100,19 @@ async def list_runs(
 
 @router.get("/{task_id}", response_model=RunView)
 async def get_run(
-    request: Request,
+    cases: UseCasesDep,
     task_id: Annotated[str, Path(examples=["task-20260516-001"])],
     caller: Annotated[Principal, Depends(principal)],
 ) -> RunView:
     """One run: its stages with durations, the failure code, the user message, and the
     parser that really ran with its warnings."""
-    run = await _own_run(request, caller, task_id)
-    list_runs = await use_case(request, "list_runs")
+    run = await _own_run(cases, caller, task_id)
+    list_runs = await cases.list_runs()
     records = await list_runs.parse_records([task_id])
     return run_view(run, record=records.get(task_id))
 
 
-RETRY_ANSWERS: dict[int | str, dict[str, Any]] = {
+RETRY_ANSWERS: dict[int | str, dict[str, object]] = {
     code: {"model": Problem, "content": {"application/problem+json": {}}, "description": text}
     for code, text in (
         (409, "Cannot be retried: already retried, no valid task, or its retry id is taken"),
@@ -123,6 +124,7 @@ RETRY_ANSWERS: dict[int | str, dict[str, Any]] = {
 @router.post("/{task_id}/retry", response_model=RetryResult, responses=RETRY_ANSWERS)
 async def retry_run(
     request: Request,
+    cases: UseCasesDep,
     task_id: Annotated[str, Path(examples=["task-20260516-002"])],
     caller: Annotated[Principal, Depends(principal)],
 ) -> RetryResult:
@@ -131,7 +133,7 @@ async def retry_run(
     The retry is ragline's own work (task_id `<failed>-r<N>`): no ParseResult is published
     for it (docs/wire-contracts.md).
     403 when its stored task names an object the token may not (docs/security.md)."""
-    retry = await use_case(request, "retry_run")
+    retry = await cases.retry_run()
     try:
         result: TaskResult = await retry(
             caller.caller, task_id, timeout_seconds=request.app.state.retry_timeout

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from datetime import datetime
 from importlib import resources
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -14,10 +14,10 @@ MAX_ID = 2**63 - 1
 Id = Annotated[int, Field(ge=1, le=MAX_ID)]
 
 
-def seed_example(name: str) -> dict[str, Any]:
+def seed_example(name: str) -> dict[str, object]:
     """One of the checked-in wire examples (contracts/examples), the seed's own messages."""
     text = resources.files("ragline.contracts").joinpath("examples", name).read_text("utf-8")
-    example: dict[str, Any] = json.loads(text)
+    example: dict[str, object] = json.loads(text)
     return example
 
 

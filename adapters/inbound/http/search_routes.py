@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends
 
 from ragline.adapters.inbound.http.auth import Principal, principal
-from ragline.adapters.inbound.http.container_calls import use_case
+from ragline.adapters.inbound.http.dependencies import UseCasesDep
 from ragline.adapters.inbound.http.problems import PROBLEM_RESPONSES, UNAVAILABLE_RESPONSE
 from ragline.adapters.inbound.http.schemas import Hit, SearchAnswer, SearchRequest
 from ragline.application.search.tuning import RETRIEVERS
@@ -23,14 +23,16 @@ OVERFETCH = 4
 
 @router.post("/search", response_model=SearchAnswer)
 async def search(
-    request: Request, asked: SearchRequest, caller: Annotated[Principal, Depends(principal)]
+    cases: UseCasesDep,
+    asked: SearchRequest,
+    caller: Annotated[Principal, Depends(principal)],
 ) -> SearchAnswer:
     """Child hits with their parent text, section path and source, best first, from the
     caller's datasets (a user token searches its own user's data whatever `user_id` says).
     A retriever whose engine is down is left out and named in `degraded`; with none
     answering, 503."""
     user = caller.acting_user(asked.user_id)
-    hybrid_search = await use_case(request, "hybrid_search")
+    hybrid_search = await cases.hybrid_search()
     wanted = set(asked.doc_ids) if asked.doc_ids else None
     depth = asked.top_k * OVERFETCH if wanted else asked.top_k
     hits: list[Hit] = []

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator, Callable
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import anyio
 import anyio.to_thread
@@ -22,7 +22,7 @@ from ragline.adapters.inbound.http.problems import PROBLEM_JSON, Problem
 
 T = TypeVar("T")
 RETRY_AFTER_SECONDS = 5
-BUSY: dict[int | str, dict[str, Any]] = {
+BUSY: dict[int | str, dict[str, object]] = {
     503: {
         "model": Problem,
         "content": {PROBLEM_JSON: {}},

@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
+from typing import Literal, TypeVar
 
 from ragline.application.pipeline.errors import describe
 from ragline.application.pipeline.log_context import log_fields
@@ -25,6 +25,7 @@ from ragline.application.tasks import ParseTaskCommand, UnreadableTask, body_tex
 from ragline.domain.parse_run import FailureCode
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 INTERNAL_ERROR_PREFIX = f"{FailureCode.INTERNAL_UNKNOWN_ERROR.value}:"
 
@@ -209,11 +210,12 @@ async def _slotted(
             return
 
 
-async def _first_of(waiting: set[asyncio.Future[Any]], stop: asyncio.Event) -> None:
+async def _first_of(waiting: set[asyncio.Future[T]], stop: asyncio.Event) -> None:
     """Until one of `waiting` is done or `stop` is set."""
     stopping = asyncio.ensure_future(stop.wait())
+    watched: set[asyncio.Future[T] | asyncio.Future[Literal[True]]] = {*waiting, stopping}
     try:
-        await asyncio.wait({*waiting, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        await asyncio.wait(watched, return_when=asyncio.FIRST_COMPLETED)
     finally:
         stopping.cancel()
 
