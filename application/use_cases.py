@@ -23,6 +23,7 @@ from ragline.application.ingest.use_case import IngestFiles
 from ragline.application.outbox import ManageOutbox
 from ragline.application.parsing import ParseBatchRunner, ReadParse, SubmitParse
 from ragline.application.provisioning import ManageModelConfigs, ProvisionEmbedding
+from ragline.application.redrive import RedriveTaskDeadLetters
 from ragline.application.runs import ListRuns, RetryRun
 from ragline.application.search.use_case import HybridSearch
 
@@ -42,6 +43,7 @@ class UseCases:
     list_runs: Build[ListRuns]
     retry_run: Build[RetryRun]
     manage_outbox: Build[ManageOutbox]
+    redrive_tasks: Build[RedriveTaskDeadLetters]
     model_configs: Build[ManageModelConfigs]
     list_documents: Build[ListDocuments]
     delete_document: Build[DeleteDocument]

@@ -30,6 +30,7 @@ from ragline.application.pipeline.orchestrator import ParseTaskPipeline
 from ragline.application.pipeline.outbox_relay import OutboxRelay
 from ragline.application.pipeline.services import StageServices
 from ragline.application.provisioning import ManageModelConfigs, ProvisionEmbedding
+from ragline.application.redrive import RedriveTaskDeadLetters
 from ragline.application.runs import CheckTaskId, ListRuns, RetryRun
 from ragline.application.search.use_case import HybridSearch
 from ragline.bootstrap import factories
@@ -162,6 +163,7 @@ class Container(containers.DeclarativeContainer):
         relay,
         consumers=settings.provided.ingest_workers,
         concurrency=settings.provided.worker_concurrency,
+        shared_database=settings.provided.shared_database,
     )
 
     # the other use cases
@@ -251,6 +253,9 @@ class Container(containers.DeclarativeContainer):
     )
     preview_chunks = providers.Factory(
         PreviewChunks, chunk_document=chunk_document, extract=extract_markdown
+    )
+    redrive_tasks = providers.Factory(
+        RedriveTaskDeadLetters, bus=bus, wire=wire_format, metrics=metrics
     )
     check_health = providers.Factory(
         CheckHealth,

@@ -39,6 +39,7 @@ def use_cases_of(container: Container) -> UseCases:
         list_runs=built(c.list_runs),
         retry_run=built(c.retry_run),
         manage_outbox=built(c.manage_outbox),
+        redrive_tasks=built(c.redrive_tasks),
         model_configs=built(c.model_configs),
         list_documents=built(c.list_documents),
         delete_document=built(c.delete_document),

@@ -174,6 +174,7 @@ def parser(settings: Settings) -> Parser:
         sandbox=True,
         hidden=settings.files_parsers_must_not_read,
         readable=[settings.resolved_temp_dir],
+        text_dir=settings.resolved_temp_dir,
     )
 
 

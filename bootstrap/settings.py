@@ -432,6 +432,11 @@ class Settings(BaseSettings):
         return self.resolved_database_url.startswith("sqlite")
 
     @property
+    def shared_database(self) -> str | None:
+        """The dialect of a database other processes may share (None for embedded SQLite)."""
+        return None if self.embedded_database else self.adapter_labels["database"]
+
+    @property
     def embedded_key_file(self) -> Path:
         return self.data_dir / "secret.key"
 

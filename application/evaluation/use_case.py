@@ -15,7 +15,14 @@ import attrs
 
 from ragline.application.search.tuning import RETRIEVERS
 from ragline.application.search.use_case import FUSED, HybridSearch, SearchHit, SearchTrace
-from ragline.domain.evaluation import RankingScore, contains_snippet, mean_scores, score_ranking
+from ragline.domain.evaluation import (
+    POOL_DEPTHS,
+    RankingScore,
+    contains_snippet,
+    mean_scores,
+    recall_within,
+    score_ranking,
+)
 
 FINAL = "final"
 RANKINGS = (*RETRIEVERS, FUSED, FINAL)
@@ -96,6 +103,9 @@ class EvaluationReport:
     scores: Mapping[str, RankingScore]  # RANKINGS -> mean figures
     in_candidates: float  # share of questions whose answer any retriever's candidates hold
     misses: list[Miss]
+    candidate_recall: Mapping[str, Mapping[int, float]] = attrs.field(factory=dict)
+    """Per retriever, R@d of its candidates for each POOL_DEPTHS d the pool reaches (and the
+    pool's own size): is the answer among what fusion gets to order at all."""
 
 
 class EvaluateRetrieval:
@@ -108,6 +118,9 @@ class EvaluateRetrieval:
         self, questions: Sequence[GoldQuestion], user_id: str, dataset_id: str, top_k: int = 10
     ) -> EvaluationReport:
         per: dict[str, list[RankingScore]] = {name: [] for name in RANKINGS}
+        pool = top_k * self._search.tuning.candidates_per_retriever
+        depths = sorted({d for d in POOL_DEPTHS if d < pool} | {pool})
+        within: dict[str, dict[int, float]] = {n: dict.fromkeys(depths, 0.0) for n in RETRIEVERS}
         misses: list[Miss] = []
         pooled = 0
         for start in range(0, len(questions), BATCH):
@@ -125,6 +138,9 @@ class EvaluateRetrieval:
                 for name, ranks in found.items():
                     per[name].append(score_ranking(ranks, question.relevant))
                 pooled += any(found[name] for name in RETRIEVERS)
+                for name in RETRIEVERS:
+                    for depth in depths:
+                        within[name][depth] += recall_within(found[name], question.relevant, depth)
                 if not found[FINAL]:
                     misses.append(
                         Miss(
@@ -141,6 +157,11 @@ class EvaluateRetrieval:
             scores={name: mean_scores(scores) for name, scores in per.items()},
             in_candidates=pooled / len(questions) if questions else 0.0,
             misses=misses,
+            candidate_recall={
+                name: {d: v / len(questions) for d, v in sums.items()}
+                for name, sums in within.items()
+                if questions
+            },
         )
 
 

@@ -10,6 +10,9 @@ per batch a document is read from: a page-per-object layout made reading a cache
 cost 40 round trips). A batch writes under its own id, so a forced re-parse never overwrites
 the pages an older done batch still answers for; the read rule picks, per page, the batch to
 read. Pages are written before the batch is marked done: a done batch's pages always exist.
+
+The object is written through a workspace file, a slice of a page at a time (issue 24): a
+100 MB page as one JSON string and then as bytes held the document's text twice more.
 """
 
 from __future__ import annotations
@@ -57,16 +60,32 @@ class PageStore:
         if len(pages) != len(batch.page_range):
             raise ValueError(f"batch {batch.id}: {len(pages)} pages for {batch.page_range}")
         await self.ensure_bucket()
-        body = json.dumps({"first": batch.page_range.first, "pages": list(pages)})
-        await self._storage.put_bytes(
-            self.bucket, self.pages_key(batch), body.encode("utf-8"), PAGES_JSON
-        )
+        name = f"pages-out-{batch.id}-{next(self._reads)}"
+        with self._workspace.temp_file(name, "json") as path:
+            await asyncio.to_thread(_write, path, batch.page_range.first, pages)
+            await self._storage.put_file(self.bucket, self.pages_key(batch), path, PAGES_JSON)
 
     async def read(self, batch: ParseBatch) -> dict[int, str]:
         """page -> Markdown of every page the batch holds."""
         with self._workspace.temp_file(f"pages-{batch.id}-{next(self._reads)}", "json") as path:
             await self._storage.get_to_file(self.bucket, self.pages_key(batch), path)
             return await asyncio.to_thread(_read, path)
+
+
+_SLICE = 1 << 20  # characters escaped at a time
+
+
+def _write(path: Path, first: int, pages: Sequence[str]) -> None:
+    """`{"first": N, "pages": [...]}`, byte for byte what json.dumps writes (ASCII: every
+    character is escaped on its own, so a page is escaped slice by slice)."""
+    with path.open("w", encoding="ascii") as out:
+        out.write(f'{{"first": {json.dumps(first)}, "pages": [')
+        for number, page in enumerate(pages):
+            out.write(', "' if number else '"')
+            for start in range(0, len(page), _SLICE):
+                out.write(json.dumps(page[start : start + _SLICE])[1:-1])
+            out.write('"')
+        out.write("]}")
 
 
 def _read(path: Path) -> dict[int, str]:

@@ -25,6 +25,7 @@ consumer, and it has just read the bytes.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from collections.abc import Sequence
 from pathlib import Path
@@ -37,6 +38,7 @@ from ragline.application.parsing import (
     SubmitParse,
 )
 from ragline.application.pipeline.errors import StageFailure
+from ragline.application.pipeline.markdown_bytes import utf8_slices
 from ragline.application.ports.object_storage import ObjectStorage, StorageError
 from ragline.application.ports.parser import ParsedDocument, ParseError
 from ragline.domain.parse_batch import (
@@ -60,17 +62,18 @@ def failure_code(code: str | None) -> FailureCode:
         return FailureCode.PARSE_ENGINE_FAILED
 
 
-def holds(etag: str, size: int, data: bytes) -> bool:
-    """Does an object of this etag and size hold exactly `data`? Stores tag an object by a
-    digest of its bytes (sha256 for the local store, MD5 for a single-part S3/MinIO put); any
-    other tag (multipart S3) answers no, and the caller writes."""
-    if size != len(data):
-        return False
-    tag = etag.strip('"').lower()
-    return tag in (
-        hashlib.sha256(data).hexdigest(),
-        hashlib.md5(data, usedforsecurity=False).hexdigest(),
-    )
+def holds(etag: str, size: int, markdown: str) -> bool:
+    """Does an object of this etag and size hold exactly `markdown` (UTF-8)? Stores tag an
+    object by a digest of its bytes (sha256 for the local store, MD5 for a single-part
+    S3/MinIO put); any other tag (multipart S3) answers no, and the caller writes."""
+    if size < len(markdown) or size > 4 * len(markdown):
+        return False  # cannot be its UTF-8: not worth hashing
+    sha, md5, length = hashlib.sha256(), hashlib.md5(usedforsecurity=False), 0
+    for block in utf8_slices(markdown):
+        sha.update(block)
+        md5.update(block)
+        length += len(block)
+    return length == size and etag.strip('"').lower() in (sha.hexdigest(), md5.hexdigest())
 
 
 class CleaningParseCache:
@@ -172,4 +175,6 @@ class CleaningParseCache:
             found = await self._storage.stat(bucket, key)
         except StorageError:
             return False
-        return found is not None and holds(found.etag, found.size, markdown.encode("utf-8"))
+        if found is None:
+            return False
+        return await asyncio.to_thread(holds, found.etag, found.size, markdown)  # hashes

@@ -100,6 +100,12 @@ class MessageBus(Protocol):
 
     def result_reader(self) -> TaskSource: ...
 
+    def task_dead_letters(self) -> TaskSource:
+        """A consumer of the task topic's dead letters, for `ragline tasks redrive`: what
+        it acks is gone from the dead-letter topic (RabbitMQ: the `<queue>.DLQ` queue;
+        Kafka: the DLQ topic, committed by its own group; in-process: its own group)."""
+        ...
+
     @property
     def in_process(self) -> bool:
         """True when only this process can reach the bus (a worker must run here)."""

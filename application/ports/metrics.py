@@ -31,6 +31,14 @@ class PipelineMetrics(Protocol):
         """A known task_id came again (`resent` or `interrupted`)."""
         ...
 
+    def task_held(self, dependency: str) -> None:
+        """A delivery was left on the broker because `dependency` did not answer."""
+        ...
+
+    def tasks_redriven(self, count: int) -> None:
+        """`count` task dead letters were published to the task topic again."""
+        ...
+
     def texts_embedded(self, count: int, seconds: float) -> None:
         """The dense model embedded `count` texts in `seconds`."""
         ...
@@ -63,6 +71,12 @@ class NoMetrics:
         return None
 
     def redelivered(self, outcome: str) -> None:
+        return None
+
+    def task_held(self, dependency: str) -> None:
+        return None
+
+    def tasks_redriven(self, count: int) -> None:
         return None
 
     def texts_embedded(self, count: int, seconds: float) -> None:

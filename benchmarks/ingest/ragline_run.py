@@ -15,7 +15,7 @@ from benchmarks.ingest.fake import ConstantResolver
 from ragline.adapters.inbound.cli.walk import find_sources
 from ragline.application.health import obtain
 from ragline.application.ingest.identity import SourceFile, identify
-from ragline.application.ingest.use_case import FileAction, FileOutcome
+from ragline.application.ingest.use_case import FileAction, FileOutcome, IngestObserver
 from ragline.application.ports.repositories.scope import DocumentScope
 from ragline.bootstrap.container import container_for
 from ragline.domain.parse_run import Stage, StageStatus
@@ -35,10 +35,18 @@ class QuietObserver:
 
 
 async def ingest(
-    data_dir: Path, paths: Sequence[Path], *, fake: bool, keep_texts: bool = True
+    data_dir: Path,
+    paths: Sequence[Path],
+    *,
+    fake: bool,
+    keep_texts: bool = True,
+    observer: IngestObserver | None = None,
+    force: bool = False,
 ) -> dict[str, Any]:
     """Ingest `paths` into `data_dir`; wall and CPU time, chunk counts, stage times (sums).
-    `keep_texts=False` (memory runs) counts the children without loading their texts."""
+    `keep_texts=False` (memory runs) counts the children without loading their texts;
+    `observer`: told of every stage change (memory runs read their peaks there); `force`:
+    `ragline ingest --force` (every file again, over what an earlier ingest left)."""
     sources = find_sources(list(paths))
     container = container_for(data_dir)
     if fake:
@@ -48,7 +56,9 @@ async def ingest(
         await (await obtain(container.provision_embedding))(USER)
         ingest_files = await obtain(container.ingest_files)
         async with (await obtain(container.worker)).running():
-            summary = await ingest_files(sources, USER, DATASET, QuietObserver())
+            summary = await ingest_files(
+                sources, USER, DATASET, observer or QuietObserver(), force=force
+            )
     finally:
         await container.shutdown_resources()
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0

@@ -3,6 +3,10 @@
     .venv/bin/python -m benchmarks.retrieval.make_gold                  # paraphrased sets
     .venv/bin/python -m benchmarks.retrieval.make_gold --known en=DATA_DIR zh=DATA_DIR
 
+The large sets (questions/large-<lang>.tsv -> gold/large-<lang>-{dev,test}.jsonl) are asked of
+the ~34k-children corpus of prepare_large.py; their third column names the corpus folder
+(= Debian package) whose pages hold the answer, and the snippets are copied from those pages.
+
 questions/<lang>.tsv holds one question a line: the question as a user would ask it, a tab,
 then the answer snippet quoted verbatim from the Debian Reference (debian-reference-en /
 debian-reference-zh-cn, GPL-2+, Osamu Aoki). Every fifth question from the second and fourth
@@ -21,6 +25,8 @@ import re
 import sqlite3
 from pathlib import Path
 
+from benchmarks.retrieval.prepare_large import SOURCES as LARGE_CORPUS
+
 HERE = Path(__file__).resolve().parent
 QUESTIONS = HERE / "questions"
 GOLD = HERE / "gold"
@@ -28,6 +34,8 @@ SOURCES = {
     "en": "Debian Reference, English (debian-reference-en), chapters 1-8",
     "zh": "Debian Reference, Simplified Chinese (debian-reference-zh-cn)",
 }
+LARGE_SOURCE = "Debian package {package} (folder {folder} of benchmarks.retrieval.prepare_large)"
+LARGE_PACKAGES = {folder: package for folder, (package, _) in LARGE_CORPUS.items()}
 TEST_SLOTS = {1, 3}  # question number % 5
 _SENTENCE = re.compile(r"[^.!?。！？\n]+[.!?。！？]")
 _HAN = re.compile(r"[\u4e00-\u9fff]")
@@ -37,17 +45,22 @@ def split_of(number: int) -> str:
     return "test" if number % 5 in TEST_SLOTS else "dev"
 
 
-def paraphrased(lang: str) -> dict[str, list[dict[str, str]]]:
+def paraphrased(lang: str, large: bool = False) -> dict[str, list[dict[str, str]]]:
     sets: dict[str, list[dict[str, str]]] = {"dev": [], "test": []}
-    lines = (QUESTIONS / f"{lang}.tsv").read_text("utf-8").splitlines()
+    name = f"large-{lang}" if large else lang
+    lines = (QUESTIONS / f"{name}.tsv").read_text("utf-8").splitlines()
     for number, line in enumerate((x for x in lines if x.strip()), start=1):
-        query, snippet = line.split("\t")
+        query, snippet, *folder = line.split("\t")
+        source = SOURCES[lang]
+        if large:
+            package = LARGE_PACKAGES[folder[0]]
+            source = LARGE_SOURCE.format(package=package, folder=folder[0])
         sets[split_of(number)].append(
             {
-                "id": f"{lang}-{number:03d}",
+                "id": f"{name}-{number:03d}",
                 "query": query.strip(),
                 "relevant_snippet": snippet.strip(),
-                "source": SOURCES[lang],
+                "source": source,
             }
         )
     return sets
@@ -94,6 +107,8 @@ def main() -> None:
         for lang in SOURCES:
             for split, rows in paraphrased(lang).items():
                 _write(GOLD / f"{lang}-{split}.jsonl", rows)
+            for split, rows in paraphrased(lang, large=True).items():
+                _write(GOLD / f"large-{lang}-{split}.jsonl", rows)
     for pair in args.known:
         lang, data_dir = pair.split("=", 1)
         _write(GOLD / f"{lang}-known.jsonl", known_items(lang, Path(data_dir)))

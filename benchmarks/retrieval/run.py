@@ -68,6 +68,7 @@ def main() -> None:
                 "timestamp_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                 "questions": report["questions"],
                 "in_candidates": report["in_candidates"],
+                "candidate_recall": report.get("candidate_recall", {}),
                 "retrievers": report["retrievers"],
             }
         )
@@ -75,6 +76,8 @@ def main() -> None:
         print(f"{args.label} {gold.name} (n={report['questions']}, pool {report['in_candidates']})")
         for name, figures in rows.items():
             print(f"  {name:7}" + "".join(f" {k} {v:.3f}" for k, v in figures.items()))
+        for name, depths in report.get("candidate_recall", {}).items():
+            print(f"  {name:7} in top" + "".join(f" {d}: {v:.3f}" for d, v in depths.items()))
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(runs, indent=1, ensure_ascii=False) + "\n", "utf-8")
 

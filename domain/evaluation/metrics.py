@@ -8,6 +8,8 @@ same answer do not count twice). Gains are binary:
   MRR@10  = 1 / min(found) when that is <= 10, else 0
   nDCG@10 = DCG / ideal DCG, DCG = sum(1 / log2(r + 1) for r in found if r <= 10),
             ideal DCG = sum(1 / log2(i + 1) for i = 1 .. min(relevant, 10))
+Candidate recall at depth d (of one retriever's candidate list) is R@d: whether the answer
+is in the pool at all, which bounds what any fusion or re-ranking of that pool can reach.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import attrs
 
 CUTOFFS = (1, 5, 10)
 DEPTH = 10  # MRR and nDCG cutoff
+POOL_DEPTHS = (40, 100, 200)  # candidate recall depths
 
 
 @attrs.frozen
@@ -46,6 +49,13 @@ def score_ranking(found: Sequence[int], relevant: int) -> RankingScore:
     dcg = math.fsum(1.0 / math.log2(r + 1) for r in ranks if r <= DEPTH)
     ideal = math.fsum(1.0 / math.log2(i + 1) for i in range(1, min(relevant, DEPTH) + 1))
     return RankingScore((recall[0], recall[1], recall[2]), mrr, dcg / ideal)
+
+
+def recall_within(found: Sequence[int], relevant: int, depth: int) -> float:
+    """R@depth: the share of the relevant items found at rank <= depth."""
+    if relevant < 1 or depth < 1:
+        raise ValueError("a question needs at least one relevant item, and depth >= 1")
+    return sum(r <= depth for r in set(found)) / relevant
 
 
 def mean_scores(scores: Iterable[RankingScore]) -> RankingScore:

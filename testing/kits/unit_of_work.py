@@ -8,7 +8,11 @@ import asyncio
 
 import pytest
 
-from ragline.application.ports.repositories.errors import ConcurrentUpdate, PersistenceError
+from ragline.application.ports.repositories.errors import (
+    ConcurrentUpdate,
+    DatabaseUnavailable,
+    PersistenceError,
+)
 from ragline.application.ports.unit_of_work import UnitOfWorkFactory
 from ragline.domain.parse_run import FailureCode, ParseRun, Stage
 from ragline.testing.kits.persistence import (
@@ -155,3 +159,25 @@ class UnitOfWorkContract(StoreContract):
             await uow.commit()
             assert uow.collect_new_events() == []
         assert len(stale.pending_events) == 1
+
+
+class UnavailableDatabaseContract:
+    """A database that does not answer (closed port, lock held past the busy timeout) is
+    DatabaseUnavailable, a DependencyUnavailable the task consumer holds the backlog for,
+    never a plain PersistenceError it would dead-letter the message for (issue 19).
+
+    Fixture: `unavailable_uow_factory`, a factory whose database does not answer."""
+
+    @pytest.fixture
+    def unavailable_uow_factory(self) -> UnitOfWorkFactory:
+        raise NotImplementedError("subclass: a factory over a database that does not answer")
+
+    async def test_a_database_that_does_not_answer_is_unavailable(
+        self, unavailable_uow_factory: UnitOfWorkFactory
+    ) -> None:
+        with pytest.raises(DatabaseUnavailable) as raised:
+            async with unavailable_uow_factory() as uow:
+                await uow.runs.get(uid("task"))
+                await uow.commit()
+        assert raised.value.dependency == "database"
+        assert isinstance(raised.value, PersistenceError)  # callers of the store error too

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchmarks.campaigns.faults.campaign import run_campaign
+from benchmarks.campaigns.faults.campaign import run_campaign, run_campaign_with_backlogs
 from ragline.domain.parse_run import Stage
 
 CELLS = [
@@ -39,3 +39,20 @@ async def test_each_dependency_going_away_fails_the_run_precisely_and_a_retry_he
         "SPARSE_VECTORIZING",
     ]
     assert all(r.control_untouched for r in results)
+
+
+async def test_a_backlog_queued_during_an_outage_is_answered_after_it_and_never_dead_lettered(
+    tmp_path: Path,
+) -> None:
+    """Issue 19 item 1, CI-size: 12 queued tasks, a 2 s outage, a real worker on RabbitMQ.
+    Before the fix the database outage dead-lettered the whole backlog."""
+    _, backlogs = await run_campaign_with_backlogs(
+        [], ["database", "storage"], tmp_path, backlog_tasks=12, outage_seconds=2.0
+    )
+    by_dependency = {b.dependency: b for b in backlogs}
+    assert [b.problems for b in backlogs] == [[], []], {b.dependency: b.outcome for b in backlogs}
+    database = by_dependency["database"]
+    assert (database.answered, database.succeeded, database.dead_lettered) == (12, 12, 0)
+    assert database.held >= 1, "no consumer held the backlog"
+    storage = by_dependency["storage"]
+    assert (storage.answered, storage.dead_lettered) == (12, 0)

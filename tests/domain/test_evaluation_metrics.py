@@ -8,6 +8,7 @@ from ragline.domain.evaluation import (
     RankingScore,
     contains_snippet,
     mean_scores,
+    recall_within,
     score_ranking,
 )
 
@@ -80,3 +81,16 @@ def test_snippet_in_the_parent_counts() -> None:
 def test_blank_snippet_is_refused() -> None:
     with pytest.raises(ValueError):
         contains_snippet(" \n", "text")
+
+
+def test_candidate_recall_at_depth_counts_ranks_up_to_the_depth() -> None:
+    assert recall_within([40], 1, 40) == 1.0
+    assert recall_within([41], 1, 40) == 0.0
+    assert recall_within([41], 1, 100) == 1.0
+    assert recall_within([], 1, 200) == 0.0
+    assert recall_within([3, 150], 2, 100) == 0.5
+
+
+def test_candidate_recall_refuses_a_depth_below_one() -> None:
+    with pytest.raises(ValueError):
+        recall_within([1], 1, 0)

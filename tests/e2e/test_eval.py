@@ -61,6 +61,34 @@ def test_eval_scores_every_retriever_and_lists_the_misses(
     assert miss["top_hit"]["source"] == "tea-brewing-guide.md", miss
     assert set(miss["ranks"]) == RETRIEVERS and set(miss["ranks"].values()) == {None}
     assert report["in_candidates"] == round(2 / 3, 4)
+    # top_k 10 x 4 candidates: the pool is 40 deep, so recall is reported at 40 only
+    assert report["candidate_recall"] == {
+        name: {"40": report["candidate_recall"][name]["40"]} for name in ("dense", "sparse", "bm25")
+    }
+    pooled = [v["40"] for v in report["candidate_recall"].values()]
+    assert max(pooled) > 0 and all(v <= report["in_candidates"] for v in pooled), report
+
+
+def test_eval_reports_candidate_recall_at_each_depth_the_pool_reaches(
+    examples_ingested: Ingested, tmp_path: Path
+) -> None:
+    done = run(
+        examples_ingested.data_dir,
+        "eval",
+        str(_gold(tmp_path, GOLD)),
+        "--json",
+        "--top-k",
+        "5",
+        env={"RAGLINE_SEARCH_CANDIDATES": "50"},  # a pool of 250 per retriever
+    )
+    assert done.returncode == 0, done.explain()
+    recall = json.loads(done.stdout)["candidate_recall"]
+    assert set(recall) == {"dense", "sparse", "bm25"}
+    for name, depths in recall.items():
+        assert list(depths) == ["40", "100", "200", "250"], name
+        # deeper never finds less; the absent snippet caps every depth at 2/3
+        values = list(depths.values())
+        assert values == sorted(values) and values[-1] <= round(2 / 3, 4), (name, depths)
 
 
 def test_eval_by_document_id(examples_ingested: Ingested, tmp_path: Path) -> None:

@@ -30,7 +30,7 @@ from ragline.testing.kits.outbox import OutboxRepositoryContract
 from ragline.testing.kits.parse_batches import ParseBatchContract
 from ragline.testing.kits.parsed_logs import ParsedLogRepositoryContract
 from ragline.testing.kits.runs import ParseRunRepositoryContract
-from ragline.testing.kits.unit_of_work import UnitOfWorkContract
+from ragline.testing.kits.unit_of_work import UnavailableDatabaseContract, UnitOfWorkContract
 from ragline.testing.kits.vector_index import VectorIndexContract
 from ragline.testing.parse_run import ParseRunMachine, RunStore
 from ragline.testing.parse_run.uow_store import UnitOfWorkRunStore
@@ -51,8 +51,12 @@ class FakeStore:
         return FakeDatabase()
 
 
-class TestFakeUnitOfWork(FakeStore, UnitOfWorkContract):
-    pass
+class TestFakeUnitOfWork(FakeStore, UnitOfWorkContract, UnavailableDatabaseContract):
+    @pytest.fixture
+    def unavailable_uow_factory(self) -> FakeDatabase:
+        away = FakeDatabase()
+        away.answering = False
+        return away
 
 
 class TestFakeRuns(FakeStore, ParseRunRepositoryContract):

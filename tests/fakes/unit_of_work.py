@@ -29,7 +29,7 @@ from types import TracebackType
 from typing import Any, Self
 
 from ragline.application.ports.repositories.chunks import ChunkRecord
-from ragline.application.ports.repositories.errors import PersistenceError
+from ragline.application.ports.repositories.errors import DatabaseUnavailable, PersistenceError
 from ragline.application.ports.repositories.model_configs import (
     ChatConfig,
     EmbeddingConfig,
@@ -57,6 +57,7 @@ class FakeDatabase:
 
     def __init__(self, faults: Faults | None = None) -> None:
         self.faults = faults or Faults()
+        self.answering = True  # False: every unit of work meets DatabaseUnavailable
         self.parsed_logs: dict[str, ParsedLog] = {}
         self.runs: dict[str, ParseRun] = {}
         self.run_order: dict[str, int] = {}  # task_id -> insertion order (the SQL id)
@@ -163,6 +164,8 @@ class FakeUnitOfWork:
         await self.db.lock(key, self._owner)
 
     async def __aenter__(self) -> Self:
+        if not self.db.answering:
+            raise DatabaseUnavailable("open unit of work failed: the fake database is away")
         self._active = True
         return self
 

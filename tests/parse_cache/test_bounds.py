@@ -31,7 +31,7 @@ def api(settings: dict[str, Any], other: OtherWorker, tmp_path: Path) -> Iterato
     options = dict(settings)
     container = container_for(options.pop("data_dir"), **options)
     with TestClient(
-        create_app(entry_for(container), ApiTokens.parse(json.dumps(TOKENS)))
+        create_app(entry_for(container), ApiTokens.parse(json.dumps(TOKENS)), run_worker=False)
     ) as client:
         yield client
 

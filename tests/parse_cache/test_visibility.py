@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -107,8 +108,17 @@ class World:
 @pytest.fixture
 def world(settings: dict[str, Any], tmp_path: Path) -> Iterator[World]:
     options = dict(settings)
+    if not str(options["database_url"]).startswith("sqlite"):
+        # a shared database needs a real broker (issue 19 item 3): the worker of this
+        # process consumes from RabbitMQ
+        suffix = uuid.uuid4().hex[:10]
+        options |= {
+            "mq_vendor": "rabbitmq",
+            "parse_task_topic": f"visibility-tasks-{suffix}",
+            "parse_result_topic": f"visibility-results-{suffix}",
+        }
     container = container_for(options.pop("data_dir"), **options)
-    app = create_app(entry_for(container), ApiTokens.parse(json.dumps(TOKENS)))
+    app = create_app(entry_for(container), ApiTokens.parse(json.dumps(TOKENS)), run_worker=True)
     app.state.container = container  # the tests' handle for seeding; the app reads its Entry
     with TestClient(app) as client:
         yield World(client, tmp_path)

@@ -135,3 +135,50 @@ async def test_two_relays_on_one_store_publish_disjoint_rows(h: Harness) -> None
 def test_backoff_is_exponential_and_capped() -> None:
     policy = RelayPolicy(base_delay=timedelta(seconds=1), max_delay=timedelta(seconds=10))
     assert [policy.delay(n).total_seconds() for n in range(1, 7)] == [1, 2, 4, 8, 10, 10]
+
+
+class CountingPauses(OutboxRelay):
+    """Records each pause of `run` instead of sleeping; stops after `passes` pauses."""
+
+    def __init__(self, *args: object, passes: int, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.pauses: list[float] = []
+        self.passes = passes
+
+    async def _pause(self, stop: asyncio.Event, seconds: float) -> None:
+        self.pauses.append(seconds)
+        if len(self.pauses) >= self.passes:
+            stop.set()
+
+
+async def test_a_database_outage_makes_the_relay_back_off(h: Harness) -> None:
+    """Issue 19: ~9.5 failed passes a second per worker during an outage. Now each failed
+    pass doubles the pause (jittered to 50-100 %) up to the cap."""
+    relay = CountingPauses(h.db, h.publisher, h.clock, passes=12)
+    h.db.answering = False
+    await relay.run(asyncio.Event(), poll_seconds=0.1, max_backoff=30.0)
+    assert len(relay.pauses) == 12
+    for failed, pause in enumerate(relay.pauses):
+        base = min(0.1 * 2**failed, 30.0)
+        assert base * 0.5 <= pause <= base, (failed, relay.pauses)
+    assert sum(relay.pauses) > 12 * 0.1 * 10, "the relay kept polling at its poll interval"
+
+
+async def test_a_broker_outage_makes_the_relay_back_off_and_a_sent_row_resets_it(
+    h: Harness,
+) -> None:
+    task_id = await _one_result(h)
+    relay = CountingPauses(h.db, h.publisher, h.clock, RelayPolicy(max_attempts=50), passes=6)
+    h.publisher.fail_next(4)
+
+    async def pause(stop: asyncio.Event, seconds: float) -> None:
+        await CountingPauses._pause(relay, stop, seconds)
+        h.clock.advance(timedelta(hours=1))  # the row is due again at every pass
+
+    relay._pause = pause  # type: ignore[method-assign]
+    await relay.run(asyncio.Event(), poll_seconds=0.1)
+    failing = relay.pauses[:4]
+    for failed, seconds in enumerate(failing):  # four failed publishes: growing pauses
+        assert 0.1 * 2**failed * 0.5 <= seconds <= 0.1 * 2**failed, relay.pauses
+    assert h.db.outbox[task_id].status == "SENT"
+    assert relay.pauses[4:] == [0.1, 0.1]  # sent, then idle: back to the poll interval

@@ -313,13 +313,19 @@ async def test_a_changed_object_under_the_same_key_is_downloaded_and_parsed(
 def test_holds_compares_the_stores_own_digests() -> None:
     import hashlib
 
+    from ragline.application.pipeline.markdown_bytes import SLICE_CHARS
     from ragline.application.pipeline.parse_cache import holds
 
-    data = "# 标题\n".encode()
-    assert holds(hashlib.sha256(data).hexdigest(), len(data), data)
-    assert holds(f'"{hashlib.md5(data).hexdigest()}"', len(data), data)
-    assert not holds(hashlib.sha256(data).hexdigest(), len(data) + 1, data)
-    assert not holds("0123abcd-2", len(data), data)  # a multipart S3 tag: write again
+    text = "# 标题\n"
+    data = text.encode()
+    assert holds(hashlib.sha256(data).hexdigest(), len(data), text)
+    assert holds(f'"{hashlib.md5(data).hexdigest()}"', len(data), text)
+    assert not holds(hashlib.sha256(data).hexdigest(), len(data) + 1, text)
+    assert not holds("0123abcd-2", len(data), text)  # a multipart S3 tag: write again
+    long = "标题 tea " * (SLICE_CHARS // 3)  # several slices: hashed across their seams
+    data = long.encode()
+    assert holds(hashlib.sha256(data).hexdigest(), len(data), long)
+    assert not holds(hashlib.sha256(data).hexdigest(), len(data), long[:-1] + "x")
 
 
 async def test_a_file_whose_pages_cannot_be_counted_is_left_to_the_parser(
@@ -335,3 +341,18 @@ async def test_a_file_whose_pages_cannot_be_counted_is_left_to_the_parser(
     await h.pipeline.handle(task)
     assert h.run(task.task_id).pipeline_status is PipelineStatus.SUCCESS  # the parser decided
     assert len(h.parser.calls) == 1 and h.db.parse_batches == {}
+
+
+def test_a_page_object_is_written_slice_by_slice_as_json_dumps_writes_it(tmp_path: Path) -> None:
+    """Issue 24: the page object is streamed (no whole-text JSON str and bytes), byte for byte
+    the JSON it was before, across slice seams, non-ASCII, quotes and a lone surrogate."""
+    import json
+
+    from ragline.application.parsing import page_store
+
+    long = 'tea "绿茶" \\ \n\ud800 \U0001f375 ' * (page_store._SLICE // 7)
+    pages = [long, "", "short"]
+    path = tmp_path / "pages.json"
+    page_store._write(path, 3, pages)
+    assert path.read_bytes() == json.dumps({"first": 3, "pages": pages}).encode("ascii")
+    assert page_store._read(path) == {3: long, 4: "", 5: "short"}

@@ -34,15 +34,17 @@ def test_one_temp_file_per_task_with_a_safe_name(tmp_path: Path) -> None:
 
 
 async def test_temp_file_is_gone_before_the_markdown_upload(h: Harness) -> None:
+    """The source copy goes as soon as the Markdown exists; what is left at the upload is
+    the Markdown file being uploaded (written through the workspace, issue 24), nothing else."""
     seen: list[list[Path]] = []
-    original = h.storage.put_bytes
+    original = h.storage.put_file
 
-    async def spying_put(*args, **kwargs):  # type: ignore[no-untyped-def]
-        if args[0] == MD_BUCKET:  # the Markdown upload (not the parse cache's page writes)
-            seen.append(h.workspace.leftovers())
-        return await original(*args, **kwargs)
+    async def spying_put(bucket, key, src, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if bucket == MD_BUCKET:  # the Markdown upload (not the parse cache's page writes)
+            seen.append([p for p in h.workspace.leftovers() if p != Path(src)])
+        return await original(bucket, key, src, *args, **kwargs)
 
-    h.storage.put_bytes = spying_put  # type: ignore[method-assign]
+    h.storage.put_file = spying_put  # type: ignore[method-assign]
     await h.pipeline.handle(h.task("docx"))
     assert seen == [[]]
 

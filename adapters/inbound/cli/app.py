@@ -16,6 +16,7 @@ from typing import Protocol, TypeVar
 import typer
 
 from ragline.adapters.inbound.entry import Entry
+from ragline.adapters.inbound.task_consumer.worker import InProcessBusOnSharedDatabase
 
 app = typer.Typer(
     name="ragline",
@@ -102,7 +103,11 @@ def run_session(entry: Entry, main: Callable[[], Awaitable[T]]) -> T:
         finally:
             await entry.close()
 
-    return asyncio.run(session())
+    try:
+        return asyncio.run(session())
+    except InProcessBusOnSharedDatabase as error:  # a setting to fix, not a crash
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(2) from None
 
 
 def build_cli(entry_factory: EntryFactory) -> typer.Typer:

@@ -12,5 +12,6 @@ from ragline.adapters.inbound.cli import (  # noqa: F401
     search,
     serve,
     status,
+    tasks,
     worker,
 )

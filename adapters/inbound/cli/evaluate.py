@@ -2,6 +2,8 @@
 
 One JSON object per line: {"id", "query", "relevant_snippet"} (or "relevant_doc_ids" /
 "relevant_chunk_ids", lists). Decoded here, at the edge; the use case gets GoldQuestions.
+Candidate recall at depth 40 / 100 / 200 per retriever needs a pool that deep:
+RAGLINE_SEARCH_CANDIDATES=20 with the default --top-k 10 gives 200 candidates each.
 """
 
 from __future__ import annotations
@@ -73,6 +75,10 @@ def report_json(report: EvaluationReport) -> dict[str, object]:
         "questions": report.questions,
         "top_k": report.top_k,
         "in_candidates": round(report.in_candidates, 4),
+        "candidate_recall": {
+            name: {str(depth): round(v, 4) for depth, v in depths.items()}
+            for name, depths in report.candidate_recall.items()
+        },
         "retrievers": {
             name: {
                 "R@1": round(s.recall[0], 4),
@@ -113,6 +119,9 @@ def _show(report: EvaluationReport, misses: int) -> None:
         table.add_row(name, *(f"{f:.3f}" for f in figures))
     console.print(table)
     console.print(f"answer among any retriever's candidates: {report.in_candidates:.3f}")
+    for name, depths in report.candidate_recall.items():
+        shown = ", ".join(f"top {d} {v:.3f}" for d, v in depths.items())
+        console.print(f"answer in {name}'s candidates: {shown}", highlight=False)
     if not report.misses:
         return
     console.print(f"\n{len(report.misses)} misses (answer not in the final hits):")

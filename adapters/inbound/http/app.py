@@ -28,6 +28,7 @@ from ragline.adapters.inbound.http import (
     problems,
     run_routes,
     search_routes,
+    task_routes,
 )
 from ragline.adapters.inbound.http.auth import ApiTokens
 from ragline.adapters.inbound.http.body_limit import BodyLimit
@@ -94,6 +95,7 @@ def create_app(
         chunk_routes,
         parse_routes,
         outbox_routes,
+        task_routes,
         health_routes,
     ):
         app.include_router(module.router)

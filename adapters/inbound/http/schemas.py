@@ -296,3 +296,13 @@ class RedriveRequest(BaseModel):
 class RedriveResult(BaseModel):
     redriven: list[str] = Field(description="Set back to PENDING: the relay publishes them.")
     refused: dict[str, str] = Field(description="task_id -> why it was left alone.")
+
+
+class TaskRedriveRequest(BaseModel):
+    limit: int = Field(1000, ge=1, le=100_000, description="Redrive at most this many.")
+
+
+class TaskRedriveResult(BaseModel):
+    redriven: list[str] = Field(
+        description='task_ids published to the task topic again ("" when unreadable).'
+    )

@@ -5,6 +5,12 @@ ack only once the terminal state and its outbox row are committed; a body withou
 readable task_id, or whose task_id another task holds (DUPLICATE_TASK), is dead-lettered
 with the reason; an exception escaping the pipeline gets a
 best-effort FAILED INTERNAL_UNKNOWN_ERROR result, then the message is dead-lettered (SPEC §3).
+
+A dependency that does not answer (DependencyUnavailable, e.g. the database) is not the
+message's fault: the delivery is left unsettled and the error raised to the
+SupervisedConsumer, which stops fetching, closes its source (the broker takes back every
+unsettled delivery), probes the dependency with backoff and jitter, and resumes once it
+answers (issue 19: a 30 s database outage used to dead-letter the whole backlog).
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Literal, TypeVar
 
@@ -19,6 +26,7 @@ from ragline.application.pipeline.errors import describe
 from ragline.application.pipeline.log_context import log_fields
 from ragline.application.pipeline.orchestrator import ParseTaskPipeline
 from ragline.application.pipeline.outcome import PipelineOutcome
+from ragline.application.ports.dependencies import DependencyUnavailable, unavailable_dependency
 from ragline.application.ports.messaging import MessageBusError, TaskDelivery, TaskSource
 from ragline.application.ports.wire_format import WireFormat
 from ragline.application.tasks import ParseTaskCommand, UnreadableTask, body_text
@@ -61,7 +69,9 @@ class TaskConsumer:
         return await self.pipeline.handle(decoded)
 
     async def process(self, delivery: TaskDelivery) -> PipelineOutcome | None:
-        """Handle and settle one delivery; None when it was dead-lettered after an error."""
+        """Handle and settle one delivery; None when it was dead-lettered after an error.
+        Raises DependencyUnavailable, the delivery unsettled, when a dependency did not
+        answer."""
         self.metrics.task_started()
         try:
             return await self._process(delivery)
@@ -84,6 +94,11 @@ class TaskConsumer:
         try:
             outcome = await self.handle(decoded)
         except Exception as error:
+            outage = unavailable_dependency(error)
+            if outage is not None:  # not the message's fault: it stays on the broker
+                log.warning("task left on the broker: %s", outage)
+                self.metrics.task_held(outage.dependency)
+                raise outage from error
             detail = describe(error)
             log.exception("parse task failed unexpectedly: %s", detail)
             task_id = decoded.task_id
@@ -116,6 +131,13 @@ class SupervisedConsumer:
     tasks by file_type, so one partition may hold all the work): the next is fetched as soon
     as a slot is free, and the source settles them in any order (Kafka commits below the
     lowest unsettled offset; RabbitMQ acks each). Leaving a source waits for its tasks first.
+
+    A task that meets a dependency that does not answer holds the backlog: no further
+    delivery is fetched, the source is closed once the tasks in flight have ended (the
+    broker takes back what is unsettled), and the dependency is probed after a backoff
+    (`first_backoff` doubling to `max_backoff`, each wait jittered to 50-100 %, so workers
+    do not probe in step) until it answers; then a new source is opened. `held_for` names
+    the dependency while held.
     """
 
     def __init__(
@@ -137,6 +159,10 @@ class SupervisedConsumer:
         self.first_backoff = first_backoff
         self.max_backoff = max_backoff
         self.reconnects = 0
+        self.holds = 0
+        self.held_for: str | None = None
+        self._outage: DependencyUnavailable | None = None
+        self._hold = asyncio.Event()
         self._source: TaskSource | None = None
         self._in_flight: set[asyncio.Task[None]] = set()
 
@@ -147,8 +173,11 @@ class SupervisedConsumer:
             source = self._source = self.open_source()
             received = False
             in_flight = self._in_flight = set()
+            self._hold.clear()
             try:
-                async for delivery in _slotted(source, in_flight, self.concurrency, stop):
+                async for delivery in _slotted(
+                    source, in_flight, self.concurrency, stop, self._hold
+                ):
                     received = True
                     task = asyncio.create_task(self._process(delivery))
                     in_flight.add(task)
@@ -164,6 +193,11 @@ class SupervisedConsumer:
                 self._source = None
             if stop.is_set():
                 return
+            outage, self._outage = self._outage, None
+            if outage is not None:
+                await self._hold_until_answered(outage, stop)
+                backoff = self.first_backoff
+                continue
             backoff = self.first_backoff if received else backoff
             log.warning("%s; reopening the task source in %.1f s", reason, backoff)
             with contextlib.suppress(TimeoutError):
@@ -174,8 +208,44 @@ class SupervisedConsumer:
     async def _process(self, delivery: TaskDelivery) -> None:
         try:
             await self.consumer.process(delivery)
+        except DependencyUnavailable as outage:  # left unsettled: hold the backlog
+            self._outage = self._outage or outage
+            self._hold.set()
         except Exception:  # process() already answers pipeline errors; this is a last guard
             log.exception("a task ended with an unexpected error (it will come again)")
+
+    async def _hold_until_answered(
+        self, outage: DependencyUnavailable, stop: asyncio.Event
+    ) -> None:
+        """Probe `outage.dependency` after each (jittered, growing) wait until it answers."""
+        self.holds += 1
+        self.held_for = outage.dependency
+        delay, probes = self.first_backoff, 0
+        log.warning("holding the task backlog on the broker: %s", outage)
+        try:
+            while not stop.is_set():
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), delay * _JITTER.uniform(0.5, 1.0))
+                if stop.is_set():
+                    return
+                probes += 1
+                try:
+                    await answers(self.pipeline, outage.dependency)
+                except Exception as error:
+                    log.warning(
+                        "%s still unavailable (probe %d): %s",
+                        outage.dependency,
+                        probes,
+                        describe(error),
+                    )
+                    delay = min(delay * 2, self.max_backoff)
+                    continue
+                log.warning(
+                    "%s answers again after %d probe(s): resuming", outage.dependency, probes
+                )
+                return
+        finally:
+            self.held_for = None
 
     async def close(self) -> None:
         """End the current iteration (call after setting `stop`). With tasks in flight the
@@ -186,19 +256,35 @@ class SupervisedConsumer:
                 await self._source.close()
 
 
+_JITTER = secrets.SystemRandom()
+
+
+async def answers(pipeline: ParseTaskPipeline, dependency: str) -> None:
+    """Raises unless `dependency` answers. The database is asked a read; a dependency
+    without a probe here counts as answering (the next task is then the probe)."""
+    if dependency == "database":
+        async with pipeline.services.uow() as uow:
+            await uow.runs.get("ragline-availability-probe")
+
+
 async def _slotted(
-    source: TaskSource, in_flight: set[asyncio.Task[None]], limit: int, stop: asyncio.Event
+    source: TaskSource,
+    in_flight: set[asyncio.Task[None]],
+    limit: int,
+    stop: asyncio.Event,
+    hold: asyncio.Event,
 ) -> AsyncIterator[TaskDelivery]:
     """The source's deliveries, the next one fetched only once fewer than `limit` run;
-    ends when `stop` is set (a fetch under way is abandoned: the broker still owns it)."""
+    ends when `stop` or `hold` is set (a fetch under way is abandoned: the broker still
+    owns it)."""
     deliveries = aiter(source)
-    while not stop.is_set():
-        while len(in_flight) >= limit and not stop.is_set():
-            await _first_of({*in_flight}, stop)
-        if stop.is_set():
+    while not (stop.is_set() or hold.is_set()):
+        while len(in_flight) >= limit and not (stop.is_set() or hold.is_set()):
+            await _first_of({*in_flight}, stop, hold)
+        if stop.is_set() or hold.is_set():
             return
         fetch = asyncio.ensure_future(anext(deliveries))
-        await _first_of({fetch}, stop)
+        await _first_of({fetch}, stop, hold)
         if not fetch.done():
             fetch.cancel()
             with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration, MessageBusError):
@@ -210,14 +296,15 @@ async def _slotted(
             return
 
 
-async def _first_of(waiting: set[asyncio.Future[T]], stop: asyncio.Event) -> None:
-    """Until one of `waiting` is done or `stop` is set."""
-    stopping = asyncio.ensure_future(stop.wait())
-    watched: set[asyncio.Future[T] | asyncio.Future[Literal[True]]] = {*waiting, stopping}
+async def _first_of(waiting: set[asyncio.Future[T]], *events: asyncio.Event) -> None:
+    """Until one of `waiting` is done or one of `events` is set."""
+    setting = {asyncio.ensure_future(event.wait()) for event in events}
+    watched: set[asyncio.Future[T] | asyncio.Future[Literal[True]]] = {*waiting, *setting}
     try:
         await asyncio.wait(watched, return_when=asyncio.FIRST_COMPLETED)
     finally:
-        stopping.cancel()
+        for waiter in setting:
+            waiter.cancel()
 
 
 async def _settle(settlement: Awaitable[None]) -> None:

@@ -22,6 +22,18 @@ from ragline.application.ports.wire_format import WireFormat
 log = logging.getLogger("ragline")
 
 
+class InProcessBusOnSharedDatabase(RuntimeError):
+    """A worker on the in-process bus against a database other processes share: its relay
+    would mark real outbox rows SENT into a bus nobody else reads (issue 19 item 3)."""
+
+    def __init__(self, database: str) -> None:
+        super().__init__(
+            f"MQ_VENDOR is unset (the in-process bus) but the database is {database}, which "
+            "other processes share: set MQ_VENDOR=rabbitmq or MQ_VENDOR=kafka. The "
+            "in-process bus is for the embedded single-process mode (SQLite) only."
+        )
+
+
 class Worker:
     def __init__(
         self,
@@ -33,8 +45,13 @@ class Worker:
         consumers: int = 1,
         concurrency: int = 1,
         relay_poll_seconds: float = 0.1,
+        shared_database: str | None = None,
     ) -> None:
-        """`consumers` group members (sources), each running up to `concurrency` tasks."""
+        """`consumers` group members (sources), each running up to `concurrency` tasks.
+        `shared_database` names a non-embedded database (None: embedded SQLite); with it,
+        the in-process bus is refused."""
+        if bus.in_process and shared_database is not None:
+            raise InProcessBusOnSharedDatabase(shared_database)
         self.pipeline = pipeline
         self.wire = wire
         self.bus = bus
@@ -42,12 +59,13 @@ class Worker:
         self.consumers = consumers
         self.concurrency = concurrency
         self.relay_poll_seconds = relay_poll_seconds
+        self.supervised: list[SupervisedConsumer] = []  # the consumers while running
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
         """Consume and relay while inside; on leaving, stop and wait (10 s at most)."""
         open_source = partial(self.bus.task_source, in_flight=self.concurrency)
-        supervised = [
+        supervised = self.supervised = [
             SupervisedConsumer(self.pipeline, self.wire, open_source, concurrency=self.concurrency)
             for _ in range(self.consumers)
         ]

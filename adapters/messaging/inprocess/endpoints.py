@@ -48,6 +48,9 @@ class InProcessEndpoints:
     def result_reader(self) -> TaskSource:
         return InProcessTaskSource(self._bus, self._result_topic, f"reader-{uuid.uuid4()}")
 
+    def task_dead_letters(self) -> TaskSource:
+        return InProcessTaskSource(self._bus, dead_letter_topic(self._task_topic), "redrive")
+
     async def close(self) -> None:
         await self._publishers.close()
 

@@ -64,6 +64,16 @@ class KafkaEndpoints:
     def result_reader(self) -> TaskSource:
         return KafkaTaskSource(self._connection, self._result_topic, None)
 
+    def task_dead_letters(self) -> TaskSource:
+        """Its own group commits what was redriven, so a second redrive skips it."""
+        return KafkaTaskSource(
+            self._connection,
+            dead_letter_topic(self._task_topic),
+            f"{self._group_id}-redrive",
+            session_timeout_ms=6_000,
+            heartbeat_interval_ms=2_000,
+        )
+
     async def close(self) -> None:
         await self._publishers.close()
 

@@ -71,6 +71,17 @@ class RabbitEndpoints:
             queue_arguments={"x-expires": 600_000},  # a reader's queue goes when it does
         )
 
+    def task_dead_letters(self) -> TaskSource:
+        """The workers' `<queue>.DLQ` (bound to `<task topic>.DLQ` with #, as declared by
+        the workers' source): an acked message leaves it."""
+        topic = self._task_topic
+        return RabbitTaskSource(
+            self._connection,
+            dead_letter_topic(topic),
+            dead_letter_topic(task_queue(topic)),
+            with_dead_letters=False,
+        )
+
     async def close(self) -> None:
         await self._publishers.close()
 

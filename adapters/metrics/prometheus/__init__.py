@@ -21,6 +21,15 @@ IN_FLIGHT = Gauge("ragline_tasks_in_flight", "Task deliveries being handled now"
 REDELIVERED = Counter(
     "ragline_task_redeliveries_total", "Deliveries of a task_id already known", ["outcome"]
 )
+HELD = Counter(
+    "ragline_tasks_held_total",
+    "Deliveries left on the broker because a dependency did not answer (the consumer then "
+    "pauses until it answers)",
+    ["dependency"],
+)
+REDRIVEN = Counter(
+    "ragline_task_redrives_total", "Task dead letters published to the task topic again"
+)
 EMBEDDED = Counter("ragline_embedded_texts_total", "Texts embedded by the dense model")
 EMBEDDING_SECONDS = Counter(
     "ragline_embedding_seconds_total", "Time spent in the dense model (texts/s = rate ratio)"
@@ -63,6 +72,12 @@ class PrometheusMetrics:
 
     def redelivered(self, outcome: str) -> None:
         REDELIVERED.labels(outcome).inc()
+
+    def task_held(self, dependency: str) -> None:
+        HELD.labels(dependency).inc()
+
+    def tasks_redriven(self, count: int) -> None:
+        REDRIVEN.inc(count)
 
     def texts_embedded(self, count: int, seconds: float) -> None:
         EMBEDDED.inc(count)

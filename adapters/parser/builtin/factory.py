@@ -15,10 +15,14 @@ def build_parser(
     max_workers: int = 1,
     hidden: Iterable[Path] = (),
     readable: Iterable[Path] = (),
+    text_dir: Path | None = None,
 ) -> Parser:
     """sandbox=True (default): warm worker processes with memory/time bounds, a scrubbed
     environment, and `hidden` files unreadable. False: parse in the calling process
-    (trusted input, tests, debugging); the output limit still applies."""
+    (trusted input, tests, debugging); the output limit still applies. text_dir: where the
+    workers write the parsed text for the parent to read (the workspace)."""
     if sandbox:
-        return SandboxedParser(max_workers=max_workers, hidden=hidden, readable=readable)
+        return SandboxedParser(
+            max_workers=max_workers, hidden=hidden, readable=readable, text_dir=text_dir
+        )
     return ParserRegistry()

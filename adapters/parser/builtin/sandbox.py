@@ -14,20 +14,28 @@ no RAGLINE_* settings, API keys or passwords), talks JSON (sandbox_wire; a subve
 cannot make the parent unpickle code), leads its own process group, which is killed whole on
 timeout, crash or recycling (a JVM grandchild goes with it), runs in a neutral working
 folder, and cannot read the `hidden` files (the data dir's secret key; Landlock).
+
+The document's text comes back through a file, not the reply (issue 24): the worker writes it
+into a private folder of this pool (under `text_dir`), at a name the parent picked, and the
+parent reads it once and deletes it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import multiprocessing.connection
 import os
+import shutil
 import signal
 import socket
 import subprocess  # starts the worker  # nosec B404
 import sys
+import tempfile
 import threading
 import time
+import weakref
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -155,12 +163,15 @@ class SandboxedParser:
         readable: Iterable[Path] = (),
         extra_env_names: Iterable[str] = (),
         formats: str | None = None,
+        text_dir: Path | None = None,
     ) -> None:
         """hidden: files a parser must not read (the secret key, a .env). readable: folders
         it must read even if created after the worker starts beside a hidden file (the temp
         dir). extra_env_names: environment variables a parser needs beyond SAFE_ENV_NAMES.
         formats: `module:attribute` of a file-type -> parser mapping for the worker's registry
-        (tests); None: the registry's own, every format with OCR bound."""
+        (tests); None: the registry's own, every format with OCR bound. text_dir: where the
+        pool's private folder for parsed text is made (the workspace; None: the system's
+        temp dir); it is removed on close."""
         if max_workers < 1:
             raise ValueError("max_workers must be >= 1")
         self._max_workers = max_workers
@@ -175,6 +186,20 @@ class SandboxedParser:
         self._readable = tuple(readable)
         self._extra_env = tuple(extra_env_names)
         self._formats = formats
+        self._text_dir = text_dir
+        self._texts: Path | None = None
+        self._text_names = itertools.count()
+
+    def _text_file(self) -> Path:
+        """A new name in the pool's private folder (made on first use, mode 0700)."""
+        with self._lock:
+            if self._texts is None or not self._texts.is_dir():
+                if self._text_dir is not None:
+                    self._text_dir.mkdir(parents=True, exist_ok=True)
+                self._texts = Path(tempfile.mkdtemp(prefix="parsed-", dir=self._text_dir))
+                # a pool never closed (a process-wide singleton) still leaves no folder behind
+                weakref.finalize(self, shutil.rmtree, self._texts, ignore_errors=True)
+            return self._texts / f"{next(self._text_names)}.txt"
 
     # -- pool -----------------------------------------------------------------------------
     def _worker_environment(self) -> dict[str, str]:
@@ -273,6 +298,8 @@ class SandboxedParser:
             self._lock.notify_all()
         for worker in idle:
             worker.stop()
+        if self._texts is not None:
+            shutil.rmtree(self._texts, ignore_errors=True)
 
     def __enter__(self) -> SandboxedParser:
         return self
@@ -283,20 +310,23 @@ class SandboxedParser:
     # -- the port -------------------------------------------------------------------------
     def parse(self, source: Path, file_type: str, options: ParseOptions) -> ParsedDocument:
         limits = options.limits
-        worker = self._acquire(limits.max_memory_bytes)
-        keep: _Worker | None = None
+        text_file = self._text_file()
         try:
-            reply = self._exchange(
-                worker, encode_request(source.absolute(), file_type, options), limits.max_seconds
-            )
-            worker.parses += 1
-            if worker.alive() and worker.parses < self._max_parses:
-                keep = worker
-            else:
-                worker.stop()
+            request = encode_request(source.absolute(), file_type, options, text_file)
+            worker = self._acquire(limits.max_memory_bytes)
+            keep: _Worker | None = None
+            try:
+                reply = self._exchange(worker, request, limits.max_seconds)
+                worker.parses += 1
+                if worker.alive() and worker.parses < self._max_parses:
+                    keep = worker
+                else:
+                    worker.stop()
+            finally:
+                self._release(keep)
+            return decode_reply(reply, text_file)
         finally:
-            self._release(keep)
-        return decode_reply(reply)
+            text_file.unlink(missing_ok=True)
 
     def _exchange(self, worker: _Worker, request: bytes, max_seconds: float) -> bytes:
         started = time.monotonic()

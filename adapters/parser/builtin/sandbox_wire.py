@@ -3,7 +3,14 @@
 A parser runs untrusted input; if it is subverted, whatever it sends back must stay data.
 Unpickling a reply would run code in the parent, so requests and replies are JSON objects
 with a fixed shape, rebuilt field by field. Every field of ParseOptions and ParsedDocument
-has a codec here; a test fails when one of them gains a field this module does not carry.
+has a codec here, or travels in the text file (TEXT_FIELDS); a test fails when one of them
+gains a field this module does not carry.
+
+The document's text does not travel in the reply (issue 24): a 100 MB Markdown as one JSON
+string was held four times over (the worker's str, its JSON, the bytes sent, the parent's
+JSON and str). The worker writes the Markdown and the pages, UTF-8, into the file the
+request names (chosen by the parent, so a subverted parser cannot make it read another), and
+the reply carries their byte lengths only; the parent reads each part once.
 """
 
 from __future__ import annotations
@@ -11,7 +18,8 @@ from __future__ import annotations
 import base64
 import dataclasses
 import json
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -60,13 +68,13 @@ OPTION_CODECS: dict[str, Codec] = {
     "page_range": (_range_out, _range_in),
     "extract_images": (_same, bool),
 }
+TEXT_FIELDS = ("markdown", "pages")
+"""The document's text: written to the request's text file, never carried in the reply."""
 DOCUMENT_CODECS: dict[str, Codec] = {
-    "markdown": (_same, str),
     "title": (_same, _same),
     "page_count": (_same, _same),
     "warnings": (list, lambda v: [str(w) for w in v]),
     "backend": (_same, str),
-    "pages": (list, lambda v: tuple(str(p) for p in v)),
     "images": (
         lambda v: {str(k): base64.b64encode(b).decode("ascii") for k, b in v.items()},
         lambda v: {str(k): base64.b64decode(b, validate=True) for k, b in v.items()},
@@ -85,7 +93,12 @@ def _dump(message: dict[str, Any]) -> bytes:
     return json.dumps(message, ensure_ascii=True, separators=(",", ":")).encode("ascii")
 
 
-def encode_request(source: Path, file_type: str, options: ParseOptions) -> bytes:
+_SLICE = 1 << 20  # characters encoded at a time: no second whole copy of a part as bytes
+_ENCODING, _ERRORS = "utf-8", "surrogatepass"  # lone surrogates (a bad decode) survive
+
+
+def encode_request(source: Path, file_type: str, options: ParseOptions, text_file: Path) -> bytes:
+    """`text_file`: where the worker writes the document's text (it must not exist)."""
     return _dump(
         {
             "kind": "parse",
@@ -94,21 +107,47 @@ def encode_request(source: Path, file_type: str, options: ParseOptions) -> bytes
             "options": {
                 name: out(getattr(options, name)) for name, (out, _) in OPTION_CODECS.items()
             },
+            "text_file": str(text_file),
         }
     )
 
 
-def decode_request(body: bytes) -> tuple[Path, str, ParseOptions]:
+def decode_request(body: bytes) -> tuple[Path, str, ParseOptions, Path]:
     data = json.loads(body)
     options = ParseOptions(
         **{name: back(data["options"][name]) for name, (_, back) in OPTION_CODECS.items()}
     )
-    return Path(str(data["source"])), str(data["file_type"]), options
+    source, text_file = Path(str(data["source"])), Path(str(data["text_file"]))
+    return source, str(data["file_type"]), options, text_file
 
 
-def encode_document(document: ParsedDocument) -> bytes:
+def write_text(text_file: Path, document: ParsedDocument) -> list[int]:
+    """The Markdown, then each page, into a new file; the byte length of each part."""
+    sizes = []
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    with os.fdopen(os.open(text_file, flags, 0o600), "wb") as out:
+        for part in (document.markdown, *document.pages):
+            size = 0
+            for start in range(0, len(part), _SLICE):
+                size += out.write(part[start : start + _SLICE].encode(_ENCODING, _ERRORS))
+            sizes.append(size)
+    return sizes
+
+
+def encode_document(document: ParsedDocument, text_sizes: Sequence[int]) -> bytes:
+    """The reply for a document whose text `write_text` wrote (`text_sizes`: its result)."""
     fields = {name: out(getattr(document, name)) for name, (out, _) in DOCUMENT_CODECS.items()}
-    return _dump({"kind": "ok", "document": fields})
+    return _dump({"kind": "ok", "document": fields, "text_sizes": list(text_sizes)})
+
+
+def read_text(text_file: Path, sizes: Sequence[int]) -> list[str]:
+    """The parts `write_text` wrote; ValueError when the sizes do not describe the file."""
+    if not sizes or any(type(s) is not int or s < 0 for s in sizes):
+        raise ValueError("text sizes are not byte counts")
+    with text_file.open("rb") as stream:
+        if os.fstat(stream.fileno()).st_size != sum(sizes):
+            raise ValueError("text sizes do not add up to the text file")
+        return [stream.read(size).decode(_ENCODING, _ERRORS) for size in sizes]
 
 
 def encode_error(kind: str, reason: str) -> bytes:
@@ -129,19 +168,20 @@ def decode_message(body: bytes) -> dict[str, Any]:
     return data
 
 
-def decode_reply(body: bytes) -> ParsedDocument:
-    """The parsed document, or the parse error the worker reported (raised)."""
+def decode_reply(body: bytes, text_file: Path) -> ParsedDocument:
+    """The parsed document (its text read from `text_file`, the one the request named), or
+    the parse error the worker reported (raised)."""
     try:
         data = decode_message(body)
         kind = data["kind"]
         if kind == "ok":
             fields = data["document"]
-            return ParsedDocument(
-                **{name: back(fields[name]) for name, (_, back) in DOCUMENT_CODECS.items()}
-            )
+            kept = {name: back(fields[name]) for name, (_, back) in DOCUMENT_CODECS.items()}
+            markdown, *pages = read_text(text_file, data["text_sizes"])
+            return ParsedDocument(markdown=markdown, pages=tuple(pages), **kept)
         error = ERROR_KINDS[kind]
         reason = str(data["reason"])[:300]
-    except (ValueError, KeyError, TypeError, IndexError, AttributeError) as exc:
+    except (ValueError, KeyError, TypeError, IndexError, AttributeError, OSError) as exc:
         raise ParseEngineFailed(
             f"parser worker sent a malformed reply ({type(exc).__name__})"
         ) from None

@@ -4,8 +4,9 @@ Run as `python -m ragline.adapters.parser.builtin.sandbox_worker FD LIMIT`.
 
 Sets its own address-space limit (soft, so the opendataloader JVM child may lift it), takes
 the read restriction the parent sends first (Landlock: the secret key stays unreadable),
-imports the parsers once (the pool keeps it warm), then answers one JSON request at a time.
-Nothing is unpickled on either side (sandbox_wire).
+imports the parsers once (the pool keeps it warm), then answers one JSON request at a time:
+the document's text goes to the file the request names, the reply says how long each part
+is (sandbox_wire). Nothing is unpickled on either side.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import multiprocessing.connection
 import resource
 import signal
 import sys
+from typing import TYPE_CHECKING
 
 from ragline.adapters.parser.builtin.landlock import restrict_reads
 from ragline.adapters.parser.builtin.sandbox_wire import (
@@ -23,6 +25,7 @@ from ragline.adapters.parser.builtin.sandbox_wire import (
     encode_control,
     encode_document,
     encode_error,
+    write_text,
 )
 from ragline.application.ports.parser import (
     InvalidFileContent,
@@ -30,6 +33,21 @@ from ragline.application.ports.parser import (
     ParseEngineFailed,
     UnsupportedFileType,
 )
+
+if TYPE_CHECKING:  # imported at run time after the read restriction (warm imports)
+    from ragline.adapters.parser.builtin.registry import ParserRegistry
+
+
+def _parse(registry: ParserRegistry, body: bytes) -> bytes:
+    """Parse, write the text to the request's file, and answer (the document is let go on
+    return: nothing of it is held while waiting for the next file)."""
+    source, file_type, options, text_file = decode_request(body)
+    document = registry.parse(source, file_type, options)
+    try:
+        sizes = write_text(text_file, document)
+    except OSError as exc:
+        raise ParseEngineFailed(f"cannot write the parsed text: {exc.strerror}") from None
+    return encode_document(document, sizes)
 
 
 def worker_main(conn: multiprocessing.connection.Connection, memory_limit: int) -> None:
@@ -60,8 +78,7 @@ def worker_main(conn: multiprocessing.connection.Connection, memory_limit: int) 
             return
         fatal = False
         try:
-            source, file_type, options = decode_request(body)
-            reply = encode_document(registry.parse(source, file_type, options))
+            reply = _parse(registry, body)
         except UnsupportedFileType as exc:
             reply = encode_error("unsupported", exc.reason)
         except InvalidFileContent as exc:

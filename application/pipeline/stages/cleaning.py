@@ -21,6 +21,7 @@ from ragline.application.pipeline.context import (
     markdown_location,
 )
 from ragline.application.pipeline.errors import StageFailure, describe
+from ragline.application.pipeline.markdown_bytes import write_utf8
 from ragline.application.pipeline.outputs import StageInputs
 from ragline.application.pipeline.parse_cache import CleaningParseCache
 from ragline.application.pipeline.settings import MineruPolicy
@@ -102,7 +103,7 @@ class CleaningStage(PipelineStage[CleanedMarkdown]):
                 raise disk_full(error) from error
             raise
         if not await self._unchanged(location, cleaned.text):
-            await self._upload(location, cleaned.text)
+            await self._upload(task.task_id, location, cleaned.text)
         return cleaned
 
     def markdown_of(self, output: CleanedMarkdown) -> MarkdownLocation:
@@ -241,14 +242,14 @@ class CleaningStage(PipelineStage[CleanedMarkdown]):
             raise StageFailure(FailureCode.SOURCE_FILE_NOT_FOUND, describe(error)) from error
         return dataclasses.replace(options, mineru_url=url)
 
-    async def _upload(self, location: MarkdownLocation, markdown: str) -> None:
+    async def _upload(self, task_id: str, location: MarkdownLocation, markdown: str) -> None:
+        """Through a workspace file written a slice at a time (no second copy as bytes)."""
         try:
-            await self.services.storage.put_bytes(
-                location.bucket,
-                location.object_key,
-                markdown.encode("utf-8"),
-                MARKDOWN_CONTENT_TYPE,
-            )
+            with self.services.workspace.temp_file(f"{task_id}-markdown", "md") as path:
+                await asyncio.to_thread(write_utf8, markdown, path)
+                await self.services.storage.put_file(
+                    location.bucket, location.object_key, path, MARKDOWN_CONTENT_TYPE
+                )
         except InvalidObjectKey as error:
             raise refused_coordinates(location.bucket, location.object_key, error) from error
         except (StorageError, OSError) as error:

@@ -1,8 +1,17 @@
 """What a repository or unit of work raises when the store says no."""
 
+from ragline.application.ports.dependencies import DependencyUnavailable
+
 
 class PersistenceError(Exception):
     """The store failed (connection lost, constraint the caller did not expect, ...)."""
+
+
+class DatabaseUnavailable(PersistenceError, DependencyUnavailable):
+    """The database did not answer (connection refused or lost, timed out, locked)."""
+
+    def __init__(self, detail: str) -> None:
+        DependencyUnavailable.__init__(self, "database", detail)
 
 
 class DuplicateTaskId(PersistenceError):

@@ -32,8 +32,9 @@ class ParseRunRepository(Protocol):
         """`UPDATE ... SET superseded_by_task_id=:by WHERE task_id=:id AND
         superseded_by_task_id IS NULL AND pipeline_status='FAILED'`; True iff rowcount == 1.
 
-        The rowcount arbitrates concurrent retries of the same run (SPEC §4.6). Also bumps
-        the stored version so a stale aggregate cannot overwrite the mark.
+        The rowcount arbitrates concurrent retries of the same run (invariant 6 of
+        docs/design/0002-run-state-machine.md). Also bumps the stored version so a stale aggregate
+        cannot overwrite the mark.
         """
         ...
 

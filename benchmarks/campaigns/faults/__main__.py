@@ -1,6 +1,8 @@
-"""`python -m benchmarks.campaigns.faults [--stages S,...] [--dependencies D,...]`: the fault
-campaign (every stage x every dependency by default), a table on stdout, the cells in
-benchmarks/results/faults.json; exit 1 when a cell is not as specified."""
+"""`python -m benchmarks.campaigns.faults [--stages S,...] [--dependencies D,...]
+[--backlogs D,...] [--backlog-tasks N] [--outage-seconds S]`: the fault campaign (every
+stage x every dependency, then a backlog-during-outage cell per dependency, by default),
+tables on stdout, the cells in benchmarks/results/faults.json; exit 1 when a cell is not as
+specified."""
 
 from __future__ import annotations
 
@@ -13,7 +15,13 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from benchmarks.campaigns.faults.campaign import DEPENDENCIES, STAGES, CellResult, run_campaign
+from benchmarks.campaigns.faults.backlog import BACKLOG_DEPENDENCIES, BacklogResult
+from benchmarks.campaigns.faults.campaign import (
+    DEPENDENCIES,
+    STAGES,
+    CellResult,
+    run_campaign_with_backlogs,
+)
 from ragline.domain.parse_run import Stage
 
 RESULTS = Path(__file__).resolve().parents[2] / "results" / "faults.json"
@@ -41,34 +49,63 @@ def table(results: list[CellResult]) -> str:
     return "\n".join(lines)
 
 
+def backlog_table(results: list[BacklogResult]) -> str:
+    lines = [
+        "| away | queued | outage | outcome | holds | all answered after |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        mark = "" if r.ok else " ✗ " + "; ".join(r.problems)
+        lines.append(
+            f"| {r.dependency} | {r.tasks} | {r.outage_seconds:.0f} s | {r.outcome}{mark} "
+            f"| {r.held} | {r.seconds_to_all_answered} s |"
+        )
+    return "\n".join(lines)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--stages", default=",".join(s.value for s in STAGES))
     parser.add_argument("--dependencies", default=",".join(DEPENDENCIES))
+    parser.add_argument("--backlogs", default=",".join(BACKLOG_DEPENDENCIES))
+    parser.add_argument("--backlog-tasks", type=int, default=50)
+    parser.add_argument("--outage-seconds", type=float, default=10.0)
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--verbose", action="store_true", help="ragline's own log lines too")
     args = parser.parse_args()
     quiet = logging.WARNING if args.verbose else logging.CRITICAL  # the faults log errors
     logging.basicConfig(level=quiet, format="%(levelname)s %(name)s %(message)s")
     logging.getLogger("ragline.campaigns.faults").setLevel(logging.INFO)
-    stages = [Stage(name.strip().upper()) for name in args.stages.split(",")]
-    dependencies = [name.strip() for name in args.dependencies.split(",")]
+    stages = [Stage(name.strip().upper()) for name in args.stages.split(",") if name.strip()]
+    dependencies = [name.strip() for name in args.dependencies.split(",") if name.strip()]
     unknown = set(dependencies) - set(DEPENDENCIES)
     if unknown:
         parser.error(f"unknown dependencies {sorted(unknown)} (of {', '.join(DEPENDENCIES)})")
     cells = [(d, s) for s in stages for d in dependencies]
+    backlogs = [name.strip() for name in args.backlogs.split(",") if name.strip()]
     started = time.perf_counter()
-    results = asyncio.run(run_campaign(cells))
+    results, held = asyncio.run(
+        run_campaign_with_backlogs(
+            cells,
+            backlogs,
+            backlog_tasks=args.backlog_tasks,
+            outage_seconds=args.outage_seconds,
+        )
+    )
     seconds = time.perf_counter() - started
     args.out.parent.mkdir(parents=True, exist_ok=True)
     payload = {
         "seconds": round(seconds, 1),
         "cells": [asdict(r) | {"outcome": r.outcome, "ok": r.ok} for r in results],
+        "backlogs": [asdict(r) | {"outcome": r.outcome, "ok": r.ok} for r in held],
     }
     args.out.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", "utf-8")
     print(table(results))
-    failed = [r for r in results if not r.ok]
-    print(f"\n{len(results) - len(failed)}/{len(results)} cells as specified in {seconds:.0f} s")
+    print()
+    print(backlog_table(held))
+    total = len(results) + len(held)
+    failed = [r for r in results if not r.ok] + [r for r in held if not r.ok]
+    print(f"\n{total - len(failed)}/{total} cells as specified in {seconds:.0f} s")
     return 1 if failed else 0
 
 

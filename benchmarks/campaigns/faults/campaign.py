@@ -12,8 +12,8 @@ Checked per cell:
 - the run ends FAILED with the expected code at the first stage (from the cut on) that
   needs the dependency, `recover_from_stage` = that stage, every earlier stage SUCCESS; or
   ends SUCCESS when no later stage needs it. A database outage leaves the run PROCESSING
-  (neither the stage nor the consumer's fallback can write); the stale-run sweep then ends
-  it INTERRUPTED_TASK at the stage in flight;
+  and the delivery unsettled (the consumer holds the backlog, nothing is dead-lettered); its
+  redelivery once the database is back ends it INTERRUPTED_TASK at the stage in flight;
 - nothing else was touched: a control document indexed before stays the same in every
   store (chunk rows, dense, sparse and keyword hits);
 - a broker outage loses no result: the run ends SUCCESS, its result stays PENDING while the
@@ -46,12 +46,14 @@ import pika
 import psycopg
 from dependency_injector import providers
 
+from benchmarks.campaigns.faults.backlog import BacklogResult, backlog_cell
 from benchmarks.campaigns.faults.gate import GateLoop, TcpGate
 from benchmarks.ingest.fake import DIMENSION, ConstantResolver
 from ragline.adapters.inbound.task_consumer import TaskConsumer
 from ragline.adapters.persistence.sql import ApiKeyCipher, upgrade_to_head
 from ragline.adapters.vector_index.embedded import EmbeddedVectorIndex
 from ragline.application.health import obtain
+from ragline.application.ports.dependencies import DependencyUnavailable
 from ragline.application.ports.parser import PdfParserBackend
 from ragline.application.ports.repositories.model_configs import EmbeddingConfig
 from ragline.application.ports.repositories.scope import DocumentScope
@@ -273,24 +275,26 @@ class FaultCampaign:
         suffix = uuid.uuid4().hex[:8]
         gate = servers.gate
         self.result_topic = f"faults-results-{suffix}"
+        self.options: dict[str, Any] = {
+            "database_url": f"postgresql://postgres@{gate['database'].address}/{servers.database}",
+            "secret_key": ApiKeyCipher.generate_key().decode(),
+            "object_store": "s3",
+            "s3_endpoint_url": f"http://{gate['storage'].address}",
+            "s3_access_key": "campaign",
+            "s3_secret_key": "campaign",
+            "keyword_index": "elasticsearch",
+            "elasticsearch_url": f"http://{gate['keywords'].address}",
+            "elasticsearch_index": f"faults-{suffix}",
+            "vector_index": "embedded",
+            "mq_vendor": "rabbitmq",
+            "rabbitmq_url": f"amqp://guest:guest@{gate['broker'].address}/%2F",
+            "parse_task_topic": f"faults-tasks-{suffix}",
+            "parse_result_topic": self.result_topic,
+        }
+        self.data_dir = data_dir
+        # the stage cells end a run the database outage left unfinished by the sweep, soon
         self.container: Container = container_for(
-            data_dir,
-            database_url=f"postgresql://postgres@{gate['database'].address}/{servers.database}",
-            secret_key=ApiKeyCipher.generate_key().decode(),
-            object_store="s3",
-            s3_endpoint_url=f"http://{gate['storage'].address}",
-            s3_access_key="campaign",
-            s3_secret_key="campaign",
-            keyword_index="elasticsearch",
-            elasticsearch_url=f"http://{gate['keywords'].address}",
-            elasticsearch_index=f"faults-{suffix}",
-            vector_index="embedded",
-            mq_vendor="rabbitmq",
-            rabbitmq_url=f"amqp://guest:guest@{gate['broker'].address}/%2F",
-            parse_task_topic=f"faults-tasks-{suffix}",
-            parse_result_topic=self.result_topic,
-            run_heartbeat_seconds=0.1,
-            stale_run_seconds=0.5,
+            data_dir, **self.options, run_heartbeat_seconds=0.1, stale_run_seconds=0.5
         )
         self.trigger = StageTrigger()
         self.vectors_dir = data_dir / "vectors"
@@ -340,13 +344,33 @@ class FaultCampaign:
 
     # -- one cell -------------------------------------------------------------------------
 
+    def worker_container(self) -> Container:
+        """The container of a `ragline worker` on the same servers, with the default
+        heartbeat and stale-run settings (the backlog cells run a real worker)."""
+        container = container_for(self.data_dir, **self.options)
+        container.embedders.override(providers.Object(ConstantResolver()))
+        container.vectors.override(providers.Resource(_embedded_index, self.vectors_dir))
+        return container
+
+    def next_dataset(self) -> int:
+        """A dataset of its own for the next document (a scope search finds only it)."""
+        return CONTROL_DATASET + 1 + self._documents
+
+    def fault(self, dependency: str) -> TcpGate | VectorLock:
+        return self.vector_lock if dependency == "vectors" else self.servers.gate[dependency]
+
     async def cell(self, dependency: str, stage: Stage) -> CellResult:
         result = CellResult(dependency, stage.value)
-        task = await self.new_task(CONTROL_DATASET + 1 + self._documents)
-        fault = self.vector_lock if dependency == "vectors" else self.servers.gate[dependency]
+        task = await self.new_task(self.next_dataset())
+        fault = self.fault(dependency)
         self.trigger.armed = (task.task_id, stage.value, fault.cut)
+        delivery = self.delivery(task)
+        held = False
         try:
-            await self.consumer.process(self.delivery(task))
+            try:
+                await self.consumer.process(delivery)
+            except DependencyUnavailable:  # left on the broker, as a worker leaves it
+                held = True
             if dependency == "broker":
                 await self.relay.relay_once()  # the broker is away: the result stays owed
                 result.result_while_down = await self.outbox_status(task.task_id)
@@ -355,6 +379,10 @@ class FaultCampaign:
         finally:
             self.trigger.armed = None
             fault.restore()
+        if held:  # the broker delivers it again once the worker resumes
+            await self.consumer.process(delivery)
+        if delivery.settled is None or delivery.settled.startswith("dead-letter"):
+            result.problems.append(f"the delivery ended {delivery.settled}")
         run = await self.finished(task.task_id)
         result.status = run.pipeline_status.value
         result.failed_stage = run.failed_stage.value if run.failed_stage else None
@@ -550,10 +578,24 @@ async def run_campaign(
 ) -> list[CellResult]:
     """Every cell on one set of servers and one container; the servers are stopped and the
     database dropped at the end."""
+    results, _ = await run_campaign_with_backlogs(cells, (), root)
+    return results
+
+
+async def run_campaign_with_backlogs(
+    cells: Sequence[tuple[str, Stage]],
+    backlogs: Sequence[str],
+    root: Path | None = None,
+    *,
+    backlog_tasks: int = 50,
+    outage_seconds: float = 5.0,
+) -> tuple[list[CellResult], list[BacklogResult]]:
+    """The stage cells, then a backlog-during-outage cell per dependency in `backlogs`."""
     own = root is None
     base = Path(tempfile.mkdtemp(prefix="ragline-faults-")) if root is None else root
     servers = await asyncio.to_thread(Servers, base)
     results: list[CellResult] = []
+    held: list[BacklogResult] = []
     try:
         campaign = FaultCampaign(servers, base / "data")
         try:
@@ -562,10 +604,14 @@ async def run_campaign(
                 cell = await campaign.cell(dependency, stage)
                 log.info("%s @ %s: %s %s", dependency, stage.value, cell.outcome, cell.problems)
                 results.append(cell)
+            for dependency in backlogs:
+                backlog = await backlog_cell(campaign, dependency, backlog_tasks, outage_seconds)
+                log.info("backlog, %s away: %s %s", dependency, backlog.outcome, backlog.problems)
+                held.append(backlog)
         finally:
             await campaign.close()
     finally:
         await asyncio.to_thread(servers.close)
         if own:
             shutil.rmtree(base, ignore_errors=True)
-    return results
+    return results, held

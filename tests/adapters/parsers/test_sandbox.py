@@ -328,3 +328,34 @@ def test_ocr_still_reads_an_image_with_the_data_dir_hidden(tmp_path: Path) -> No
         assert [w.unrestricted for w in parser._idle] == [None]  # Landlock was in force
     assert parsed.backend == "tesseract"
     assert all(word in parsed.markdown for word in EN_WORDS)
+
+
+class _RecordingSandbox(SandboxedParser):
+    """The real pool, with every reply the parent receives kept."""
+
+    replies: list[bytes]
+
+    def _exchange(self, worker: object, request: bytes, max_seconds: float) -> bytes:
+        reply = super()._exchange(worker, request, max_seconds)  # type: ignore[arg-type]
+        self.replies.append(reply)
+        return reply
+
+
+def test_the_worker_replies_with_where_the_text_is_not_the_text(tmp_path: Path) -> None:
+    """Issue 24: the document's text comes back through a file in the pool's own folder,
+    read once and deleted; the reply (JSON) carries its size, so it does not grow with the
+    document (a 100 MB text as a JSON string was held four times over)."""
+    line = "Steep green tea at eighty degrees for two minutes, 绿茶.\n"
+    source = tmp_path / "tea.txt"
+    text = "Tea notes\n\n" + line * 20_000  # ~1.2 MB; the title is the first line
+    source.write_text(text, encoding="utf-8")
+    text_dir = tmp_path / "workspace"
+    with _RecordingSandbox(max_workers=1, text_dir=text_dir) as sandbox:
+        sandbox.replies = []
+        parsed = sandbox.parse(source, "txt", NAIVE)
+        assert parsed.markdown == text
+        [reply] = sandbox.replies
+        assert b"Steep green tea" not in reply
+        assert len(reply) < 1_000
+        assert [list(folder.iterdir()) for folder in text_dir.iterdir()] == [[]]  # read, deleted
+    assert list(text_dir.iterdir()) == []  # the pool's folder goes on close
