@@ -75,7 +75,7 @@ class Container(containers.DeclarativeContainer):
     workspace = providers.Singleton(factories.workspace, settings=settings)
     pipeline_settings = providers.Singleton(factories.pipeline_settings, settings=settings)
 
-    # the parse cache (ADR-0003): planning, batch workers, reading
+    # the parse cache (docs/design/0003-parse-cache.md): planning, batch workers, reading
     page_counter = providers.Singleton(factories.page_counter)
     parse_cache_settings = providers.Singleton(factories.parse_cache_settings, settings=settings)
     # the one check of every object reference a caller names (docs/security.md)

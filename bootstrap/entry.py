@@ -56,6 +56,14 @@ def use_cases_of(container: Container) -> UseCases:
     )
 
 
+async def shut_down(container: Container) -> None:
+    """Close every resource the container opened (dependency-injector returns None, not an
+    awaitable, when no async resource was ever opened)."""
+    closing = container.shutdown_resources()
+    if closing is not None:
+        await closing
+
+
 def entry_for(container: Container) -> Entry:
     """What the CLI, the HTTP API and `ragline worker` are handed for this container."""
 
@@ -68,9 +76,7 @@ def entry_for(container: Container) -> Entry:
         return await obtain(lambda: container.worker(**chosen))
 
     async def close() -> None:
-        closing = container.shutdown_resources()
-        if closing is not None:
-            await closing
+        await shut_down(container)
 
     return Entry(
         use_cases=use_cases_of(container),

@@ -1,4 +1,5 @@
-"""Shared test configuration; server fixtures (brokers, S3, Elasticsearch) are in tests/services."""
+"""Shared test configuration; the server fixtures (brokers, S3, Elasticsearch) come from
+ragline.testing.services."""
 
 import os
 
@@ -23,4 +24,4 @@ settings.register_profile(
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
-pytest_plugins = ["tests.services.fixtures", "tests.services.echo_server"]
+pytest_plugins = ["ragline.testing.services.fixtures", "ragline.testing.services.echo_server"]

@@ -1,7 +1,8 @@
-"""ExtractMarkdown: one file to Markdown, synchronously, for integration testing (seed 002
-`extract_sync`). The same parser and limits as CLEANING (sandboxed, bounded in time, memory
-and output); nothing is stored and no run is recorded. An object is read only if the caller
-may name it (ReferencePolicy: a tenant its own `<user_id>/` keys of the tenant buckets).
+"""ExtractMarkdown: one file to Markdown, synchronously, for integration testing
+(docs/design/0005-wire-contract.md `extract_sync`). The same parser and limits as CLEANING
+(sandboxed, bounded in time, memory and output); nothing is stored and no run is recorded. An object
+is read only if the caller may name it (ReferencePolicy: a tenant its own `<user_id>/` keys of the
+tenant buckets).
 """
 
 from __future__ import annotations

@@ -215,12 +215,12 @@ class ReindexDocument:
     Markdown stored by the run that owns the document's index (its newest run when none
     does), through the ordinary pipeline.
 
-    Why a new task and not a retry: the retry rules (SPEC §4.6) only take over a FAILED,
-    not yet superseded run, and a re-index is asked of a SUCCESS one; bending them would
-    weaken the race arbitration they exist for. So the re-index is a fresh run (new
-    task_id `<owner>-x<N>`, the first such id not taken) of the *same document* (user,
-    dataset, original_file_id, document_parse_task_id) whose source is the stored Markdown,
-    as `file_type` md: the
+    Why a new task and not a retry: the retry rules (invariant 6 of
+    docs/design/0002-run-state-machine.md) only take over a FAILED, not yet superseded run, and a
+    re-index is asked of a SUCCESS one; bending them would weaken the race arbitration they exist
+    for. So the re-index is a fresh run (new task_id `<owner>-x<N>`, the first such id not taken) of
+    the *same document* (user, dataset, original_file_id, document_parse_task_id) whose source is
+    the stored Markdown, as `file_type` md: the
     pipeline's passthrough rule then applies — CLEANING neither converts nor copies (no
     re-parse, the source file is not read), CHUNKING re-chunks the stored Markdown with the
     current plan and replaces the chunk set atomically (deleting the document's stale

@@ -1,4 +1,4 @@
-"""`ragline doctor` (and the coming health endpoint): does each configured part answer?"""
+"""`ragline doctor` and `/readyz`: does each configured part answer?"""
 
 from ragline.application.health.check_health import (
     Check,

@@ -1,5 +1,5 @@
-"""The parse cache's use cases (ADR-0003): request a parse (plan + persist), run batches,
-read statuses, coverage and Markdown. See docs/parse-cache.md."""
+"""The parse cache's use cases (docs/design/0003-parse-cache.md): request a parse (plan + persist),
+run batches, read statuses, coverage and Markdown. See docs/parse-cache.md."""
 
 from ragline.application.parsing.batch_runner import (
     BatchFailure,

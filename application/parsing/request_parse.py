@@ -27,7 +27,7 @@ from ragline.domain.parse_batch import (
 
 @attrs.frozen
 class ParseResponse:
-    """The answer of `POST /parses` (ADR-0003): wait = reused + created."""
+    """The answer of `POST /parses` (docs/design/0003-parse-cache.md): wait = reused + created."""
 
     sha256: str
     tier: ParseTier

@@ -1,4 +1,5 @@
-"""The parse-task use case: one ParseTask in, one terminal result out (SPEC §3-§5).
+"""The parse-task use case: one ParseTask in, one terminal result out
+(docs/design/0001-pipeline-contract.md, docs/design/0005-wire-contract.md).
 
 `ParseTaskPipeline` is the thin orchestrator (validate, idempotency, retry branch) of a task
 the consumer edge already decoded (`ragline.application.tasks.ParseTaskCommand`);

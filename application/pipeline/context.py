@@ -13,7 +13,8 @@ MARKDOWN_PASSTHROUGH_TYPES: frozenset[str] = frozenset({"md", "markdown"})
 
 
 def is_markdown_source(task: ParseTaskCommand) -> bool:
-    """md/markdown sources are not converted and not copied (SPEC §3)."""
+    """md/markdown sources are not converted and not copied
+    (docs/design/0001-pipeline-contract.md)."""
     return task.file_type.lower() in MARKDOWN_PASSTHROUGH_TYPES
 
 

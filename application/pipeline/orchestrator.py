@@ -1,9 +1,10 @@
-"""ParseTaskPipeline: the thin orchestrator of SPEC §3-§4 (seed 000 "薄编排").
+"""ParseTaskPipeline: the thin orchestrator of
+docs/design/0001-pipeline-contract.md and docs/design/0002-run-state-machine.md.
 
 It takes a task already decoded at the consumer edge, validates it, holds the idempotency
-barrier (unique task_id), converges redeliveries, runs the retry branch of SPEC §4.6 in one
-unit of work, then hands the run to the declared stages. Every terminal state it writes goes
-into the outbox in the same commit (`ResultOutbox`).
+barrier (unique task_id), converges redeliveries, runs the retry branch of invariant 6 of
+docs/design/0002-run-state-machine.md in one unit of work, then hands the run to the declared
+stages. Every terminal state it writes goes into the outbox in the same commit (`ResultOutbox`).
 
 A known task_id is a redelivery only when the message names the stored run's tenant and
 file; any other message with it is DUPLICATE_TASK: dead-lettered, nothing stored, nothing
@@ -293,7 +294,8 @@ class ParseTaskPipeline:
     # -- steps --------------------------------------------------------------------------
 
     async def _settle_existing(self, identity: TaskIdentity) -> PipelineOutcome | None:
-        """The idempotency barrier: a known task_id never runs again (SPEC §3)."""
+        """The idempotency barrier: a known task_id never runs again
+        (docs/design/0001-pipeline-contract.md)."""
         async with self.services.uow() as uow:
             return await self._settle_in(uow, identity)
 
@@ -358,7 +360,8 @@ class ParseTaskPipeline:
     async def _open_retry(
         self, task: ParseTaskCommand, identity: TaskIdentity, payload: str
     ) -> tuple[ParseRun, int] | PipelineOutcome:
-        """SPEC §4.6 in ONE unit of work: check, supersede by rowcount, derive, add."""
+        """Invariant 6 of docs/design/0002-run-state-machine.md in ONE unit of work: check,
+        supersede by rowcount, derive, add."""
         previous_id = task.previous_task_id
         if previous_id is None:  # the wire format requires it when is_retry
             raise ValueError(f"retry task {task.task_id} names no previous_task_id")

@@ -1,4 +1,5 @@
-"""OutboxRelay: publishes the results the pipeline committed to the outbox (SPEC §4.5).
+"""OutboxRelay: publishes the results the pipeline committed to the outbox (invariant 5 of
+docs/design/0002-run-state-machine.md).
 
 Each pass claims the due rows for a lease (`outbox.claim`), so relays in several workers on
 one database publish disjoint rows; a relay that dies holding a claim delays its rows only

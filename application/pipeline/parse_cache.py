@@ -1,5 +1,5 @@
-"""CLEANING asks the parse cache first (ADR-0003): identical bytes at the same tier are
-never parsed again.
+"""CLEANING asks the parse cache first (docs/design/0003-parse-cache.md): identical bytes at the
+same tier are never parsed again.
 
 Every page of the source is requested without force (so a `ragline ingest --force` re-run, a
 retry from CLEANING and a re-upload of the same bytes reuse done and in-flight batches).

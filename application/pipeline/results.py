@@ -1,4 +1,5 @@
-"""The terminal result of a run, and putting it in the outbox (SPEC §4.5, §5).
+"""The terminal result of a run, and putting it in the outbox (invariant 5 of
+docs/design/0002-run-state-machine.md; docs/design/0005-wire-contract.md).
 
 One mechanism says a result is owed: the aggregate records a terminal event exactly when a
 run becomes terminal, and `queue_owed_results` turns each pending event into the outbox

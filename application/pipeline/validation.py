@@ -1,6 +1,6 @@
 """Task-context validation: a message inconsistent with itself, or naming an object no
 producer may name (docs/security.md), is FAILED INVALID_TASK_CONTEXT before any stage runs
-(SPEC §3)."""
+(docs/design/0001-pipeline-contract.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The temp workspace: one file per task under a configured directory (SPEC §3).
+"""The temp workspace: one file per task under a configured directory
+(docs/design/0001-pipeline-contract.md).
 
 Cleaned at start-up (leftovers of a crashed process), one temp file per task, deleted as soon
 as the Markdown exists and again in `finally`.

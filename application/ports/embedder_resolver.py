@@ -1,8 +1,8 @@
 """Embedder resolver port: a user's EMBEDDING configuration -> the Embedder to use.
 
-VECTORIZING embeds with the model the user configured (SPEC §3 "Embedding per user"). The
-adapter decides how a (provider, model, base_url, api_key) becomes an Embedder and may cache
-them; the api_key must never reach a log line or an exception message.
+VECTORIZING embeds with the model the user configured (docs/design/0001-pipeline-contract.md
+"Embedding per user"). The adapter decides how a (provider, model, base_url, api_key) becomes an
+Embedder and may cache them; the api_key must never reach a log line or an exception message.
 """
 
 from __future__ import annotations

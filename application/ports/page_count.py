@@ -1,8 +1,8 @@
 """PageCounter port: how many pages a file has, before it is parsed.
 
-The parse cache plans by pages (ADR-0003): a request without a page range means every page,
-and a large PDF is split into page-range batches, so the count is needed up front. A
-non-paged file is one page.
+The parse cache plans by pages (docs/design/0003-parse-cache.md): a request without a page range
+means every page, and a large PDF is split into page-range batches, so the count is needed up front.
+A non-paged file is one page.
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@
 A business deployment stores per-user configs (an OpenAI-compatible provider with an
 encrypted API key); a laptop has none, so the first `ragline ingest` of a user stores the
 default the settings name. Nothing else provisions: a worker or the HTTP API answers a user
-without a config LLM_CONFIG_MISSING (seed 000, LINK-91: EMBEDDING is required, no system
-fallback on the write path), so the business side asks its user to configure a model.
+without a config LLM_CONFIG_MISSING (docs/design/0001-pipeline-contract.md: EMBEDDING is required,
+no system fallback on the write path), so the business side asks its user to configure a model.
 """
 
 from __future__ import annotations

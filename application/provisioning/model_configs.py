@@ -4,11 +4,11 @@ The API key is write-only: what the use case returns (`ModelConfigView`) says on
 one is stored (`api_key_set`), never the key; storage keeps it encrypted. Setting a config
 without a key keeps the stored key unless `clear_api_key` is asked.
 
-The dimension guard (SPEC §3: a model whose output dimension differs from the collection's
-fails with EMBEDDING_DIMENSION_UNSUPPORTED): a user whose child chunks may have dense vectors
-stored (`chunks.count_user_vectors`) cannot switch the EMBEDDING config to another dimension,
-nor delete it (the next config could then name any dimension): their vectors were written
-with the current dimension, and search and every resumed run would embed with the new one.
+The dimension guard (docs/design/0001-pipeline-contract.md: a model whose output dimension differs
+from the collection's fails with EMBEDDING_DIMENSION_UNSUPPORTED): a user whose child chunks may
+have dense vectors stored (`chunks.count_user_vectors`) cannot switch the EMBEDDING config to
+another dimension, nor delete it (the next config could then name any dimension): their vectors were
+written with the current dimension, and search and every resumed run would embed with the new one.
 Delete the user's documents first (DeleteDocument), then change the model and ingest again.
 Vectors and the config are checked in the same unit of work as the write.
 
@@ -40,7 +40,7 @@ class ModelConfigRefused(ValueError):
 
 
 class DimensionChangeRefused(ModelConfigRefused):
-    """The user has vectors of the current dimension (SPEC §3)."""
+    """The user has vectors of the current dimension (docs/design/0001-pipeline-contract.md)."""
 
 
 class ModelUnusable(ModelConfigRefused):

@@ -1,4 +1,5 @@
-"""RetryRun: publish a manual retry of a FAILED run and wait for its result (SPEC §4.6).
+"""RetryRun: publish a manual retry of a FAILED run and wait for its result (invariant 6 of
+docs/design/0002-run-state-machine.md).
 
 The retry is the run's own stored task again (`ParseTaskCommand.retry_of`), so it names
 the same file and tenant; its references are checked against who asks, as any submitted

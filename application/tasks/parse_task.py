@@ -1,4 +1,5 @@
-"""ParseTaskCommand: one request to parse one uploaded file and index it (SPEC §5, seed 002).
+"""ParseTaskCommand: one request to parse one uploaded file and index it
+(docs/design/0005-wire-contract.md).
 
 The fields mirror the ParseTask message one to one; the wire adapter has already checked
 their types, so a command is well-typed but not yet validated against itself

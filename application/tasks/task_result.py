@@ -1,4 +1,5 @@
-"""TaskResult: the one terminal notification of a run (SPEC §4.5, §5), before encoding."""
+"""TaskResult: the one terminal notification of a run (invariant 5 of
+docs/design/0002-run-state-machine.md; docs/design/0005-wire-contract.md), before encoding."""
 
 from __future__ import annotations
 

@@ -11,8 +11,6 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import os
-import platform
 import statistics
 import time
 import tracemalloc
@@ -21,6 +19,7 @@ from typing import Any
 
 from benchmarks.chunking.corpus import chinese_markdown, cpython_markdown
 from benchmarks.chunking.peers import PEERS, SUBSET, SUBSET_CHARS, Chunker
+from benchmarks.machine import machine_facts
 
 RESULTS = Path(__file__).resolve().parents[1] / "results" / "chunking.json"
 
@@ -51,25 +50,6 @@ def _peak_memory(chunker: Chunker, text: str) -> int:
         tracemalloc.stop()
     del result
     return peak
-
-
-def _machine() -> dict[str, Any]:
-    cpu = ""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    load = os.getloadavg() if hasattr(os, "getloadavg") else (0.0, 0.0, 0.0)
-    return {
-        "cpu": cpu,
-        "cores": os.cpu_count(),
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "load_average_1m": round(load[0], 2),
-    }
 
 
 def main() -> None:
@@ -121,7 +101,7 @@ def main() -> None:
         "target_chars": 512,
         "repeat": args.repeat,
         "timestamp_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "machine": _machine(),
+        "machine": machine_facts(),
         "results": rows,
     }
     RESULTS.parent.mkdir(parents=True, exist_ok=True)

@@ -36,9 +36,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.chunking.__main__ import _machine
 from benchmarks.ingest.corpus import library_pages, prose_file
 from benchmarks.ingest.ragline_run import ingest
+from benchmarks.machine import machine_facts
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "results" / "ingest.json"
@@ -266,7 +266,7 @@ def main() -> None:
     report: dict[str, Any] = {
         "benchmark": "ingest",
         "timestamp_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "machine": _machine(),
+        "machine": machine_facts(),
         "corpus": {
             "source": "python3.11-doc library/*.html -> Markdown (html2text), first pages",
             "pages": len(pages),

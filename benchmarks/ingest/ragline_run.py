@@ -11,14 +11,15 @@ from typing import Any
 
 from dependency_injector import providers
 
-from benchmarks.ingest.fake import ConstantResolver
 from ragline.adapters.inbound.cli.walk import find_sources
 from ragline.application.health import obtain
 from ragline.application.ingest.identity import SourceFile, identify
 from ragline.application.ingest.use_case import FileAction, FileOutcome, IngestObserver
 from ragline.application.ports.repositories.scope import DocumentScope
 from ragline.bootstrap.container import container_for
+from ragline.bootstrap.entry import shut_down
 from ragline.domain.parse_run import Stage, StageStatus
+from ragline.testing.services.constant_embedder import ConstantResolver
 
 USER, DATASET = "1", "1"  # ids are integers on the wire
 
@@ -60,7 +61,7 @@ async def ingest(
                 sources, USER, DATASET, observer or QuietObserver(), force=force
             )
     finally:
-        await container.shutdown_resources()
+        await shut_down(container)
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
     stage_ms: dict[str, int] = defaultdict(int)
     for outcome in summary.outcomes:
@@ -99,5 +100,5 @@ async def child_texts(
                         texts += [r.text for r in rows]
                     after = rows[-1].order_index
     finally:
-        await container.shutdown_resources()
+        await shut_down(container)
     return count, texts

@@ -26,8 +26,8 @@ from typing import Any
 
 import psutil  # type: ignore[import-untyped]
 
-from benchmarks.chunking.__main__ import _machine
 from benchmarks.ingest.corpus import PROSE, prose_file
+from benchmarks.machine import machine_facts
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "results" / "ingest_memory.json"
@@ -174,7 +174,7 @@ def main() -> None:
     report: dict[str, Any] = {
         "benchmark": "ingest_memory",
         "timestamp_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "machine": _machine(),
+        "machine": machine_facts(),
         "runs": [],
     }
     with tempfile.TemporaryDirectory(prefix="ragline-bench-memory-") as tmp:

@@ -34,8 +34,8 @@ from typing import Any
 
 import psycopg
 
-from benchmarks.campaigns import servers
-from benchmarks.campaigns.crash import (
+from benchmarks.machine import machine_facts
+from campaigns.crash import (
     BUCKET,
     DATASET,
     SAMPLES,
@@ -46,8 +46,8 @@ from benchmarks.campaigns.crash import (
     _env,
     _provision,
 )
-from benchmarks.chunking.__main__ import _machine
 from ragline.contracts.wire import ParseTask, decode_parse_result, encode_parse_task
+from ragline.testing.services import servers
 
 RESULTS = Path(__file__).resolve().parents[1] / "results" / "load.json"
 DEPLOYMENTS = {"1w": (1, 1), "2w": (2, 1), "1w_c4": (1, 4)}  # name: (workers, concurrency)
@@ -196,7 +196,7 @@ async def _deployment(
 
 
 async def bench(tasks: int, file_type: str, skip: set[str], work: Path) -> dict[str, Any]:
-    report: dict[str, Any] = {"machine": _machine(), "tasks": tasks, "file_type": file_type}
+    report: dict[str, Any] = {"machine": machine_facts(), "tasks": tasks, "file_type": file_type}
     with servers.elasticsearch(work) as es_url, servers.constant_embeddings() as emb:
         for broker in ("rabbitmq", "kafka"):
             if broker in skip:

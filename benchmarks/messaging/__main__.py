@@ -25,7 +25,7 @@ from typing import Any
 from ragline.application.ports.messaging import Publisher, TaskSource
 from ragline.contracts.wire import decode_parse_task
 from ragline.testing.kits.messaging import task_body
-from tests.services.fixtures import start_tansu, stop_process
+from ragline.testing.services.fixtures import start_tansu, stop_process
 
 RESULTS = Path(__file__).resolve().parents[1] / "results" / "messaging.json"
 CLEANUPS: list[Callable[[], None]] = []

@@ -26,7 +26,7 @@ from PIL import Image, ImageFilter
 from ragline.adapters.parser.builtin.sandbox import SandboxedParser
 from ragline.application.ports.parser import ParseOptions
 from ragline.domain.parse_batch import ParseTier
-from tests.fixtures.scanned.make_scanned import EN_LINES, ZH_LINES, make_scanned_pdf, render_page
+from ragline.testing.files.scanned import EN_LINES, ZH_LINES, make_scanned_pdf, render_page
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results" / "ocr.json"

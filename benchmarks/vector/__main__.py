@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.chunking.__main__ import _machine
+from benchmarks.machine import machine_facts
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "results" / "vector.json"
@@ -46,7 +46,7 @@ def main() -> None:
     report: dict[str, Any] = {
         "benchmark": "vector",
         "timestamp_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "machine": _machine(),
+        "machine": machine_facts(),
         "note": "shared 2-core machine; other work ran at the same time",
         "setup": {
             "scope": "one (user_id, dataset_id)",

@@ -1,4 +1,5 @@
-"""ParseResult: the one terminal notification per run, sent on the result topic (SPEC §5)."""
+"""ParseResult: the one terminal notification per run, sent on the result topic
+(docs/design/0005-wire-contract.md)."""
 
 from __future__ import annotations
 

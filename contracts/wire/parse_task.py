@@ -1,4 +1,5 @@
-"""ParseTask: the message a business system drops on the task topic (SPEC §5, seed 002).
+"""ParseTask: the message a business system drops on the task topic
+(docs/design/0005-wire-contract.md).
 
 Compatibility rules: new fields are always optional, unknown fields are ignored, old
 messages keep parsing. Types are strict (no "12" -> 12, no 1 -> True) so that a producer

@@ -1,4 +1,5 @@
-"""Parent/child chunking (SPEC §6): structure tree, plans, candidates and the engine."""
+"""Parent/child chunking (docs/design/0004-chunking.md): structure tree, plans, candidates and the
+engine."""
 
 from ragline.domain.chunking.candidate import (
     Anchor,

@@ -1,4 +1,5 @@
-"""The parent/child chunking engine (SPEC §6): structure first, pipelines as the fallback.
+"""The parent/child chunking engine (docs/design/0004-chunking.md): structure first, pipelines as
+the fallback.
 
 Compute, then commit: `chunk_document` only returns candidates; nothing is written.
 Parent seeds follow one of three paths — the section tree refined by the remaining steps; the
@@ -42,7 +43,7 @@ _NO_HEADINGS: list[int] = []
 
 
 class ParentPath(StrEnum):
-    """Which SPEC §6 path produced the parent seeds."""
+    """Which docs/design/0004-chunking.md path produced the parent seeds."""
 
     STRUCTURE = "STRUCTURE"  # section seeds, refined by the remaining steps
     STRUCTURE_YIELDED_NOTHING = "STRUCTURE_YIELDED_NOTHING"  # full pipeline on the whole text

@@ -1,4 +1,5 @@
-"""Parse batches and the parse cache (ADR-0003): what was parsed, at which tier, which pages.
+"""Parse batches and the parse cache (docs/design/0003-parse-cache.md): what was parsed, at which
+tier, which pages.
 
 Pure: stdlib + attrs, times and ids passed in.
 """

@@ -1,4 +1,5 @@
-"""The planning rule of a parse request (ADR-0003) and the read rule of the cache.
+"""The planning rule of a parse request (docs/design/0003-parse-cache.md) and the read rule of the
+cache.
 
 Planning: given what is already known about (sha256, tier) — done batches and active
 (pending/parsing) batches — decide which batches a request waits on:

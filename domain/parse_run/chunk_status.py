@@ -2,7 +2,8 @@
 
 A move names the statuses it may start from; storage runs it as
 `UPDATE ... SET status = :to WHERE id IN (...) AND status IN (:allowed_from)` and checks the
-rowcount. No move starts from SUCCESS, so a SUCCESS chunk is never re-done (SPEC §3).
+rowcount. No move starts from SUCCESS, so a SUCCESS chunk is never re-done
+(docs/design/0001-pipeline-contract.md).
 """
 
 from __future__ import annotations
@@ -51,7 +52,8 @@ del _S
 
 
 def needs_indexing(status: ChunkIndexStatus) -> bool:
-    """Whether a resumed stage must (re)index this chunk: everything but SUCCESS (SPEC §4.7).
+    """Whether a resumed stage must (re)index this chunk: everything but SUCCESS (invariant 7 of
+    docs/design/0002-run-state-machine.md).
 
     A chunk left INDEXING by an interrupted run is first moved to FAILED with `FAIL`, then
     BEGIN_INDEXING takes it like any other failed chunk.

@@ -1,4 +1,5 @@
-"""Domain errors: every illegal move names the SPEC rule it would have broken."""
+"""Domain errors: every illegal move names the invariant it would have broken
+(docs/design/0002-run-state-machine.md)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import ClassVar
 class DomainError(Exception):
     """An illegal move on the parse-run state machine; the aggregate is left unchanged."""
 
-    rule: ClassVar[str] = "SPEC §4"
+    rule: ClassVar[str] = "an invariant of docs/design/0002-run-state-machine.md"
 
     def __init__(self, detail: str) -> None:
         super().__init__(f"{detail} (breaks {self.rule})")
@@ -18,44 +19,44 @@ class DomainError(Exception):
 class StageOrderViolation(DomainError):
     """A stage was started while an earlier stage had not succeeded."""
 
-    rule = "SPEC §4.1: a stage starts only when every earlier stage is SUCCESS"
+    rule = "invariant 1: a stage starts only when every earlier stage is SUCCESS"
 
 
 class RunAlreadyTerminal(DomainError):
     """A command tried to move a SUCCESS or FAILED run."""
 
-    rule = "SPEC §4.3: a terminal run is final, no automatic retries inside a run"
+    rule = "invariant 3: a terminal run is final, no automatic retries inside a run"
 
 
 class IllegalStageTransition(DomainError):
     """A stage was asked to move from a status that does not allow it."""
 
-    rule = "SPEC §4.2/§4.4: stages move PENDING -> PROCESSING -> SUCCESS | FAILED"
+    rule = "invariants 2 and 4: stages move PENDING -> PROCESSING -> SUCCESS | FAILED"
 
 
 class RejectAfterStart(DomainError):
     """Task validation failed after a stage had already started."""
 
-    rule = "SPEC §4.2: validation failures happen before the first stage start"
+    rule = "invariant 2: validation failures happen before the first stage start"
 
 
 class MarkdownCoordinatesRequired(DomainError):
     """CLEANING succeeded without saying where its Markdown is."""
 
-    rule = "SPEC §4.6/§4.7: a run past CLEANING has Markdown coordinates to resume from"
+    rule = "invariants 6 and 7: a run past CLEANING has Markdown coordinates to resume from"
 
 
 class NotAnInheritedStage(DomainError):
     """A skip was asked for a stage that this run did not inherit as SUCCESS."""
 
-    rule = "SPEC §4.7: a retry run skips only inherited SUCCESS stages"
+    rule = "invariant 7: a retry run skips only inherited SUCCESS stages"
 
 
 class RetryNotAllowed(DomainError):
     """A retry was asked for a run that may not be retried (or by a non-winner)."""
 
     rule = (
-        "SPEC §4.6: retry only a FAILED, not yet superseded run with Markdown when it "
+        "invariant 6: retry only a FAILED, not yet superseded run with Markdown when it "
         "recovers after CLEANING"
     )
 
@@ -63,10 +64,13 @@ class RetryNotAllowed(DomainError):
 class NotTerminal(DomainError):
     """A terminal result was asked of a run that has not finished."""
 
-    rule = "SPEC §4.5: the terminal notification follows the terminal state"
+    rule = "invariant 5: the terminal notification follows the terminal state"
 
 
 class IllegalChunkStatusMove(DomainError):
     """A chunk index status move was applied from a status it does not allow."""
 
-    rule = "SPEC §3: chunk status moves are compare-and-set; a SUCCESS chunk is never redone"
+    rule = (
+        "chunk status moves are compare-and-set; a SUCCESS chunk is never redone"
+        " (docs/design/0001-pipeline-contract.md)"
+    )

@@ -2,8 +2,8 @@
 
 A run records its event at the moment it becomes terminal and at no other time, so
 "pull the events after the terminal state is committed, then notify" gives exactly one
-notification per run (SPEC §4.5). A redelivered terminal task rebuilds its result with
-`terminal_result` instead; that resend is not a new event.
+notification per run (invariant 5 of docs/design/0002-run-state-machine.md). A redelivered terminal
+task rebuilds its result with `terminal_result` instead; that resend is not a new event.
 """
 
 from __future__ import annotations

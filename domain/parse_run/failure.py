@@ -1,4 +1,5 @@
-"""Failure codes (SPEC §3), their user-facing messages, and the stored `CODE:detail` reason.
+"""Failure codes (docs/design/0001-pipeline-contract.md), their user-facing messages, and the stored
+`CODE:detail` reason.
 
 The reason column holds at most 512 characters; truncation keeps a valid string and marks
 itself so a reader knows the detail was cut.
@@ -25,7 +26,8 @@ class CodeInfo:
 
 
 class FailureCode(enum.Enum):
-    """Every failure code of SPEC §3; the value is what goes before ':' in failure_reason."""
+    """Every failure code of docs/design/0001-pipeline-contract.md; the value is what goes before
+    ':' in failure_reason."""
 
     INVALID_TASK_CONTEXT = "INVALID_TASK_CONTEXT"
     DUPLICATE_TASK = "DUPLICATE_TASK"

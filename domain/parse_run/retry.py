@@ -1,4 +1,5 @@
-"""Whether a failed run may be retried (SPEC §4.6), as a pure check returning a reason.
+"""Whether a failed run may be retried (invariant 6 of docs/design/0002-run-state-machine.md), as a
+pure check returning a reason.
 
 The check is what the persistence layer's supersede compare-and-set protects: two retries
 may both pass it on the same snapshot, and the rowcount of

@@ -315,7 +315,8 @@ class ParseRun:
         return None
 
     def supersede(self, by_task_id: str) -> None:
-        """Record the retry that took this FAILED run over (once, SPEC §4.6)."""
+        """Record the retry that took this FAILED run over (once, invariant 6 of
+        docs/design/0002-run-state-machine.md)."""
         refusal = retry_refusal(self, by_task_id)
         if refusal is not None:
             raise RetryNotAllowed(f"run {self.task_id} cannot be retried: {refusal.value}")

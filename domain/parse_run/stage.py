@@ -7,8 +7,9 @@ the CLI's stage columns and the docs' stage lists all follow from it; adding a s
 member here (with its code in failure.py) plus its class in application/pipeline/stages/
 (docs/pipeline.md walks it).
 
-Order matters: a stage may start only when every earlier stage succeeded (SPEC §4.1),
-and the recovery point of a failed run is the first stage that has not succeeded.
+Order matters: a stage may start only when every earlier stage succeeded (invariant 1 of
+docs/design/0002-run-state-machine.md), and the recovery point of a failed run is the first stage
+that has not succeeded.
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ class StageName(str):
 
 
 class Stage(enum.Enum):
-    """Pipeline stages in execution order (SPEC §3): the one declaration of the stages."""
+    """Pipeline stages in execution order (docs/design/0001-pipeline-contract.md): the one
+    declaration of the stages."""
 
     CLEANING = StageName("CLEANING", label="clean", failure_code=FailureCode.PARSE_ENGINE_FAILED)
     CHUNKING = StageName("CHUNKING", label="chunk", failure_code=FailureCode.CHUNKING_FAILED)
@@ -96,7 +98,8 @@ _check_declaration()
 
 
 class StageStatus(enum.Enum):
-    """Status of one stage of one run; survives redelivery (SPEC §4.4)."""
+    """Status of one stage of one run; survives redelivery (invariant 4 of
+    docs/design/0002-run-state-machine.md)."""
 
     PENDING = "PENDING"
     PROCESSING = "PROCESSING"
@@ -114,7 +117,8 @@ class PipelineStatus(enum.Enum):
 
     @property
     def is_terminal(self) -> bool:
-        """SUCCESS and FAILED are final: no automatic retry inside a run (SPEC §4.3)."""
+        """SUCCESS and FAILED are final: no automatic retry inside a run (invariant 3 of
+        docs/design/0002-run-state-machine.md)."""
         return self in (PipelineStatus.SUCCESS, PipelineStatus.FAILED)
 
 

@@ -1,7 +1,8 @@
 """Commands on a ParseRun as values, plus an independent model of what each one must do.
 
-The model (`expected_error`, `expected_after`) restates SPEC §4 without reusing the
-aggregate's code, so the state machine can compare the real aggregate against it.
+The model (`expected_error`, `expected_after`) restates docs/design/0002-run-state-machine.md
+without reusing the aggregate's code, so the state machine can compare the real aggregate against
+it.
 """
 
 from __future__ import annotations
@@ -112,8 +113,8 @@ def _first_not_success(run: ParseRun) -> Stage | None:
 
 
 def expected_error(run: ParseRun, command: Command) -> type[Exception] | None:
-    """The error SPEC §4 demands for `command` on `run` (ValueError for a negative
-    duration), or None when the move is legal."""
+    """The error docs/design/0002-run-state-machine.md demands for `command` on `run` (ValueError
+    for a negative duration), or None when the move is legal."""
     if isinstance(command, Supersede):
         needs_markdown = run.stages[Stage.CLEANING].status is SUCCESS
         if (
@@ -154,7 +155,8 @@ def expected_error(run: ParseRun, command: Command) -> type[Exception] | None:
 
 
 def expected_refusal(previous: ParseRun, new_task_id: str) -> RetryRefusal | None:
-    """SPEC §4.6 restated: why `new_task_id` may not retry `previous` (first rule broken)."""
+    """Invariant 6 of docs/design/0002-run-state-machine.md restated: why `new_task_id` may not
+    retry `previous` (first rule broken)."""
     if previous.identity.task_id == new_task_id:
         return RetryRefusal.SAME_TASK_ID
     if previous.pipeline_status is not PipelineStatus.FAILED:

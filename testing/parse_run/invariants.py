@@ -1,4 +1,5 @@
-"""SPEC §4 invariants as plain checks; each raises InvariantViolation naming its number.
+"""Invariants of docs/design/0002-run-state-machine.md as plain checks; each raises
+InvariantViolation naming its number.
 
 `check_run` holds for any single stored run, `check_step` for any accepted command
 (before -> after), `check_events` for what a run has announced, `check_durable_before_notify`
@@ -30,12 +31,12 @@ RUNNING = StageStatus.PROCESSING
 
 
 class InvariantViolation(AssertionError):
-    """A SPEC §4 invariant does not hold."""
+    """An invariant of docs/design/0002-run-state-machine.md does not hold."""
 
 
 def _require(condition: bool, invariant: int, message: str) -> None:
     if not condition:
-        raise InvariantViolation(f"SPEC §4.{invariant}: {message}")
+        raise InvariantViolation(f"invariant {invariant}: {message}")
 
 
 def _first_not_success(run: ParseRun) -> Stage | None:

@@ -1,9 +1,10 @@
 """Hypothesis state machines over the parse-run domain, reusable on any RunStore.
 
 `ParseRunMachine` drives random starts, successes, failures, illegal moves, racing
-redeliveries and chains of (racing) retries through a store, and checks SPEC §4 after
-every step. Run it as `TestX = ParseRunMachine.TestCase`, or subclass it and override
-`make_store()` to run it on your own persistence.
+redeliveries and chains of (racing) retries through a store, and checks
+docs/design/0002-run-state-machine.md after every step. Run it as `TestX =
+ParseRunMachine.TestCase`, or subclass it and override `make_store()` to run it on your own
+persistence.
 """
 
 from __future__ import annotations
@@ -85,7 +86,8 @@ SUCCESS = StageStatus.SUCCESS
 
 
 class ParseRunMachine(RuleBasedStateMachine):
-    """Random workloads on a store of runs, with every SPEC §4 invariant after each step.
+    """Random workloads on a store of runs, with every invariant of
+    docs/design/0002-run-state-machine.md after each step.
 
     The machine plays the application too: `persist_then_publish` is its commit-then-notify
     order, and every notification is counted per task and cause ("open", "command",
@@ -96,7 +98,8 @@ class ParseRunMachine(RuleBasedStateMachine):
 
     runs = Bundle("runs")
     # Compare every command with the independent model (commands.py). The mutant tests
-    # turn it off to show that the SPEC §4 invariants alone find a broken domain.
+    # turn it off to show that the invariants of docs/design/0002-run-state-machine.md alone find a
+    # broken domain.
     compare_with_model: ClassVar[bool] = True
 
     def __init__(self) -> None:
@@ -129,7 +132,8 @@ class ParseRunMachine(RuleBasedStateMachine):
         return run
 
     def persist_then_publish(self, write: Callable[[], bool], run: ParseRun, cause: str) -> None:
-        """The application's order (SPEC §4.5): commit the run, then send its events."""
+        """The application's order (invariant 5 of docs/design/0002-run-state-machine.md): commit
+        the run, then send its events."""
         assert write(), f"{cause}: the store refused the write of {run.task_id}"
         self.publish(run, cause)
 

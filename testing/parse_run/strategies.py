@@ -37,7 +37,7 @@ def stages() -> st.SearchStrategy[Stage]:
 
 
 def failure_codes() -> st.SearchStrategy[FailureCode]:
-    """Any SPEC §3 failure code."""
+    """Any docs/design/0001-pipeline-contract.md failure code."""
     return st.sampled_from(list(FailureCode))
 
 

@@ -13,8 +13,8 @@ from ragline.application.chunking import ChunkDocument, LlmBoundaryProposer
 from ragline.application.chunking.boundaries import parse_boundaries
 from ragline.application.ports.llm import LlmError, LlmTimeout
 from ragline.domain.chunking import SourceType
+from ragline.testing.services.echo_server import EchoingServer, leaked
 from tests.chunking.conftest import Behaviour, FakeOpenAI
-from tests.services.echo_server import EchoingServer, leaked
 
 
 def test_completion_round_trip(openai_server: FakeOpenAI) -> None:

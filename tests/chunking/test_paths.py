@@ -1,5 +1,5 @@
-"""SPEC §6 paths, one by one: plan validation, the three parent-seed paths, child paths, the
-child fallback, the three cleanup rounds, trimming, ids."""
+"""docs/design/0004-chunking.md paths, one by one: plan validation, the three parent-seed paths,
+child paths, the child fallback, the three cleanup rounds, trimming, ids."""
 
 from __future__ import annotations
 

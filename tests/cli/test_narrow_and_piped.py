@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 
 from ragline.adapters.inbound.cli import build_cli
 from ragline.bootstrap.cli import _entry
-from tests.e2e.ragline_process import command
+from ragline.testing.services.ragline_cli import command
 
 WIDTH = 80
 PARAGRAPH = (

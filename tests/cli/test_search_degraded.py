@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from ragline.adapters.inbound.cli import build_cli
 from ragline.bootstrap.cli import _entry
-from tests.services.fixtures import start_noida, stop_process
+from ragline.testing.services.fixtures import start_noida, stop_process
 
 
 def test_search_names_the_missing_retriever_on_stderr(tmp_path: Path) -> None:

@@ -1,4 +1,5 @@
-"""ParseTask / ParseResult follow SPEC §5: required fields, defaults, strict types."""
+"""ParseTask / ParseResult follow docs/design/0005-wire-contract.md: required fields, defaults,
+strict types."""
 
 from __future__ import annotations
 

@@ -1,11 +1,11 @@
 """The fault campaign, reduced: each dependency goes away once, at a different stage
-(`python -m benchmarks.campaigns.faults` runs every stage x every dependency)."""
+(`python -m campaigns.faults` runs every stage x every dependency)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from benchmarks.campaigns.faults.campaign import run_campaign, run_campaign_with_backlogs
+from campaigns.faults.campaign import run_campaign, run_campaign_with_backlogs
 from ragline.domain.parse_run import Stage
 
 CELLS = [

@@ -19,7 +19,7 @@ from pathlib import Path
 from ragline.adapters.messaging.kafka import KafkaConnection
 from ragline.adapters.messaging.kafka.endpoints import KafkaEndpoints
 from ragline.contracts.wire import decode_parse_result
-from tests.e2e.ragline_process import ENTRY
+from ragline.testing.services.ragline_cli import ENTRY
 
 ANSWER_TIMEOUT = 180.0
 

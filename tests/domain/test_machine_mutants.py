@@ -1,7 +1,7 @@
-"""The shipped ParseRunMachine can fail: each SPEC §4 check it makes is shown to catch a
-deliberately broken variant (a mutant) of what it checks. Each test runs the real machine
-on the mutant and expects the named invariant to be violated. docs/state-machine.md lists
-mutant -> invariant.
+"""The shipped ParseRunMachine can fail: each docs/design/0002-run-state-machine.md check it makes
+is shown to catch a deliberately broken variant (a mutant) of what it checks. Each test runs the
+real machine on the mutant and expects the named invariant to be violated. docs/state-machine.md
+lists mutant -> invariant.
 """
 
 from __future__ import annotations
@@ -66,19 +66,20 @@ class NeverPublishes(ParseRunMachine):
 
 
 def test_the_machine_finds_a_publish_before_the_save() -> None:
-    finds(PublishesBeforeSaving, r"SPEC §4\.5: .* notified before")
+    finds(PublishesBeforeSaving, r"invariant 5: .* notified before")
 
 
 def test_the_machine_finds_a_result_published_twice() -> None:
-    finds(PublishesTwice, r"SPEC §4\.5: 2 terminal events")
+    finds(PublishesTwice, r"invariant 5: 2 terminal events")
 
 
 def test_the_machine_finds_a_terminal_run_never_announced() -> None:
-    finds(NeverPublishes, r"SPEC §4\.5: 0 terminal events")
+    finds(NeverPublishes, r"invariant 5: 0 terminal events")
 
 
 class InvariantsOnly(ParseRunMachine):
-    """The domain checked by the SPEC §4 invariants alone, without the command model."""
+    """The domain checked by the invariants of docs/design/0002-run-state-machine.md alone, without
+    the command model."""
 
     compare_with_model = False
 
@@ -114,7 +115,7 @@ def succeed_starts_a_pending_stage(monkeypatch: pytest.MonkeyPatch) -> Iterator[
 
 @pytest.mark.usefixtures("succeed_starts_a_pending_stage")
 def test_the_invariants_alone_find_pending_to_success() -> None:
-    finds(InvariantsOnly, r"SPEC §4\.2: PENDING -> SUCCESS without passing PROCESSING", 4000)
+    finds(InvariantsOnly, r"invariant 2: PENDING -> SUCCESS without passing PROCESSING", 4000)
 
 
 @pytest.mark.usefixtures("succeed_starts_a_pending_stage")
@@ -142,4 +143,4 @@ def retry_forgets_an_inherited_stage(monkeypatch: pytest.MonkeyPatch) -> Iterato
 
 @pytest.mark.usefixtures("retry_forgets_an_inherited_stage")
 def test_the_invariants_alone_find_a_lost_inheritance() -> None:
-    finds(InvariantsOnly, r"SPEC §4\.6: .* SUCCESS not inherited")
+    finds(InvariantsOnly, r"invariant 6: .* SUCCESS not inherited")

@@ -1,5 +1,5 @@
-"""The planning and read rules of the parse cache (ADR-0003), as properties and as the ADR's
-listed cases."""
+"""The planning and read rules of the parse cache (docs/design/0003-parse-cache.md), as properties
+and as the ADR's listed cases."""
 
 from __future__ import annotations
 

@@ -12,7 +12,6 @@ import re
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import closing, contextmanager, suppress
@@ -21,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from ragline.application.ingest.identity import stable_int
+from ragline.testing.services.ragline_cli import child_env, command
 
-ENTRY = "from ragline.bootstrap.cli import main; main()"
 TIMEOUT_SECONDS = 300.0  # generous: the machine is slow and shared; a hang still ends
 GRACE_SECONDS = 10.0  # how long helpers (parser workers) may outlive the CLI process
 HIT_KEYS = {"chunk_id", "doc_id", "source", "section_path", "text", "parent_text", "score"}
@@ -55,17 +54,6 @@ class IngestCounts:
     unchanged: int
     failed: int
     chunks: int
-
-
-def command(data_dir: Path, *args: str) -> list[str]:
-    return [sys.executable, "-c", ENTRY, "--data-dir", str(data_dir), *args]
-
-
-def child_env() -> dict[str, str]:
-    """The caller's environment without RAGLINE_* settings, and a wide terminal for tables."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RAGLINE_")}
-    env.update({"COLUMNS": "1000", "NO_COLOR": "1", "PYTHONUNBUFFERED": "1"})
-    return env
 
 
 def start(

@@ -7,8 +7,8 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
-from tests.e2e.ragline_process import child_env, command
-from tests.services.fixtures import free_port, stop_process, wait_for_http
+from ragline.testing.services.fixtures import free_port, stop_process, wait_for_http
+from ragline.testing.services.ragline_cli import child_env, command
 
 
 @contextmanager

@@ -18,8 +18,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks.campaigns import servers
-from benchmarks.campaigns.crash import (
+from campaigns.crash import (
     BUCKET,
     DATASET,
     USER,
@@ -31,6 +30,7 @@ from benchmarks.campaigns.crash import (
     _provision,
 )
 from ragline.contracts.wire import ParseTask, encode_parse_task
+from ragline.testing.services import servers
 
 TASKS = 9
 WAIT_SECONDS = 300.0  # a bound for a hang only

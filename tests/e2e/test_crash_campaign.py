@@ -1,6 +1,6 @@
 """The crash campaign at reduced size, on each broker: 20 tasks, 4 SIGKILLs of two real
 `ragline worker` processes (PostgreSQL, Elasticsearch API, embedded vectors), restarts and
-business-side retries; every check of `benchmarks.campaigns.crash` must pass.
+business-side retries; every check of `campaigns.crash` must pass.
 
 The full size (200 tasks, 30 kills) is the documented command in docs/reliability.md.
 """
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.campaigns import servers
-from benchmarks.campaigns.crash import Setup, campaign, print_report
+from campaigns.crash import Setup, campaign, print_report
+from ragline.testing.services import servers
 
 
 @pytest.mark.parametrize("broker", ["rabbitmq", "kafka"])

@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 
+from ragline.testing.files.business_formats import recursive_eml, zip_bomb_epub, zip_bomb_xlsx
+from ragline.testing.files.hostile import text_pdf, zip_bomb_docx
 from tests.e2e.ragline_process import (
     Finished,
     document_id,
@@ -18,8 +20,6 @@ from tests.e2e.ragline_process import (
     search_batch,
     summary_row,
 )
-from tests.fixtures.hostile.business_formats import recursive_eml, zip_bomb_epub, zip_bomb_xlsx
-from tests.fixtures.hostile.make_hostile import text_pdf, zip_bomb_docx
 
 GOOD = """# Lighthouse Keeping
 

@@ -9,11 +9,11 @@ import json
 import shutil
 from pathlib import Path
 
+from ragline.testing.files.scanned import make_scanned_pdf
 from tests.e2e.ragline_process import ingest_counts, run, search_json, summary_row
-from tests.fixtures.scanned.make_scanned import make_scanned_pdf
 
 SCANS = Path(__file__).resolve().parents[2] / "examples" / "scans"
-"""The checked-in scan samples (made by tests/fixtures/scanned/make_scanned.py); kept out of
+"""The checked-in scan samples (made by testing/files/scanned.py); kept out of
 examples/docs so the README's first command needs no OCR engine."""
 
 

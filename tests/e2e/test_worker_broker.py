@@ -30,7 +30,7 @@ from ragline.adapters.persistence.sql import (
 )
 from ragline.application.ports.repositories.model_configs import EmbeddingConfig
 from ragline.contracts.wire import ParseResult, ParseTask, decode_parse_result, encode_parse_task
-from tests.e2e.ragline_process import ENTRY
+from ragline.testing.services.ragline_cli import ENTRY
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "examples" / "docs"

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from fastapi.testclient import TestClient
 
+from ragline.testing.services.fixtures import free_port
 from tests.http.conftest import SERVICE_TOKEN, bearer
-from tests.services.fixtures import free_port
 
 URL = "/api/v1/users/1001/model-configs"
 E5 = "multilingual-e5-small-q4"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from fastapi.testclient import TestClient
 
-from tests.fixtures.scanned.make_scanned import make_scanned_pdf
+from ragline.testing.files.scanned import make_scanned_pdf
 from tests.http.conftest import ALICE_TOKEN, SERVICE_TOKEN, bearer, finished_run
 from tests.http.test_api import SEED_TASK
 

@@ -18,6 +18,7 @@ from ragline.application.ports.embedder import EmbedderUnavailable
 from ragline.application.ports.vector_index import VectorIndexUnavailable
 from ragline.bootstrap.container import container_for
 from ragline.bootstrap.entry import entry_for
+from ragline.testing.services.fixtures import free_port, start_noida, stop_process
 from tests.fakes.faults import Faults
 from tests.fakes.indexes import FakeVectorIndex
 from tests.fakes.models import FakeEmbedderResolver
@@ -27,7 +28,6 @@ from tests.http.test_documents_and_model_configs import (
     _default_embedding,
     _index_a_text_file,
 )
-from tests.services.fixtures import free_port, start_noida, stop_process
 
 QUERY = {"query": "how hot should the water be for green tea", "dataset_ids": [2001]}
 

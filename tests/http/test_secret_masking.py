@@ -19,10 +19,10 @@ from fastapi.testclient import TestClient
 
 from ragline.adapters.inbound.http.problems import problem
 from ragline.application.ports.repositories.model_configs import EmbeddingConfig
+from ragline.testing.services.echo_server import EchoingServer
+from ragline.testing.services.echo_server import leaked as leaked_pieces
 from tests.http.conftest import ALICE_TOKEN, SERVICE_TOKEN, bearer, finished_run
 from tests.http.test_documents_and_model_configs import SEED_TASK, TEXT
-from tests.services.echo_server import EchoingServer
-from tests.services.echo_server import leaked as leaked_pieces
 
 KEY = "sk-user-1001-Zq8vW3nT6yB1mK4pR7sL0dF9hJ2cX5aE"
 

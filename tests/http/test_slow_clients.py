@@ -14,7 +14,7 @@ import pytest
 import uvicorn
 
 from ragline.adapters.inbound.http.deadlines import deadline_protocol
-from tests.services.fixtures import free_port
+from ragline.testing.services.fixtures import free_port
 
 DEADLINE = 0.3
 SOCKET_TIMEOUT = 30.0  # only so that a regression fails instead of hanging

@@ -1,6 +1,7 @@
-"""The ADR-0003 cases through `ragline parse`, on SQLite and PostgreSQL: `--json` prints the
-POST response, `--wait` waits on exactly wait_parse_ids (running them in-process), fails when
-any failed although older cache exists, and lists the unfinished batches on timeout."""
+"""The cases of docs/design/0003-parse-cache.md through `ragline parse`, on SQLite and PostgreSQL:
+`--json` prints the POST response, `--wait` waits on exactly wait_parse_ids (running them
+in-process), fails when any failed although older cache exists, and lists the unfinished batches on
+timeout."""
 
 from __future__ import annotations
 

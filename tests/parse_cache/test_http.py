@@ -1,4 +1,5 @@
-"""The ADR-0003 cases through the HTTP API (`ragline serve`'s app), on SQLite and PostgreSQL."""
+"""The cases of docs/design/0003-parse-cache.md through the HTTP API (`ragline serve`'s app), on
+SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -155,7 +156,8 @@ def test_bad_tiers_ranges_and_references_are_problems(api: TestClient) -> None:
 
 
 def test_the_adr_paths_answer_the_same_operations(api: TestClient, other: OtherWorker) -> None:
-    """POST /parses and GET /parses?ids=… (ADR-0003's own paths) are the /api/v1 operations."""
+    """POST /parses and GET /parses?ids=… (the design record's own paths) are the /api/v1
+    operations."""
     response = api.post("/parses", json={"doc_ref": REF}, headers=SERVICE)
     assert response.status_code == 200, response.text
     first = response.json()

@@ -1,7 +1,7 @@
 """Parse cache visibility over HTTP, on SQLite and PostgreSQL (issue 18): the cache is shared,
 but a tenant sees a batch — its id, sha256, coverage, Markdown — only for bytes it holds (a
 run of its own read them). A sha256 it does not hold answers exactly like one nobody has seen
-(404, ids left out), on the /api/v1 paths and ADR-0003's own; the service token sees all.
+(404, ids left out), on the /api/v1 paths and the design record's own; the service token sees all.
 
 Runs go through the real pipeline (the app's worker, the sandboxed parser, the bundled
 model). The service token submits them for the tenant (the wire contract lets it name any

@@ -1,5 +1,6 @@
-"""One use-case test per failure path of SPEC §3: each code, at its stage, stored and
-announced once; the failure leaves the chunk rows in the state the next retry expects."""
+"""One use-case test per failure path of docs/design/0001-pipeline-contract.md: each code, at its
+stage, stored and announced once; the failure leaves the chunk rows in the state the next retry
+expects."""
 
 from __future__ import annotations
 

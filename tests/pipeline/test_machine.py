@@ -2,10 +2,10 @@
 
 Random tasks, faults injected into the fake ports at random points (stage work, storage,
 the store itself, a process crash), random redeliveries, retries (also two racing), relay
-passes and bad messages. After every step the stored state satisfies the SPEC §4 invariants
-(`ragline.testing.parse_run`) and the outbox holds exactly one result per terminal run,
-matching that run. Results are counted, not only looked up: every committed outbox put is
-counted per task and cause (the run's terminal event, or a resend for a redelivered
+passes and bad messages. After every step the stored state satisfies the invariants of
+docs/design/0002-run-state-machine.md (`ragline.testing.parse_run`) and the outbox holds exactly one
+result per terminal run, matching that run. Results are counted, not only looked up: every committed
+outbox put is counted per task and cause (the run's terminal event, or a resend for a redelivered
 terminal task), and every publish is checked against the store at the moment it happens.
 tests/pipeline/test_machine_mutants.py breaks each on purpose and expects the machine to fail.
 """

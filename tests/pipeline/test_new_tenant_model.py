@@ -1,7 +1,8 @@
-"""A tenant with no EMBEDDING config gets no system fallback from a worker (seed 000, LINK-91:
-EMBEDDING 必配; SPEC §3): its run fails LLM_CONFIG_MISSING before any chunk moves, the reason
-says how to set one, and nothing is provisioned behind the business side's back. Only
-`ragline ingest` gives RAGLINE_EMBEDDER's model to a user without one (docs/operations.md)."""
+"""A tenant with no EMBEDDING config gets no system fallback from a worker
+(docs/design/0001-pipeline-contract.md: EMBEDDING required; docs/design/0001-pipeline-contract.md):
+its run fails LLM_CONFIG_MISSING before any chunk moves, the reason says how to set one, and nothing
+is provisioned behind the business side's back. Only `ragline ingest` gives RAGLINE_EMBEDDER's model
+to a user without one (docs/operations.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Idempotent redelivery and the retry branch (SPEC §3 idempotency, §4.6)."""
+"""Idempotent redelivery and the retry branch (docs/design/0001-pipeline-contract.md idempotency,
+invariant 6 of docs/design/0002-run-state-machine.md)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""Resume from every stage (SPEC §4.6-4.7): a retry after a failure at stage S inherits
-exactly the stages before S, redoes S and the rest; dense/sparse redo only chunks not yet
-SUCCESS; keyword indexing always rebuilds the whole document."""
+"""Resume from every stage (invariants 6-7 of docs/design/0002-run-state-machine.md): a retry after
+a failure at stage S inherits exactly the stages before S, redoes S and the rest; dense/sparse redo
+only chunks not yet SUCCESS; keyword indexing always rebuilds the whole document."""
 
 from __future__ import annotations
 

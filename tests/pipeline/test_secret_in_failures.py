@@ -13,8 +13,8 @@ from ragline.application.ports.keyword_index import KeywordIndexUnavailable
 from ragline.application.ports.repositories.model_configs import EmbeddingConfig
 from ragline.bootstrap.settings import Settings
 from ragline.domain.parse_run import FailureCode, PipelineStatus
+from ragline.testing.services.echo_server import leaked
 from tests.fakes.harness import DIMENSION, Harness
-from tests.services.echo_server import leaked
 
 
 async def test_a_users_key_quoted_by_a_failing_embedder_is_masked(

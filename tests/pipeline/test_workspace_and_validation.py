@@ -1,4 +1,4 @@
-"""Temp workspace rules (SPEC §3) and task-context validation."""
+"""Temp workspace rules (docs/design/0001-pipeline-contract.md) and task-context validation."""
 
 from __future__ import annotations
 

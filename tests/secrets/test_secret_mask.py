@@ -12,7 +12,7 @@ from ragline.application.ports.repositories.model_configs import ChatConfig, Emb
 from ragline.application.secrets import MASK, SecretMask, masked
 from ragline.bootstrap.settings import Settings
 from ragline.domain.parse_run import FailureCode
-from tests.services.echo_server import leaked
+from ragline.testing.services.echo_server import leaked
 
 
 def test_known_values_are_masked_wherever_they_appear() -> None:

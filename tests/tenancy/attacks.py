@@ -34,7 +34,7 @@ from tests.tenancy.world import (
 T = TypeVar("T")
 Draw = Callable[[st.SearchStrategy[Any]], Any]
 Attack = Callable[[World, Draw, str, Doc], None]
-PARSES = ("/api/v1/parses", "/parses")  # the API's path and ADR-0003's own
+PARSES = ("/api/v1/parses", "/parses")  # the API's path and the design record's own
 
 
 # -- the agreed answers ---------------------------------------------------------------------

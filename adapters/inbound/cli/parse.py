@@ -1,4 +1,5 @@
-"""`ragline parse FILE_OR_REF`: ask the parse cache for a document's Markdown (ADR-0003).
+"""`ragline parse FILE_OR_REF`: ask the parse cache for a document's Markdown
+(docs/design/0003-parse-cache.md).
 
 Plans the request (done pages reused unless `--force`, active batches reused, the rest in new
 batches) and, with `--json`, prints the response `POST /api/v1/parses` gives. `--wait` waits

@@ -42,7 +42,7 @@ LATENCY = Histogram(
     "ragline_http_request_duration_seconds", "HTTP request latency", ["method", "route"]
 )
 
-DESCRIPTION = """The HTTP face of ragline: the seed's debug endpoints, parse runs, search,
+DESCRIPTION = """The HTTP face of ragline: the Java back end's debug endpoints, parse runs, search,
 chunk preview, health and metrics. Authenticate with `Authorization: Bearer <token>`
 (`RAGLINE_API_TOKENS`); errors are RFC 9457 problem details."""
 

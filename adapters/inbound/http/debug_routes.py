@@ -1,4 +1,4 @@
-"""Seed 002's three debug endpoints, at exactly the seed's paths."""
+"""The three debug endpoints of docs/design/0005-wire-contract.md, at exactly its paths."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from ragline.application.ports.parser import PdfParserBackend
 from ragline.application.runs import TaskIdTaken
 from ragline.contracts.wire import ParseTask
 
-router = APIRouter(prefix="/api/v1", tags=["debug (seed 002)"], responses=PROBLEM_RESPONSES)
+router = APIRouter(prefix="/api/v1", tags=["debug"], responses=PROBLEM_RESPONSES)
 
 FIRST_PARSE = seed_example("parse_task.first_parse.json")
 TAKEN: dict[int | str, dict[str, object]] = {

@@ -39,7 +39,7 @@ CONFLICT: dict[int | str, dict[str, object]] = {
     409: {
         "model": Problem,
         "content": {"application/problem+json": {}},
-        "description": "The user's vectors have another dimension (SPEC §3)",
+        "description": "The user's vectors have another dimension",
     }
 }
 

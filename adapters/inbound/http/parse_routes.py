@@ -1,5 +1,5 @@
-"""The parse cache over HTTP (ADR-0003): request a parse, ask batch statuses by id, ask the
-coverage of a document at a tier, read the cached Markdown.
+"""The parse cache over HTTP (docs/design/0003-parse-cache.md): request a parse, ask batch statuses
+by id, ask the coverage of a document at a tier, read the cached Markdown.
 
 `doc_ref` is a sha256 (bytes the cache has seen) or `bucket/key` of a stored object. The
 use case checks an object reference against the caller (a user token names only its own
@@ -308,7 +308,7 @@ async def markdown(
 
 
 adr_router = APIRouter(prefix="/parses", include_in_schema=False)
-"""The same operations at ADR-0003's own paths (`POST /parses`, `GET /parses?ids=…`), for
+"""The same operations at the design record's own paths (`POST /parses`, `GET /parses?ids=…`), for
 producers written against the ADR; documented once, under /api/v1/parses."""
 for _route in router.routes:
     if isinstance(_route, APIRoute):

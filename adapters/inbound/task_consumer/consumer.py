@@ -4,7 +4,8 @@ after the pipeline has committed its outcome.
 ack only once the terminal state and its outbox row are committed; a body without a
 readable task_id, or whose task_id another task holds (DUPLICATE_TASK), is dead-lettered
 with the reason; an exception escaping the pipeline gets a
-best-effort FAILED INTERNAL_UNKNOWN_ERROR result, then the message is dead-lettered (SPEC §3).
+best-effort FAILED INTERNAL_UNKNOWN_ERROR result, then the message is dead-lettered
+(docs/design/0001-pipeline-contract.md).
 
 A dependency that does not answer (DependencyUnavailable, e.g. the database) is not the
 message's fault: the delivery is left unsettled and the error raised to the

@@ -9,8 +9,9 @@
 3. download ``full_zip_url`` (no token: it is another host) and read ``full.md`` + images.
 
 The source is never uploaded: ``url`` is the presigned URL of the task's source object
-(SPEC §3, direct pull). Every request has a timeout; 429, 5xx and connection errors are
-retried with exponential backoff (``Retry-After`` honoured); the whole task has a deadline.
+(docs/design/0001-pipeline-contract.md, direct pull). Every request has a timeout; 429, 5xx and
+connection errors are retried with exponential backoff (``Retry-After`` honoured); the whole task
+has a deadline.
 """
 
 from __future__ import annotations

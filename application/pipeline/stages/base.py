@@ -1,4 +1,4 @@
-"""The one Stage template (SPEC §3, seed 000 "Stage 基类 唯一的执行模板").
+"""The one Stage template (docs/design/0001-pipeline-contract.md).
 
 skip when inherited SUCCESS -> `skip_inherited_stage`; otherwise `start_stage` (saved with a
 version compare-and-set) -> `run` -> `succeed_stage` | `fail_stage(code)`. Whenever a

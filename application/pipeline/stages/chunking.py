@@ -1,5 +1,6 @@
 """CHUNKING: Markdown -> parent/child chunk truth rows, persisted in one transaction
-(SPEC §3 stage 2, §4.7).
+(stage 2 of docs/design/0001-pipeline-contract.md, invariant 7 of
+docs/design/0002-run-state-machine.md).
 
 The Markdown comes from this run's CLEANING, or is re-read from the stored coordinates when
 CLEANING was inherited. Later stages read the stored rows page by page, inherited or not.

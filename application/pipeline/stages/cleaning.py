@@ -1,4 +1,5 @@
-"""CLEANING: source file -> Markdown in object storage (SPEC §3 stage 1).
+"""CLEANING: source file -> Markdown in object storage (stage 1 of
+docs/design/0001-pipeline-contract.md).
 
 md/markdown is passed through (its coordinates are the source's); pdf + mineru is not
 downloaded, the remote parser gets a presigned URL; everything else is streamed to the

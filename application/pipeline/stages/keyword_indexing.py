@@ -1,4 +1,5 @@
-"""KEYWORD_INDEXING: a full rebuild of the document in the keyword index (SPEC §3 stage 5).
+"""KEYWORD_INDEXING: a full rebuild of the document in the keyword index (stage 5 of
+docs/design/0001-pipeline-contract.md).
 
 Delete the document's docs, then write the plan batch by batch; a failed write is cleaned up
 (best effort) so no half-written document stays searchable. Rebuilds the plan first when

@@ -1,4 +1,5 @@
-"""PRETOKENIZE: the keyword plan, tokens per child chunk (SPEC §3 stage 4).
+"""PRETOKENIZE: the keyword plan, tokens per child chunk (stage 4 of
+docs/design/0001-pipeline-contract.md).
 
 All-or-nothing per file and it writes nothing to the stores: the plan is spooled to the
 task's workspace file (see keyword_plan) and consumed by KEYWORD_INDEXING, which rebuilds it

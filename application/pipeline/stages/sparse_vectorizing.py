@@ -1,7 +1,7 @@
 """SPARSE_VECTORIZING: sparse vectors for child chunks dense=SUCCESS and sparse != SUCCESS
-(SPEC §3 stage 6). It re-reads the chunks (statuses moved since CHUNKING); the tokens come
-from this run's PRETOKENIZE when it kept them (a one-page document), else the encoder
-tokenizes. Its success, or its inherited skip, is what makes the run SUCCESS."""
+(stage 6 of docs/design/0001-pipeline-contract.md). It re-reads the chunks (statuses moved since
+CHUNKING); the tokens come from this run's PRETOKENIZE when it kept them (a one-page document), else
+the encoder tokenizes. Its success, or its inherited skip, is what makes the run SUCCESS."""
 
 from __future__ import annotations
 

@@ -1,8 +1,9 @@
-"""VECTORIZING: dense vectors for every child chunk not yet dense SUCCESS (SPEC §3 stage 3).
+"""VECTORIZING: dense vectors for every child chunk not yet dense SUCCESS (stage 3 of
+docs/design/0001-pipeline-contract.md).
 
 The embedder comes from the user's default EMBEDDING config: missing -> LLM_CONFIG_MISSING
-before any chunk status changes (no system fallback: seed 000, LINK-91; the reason says how
-to set one); a model whose output dimension differs from the config or
+before any chunk status changes (no system fallback: docs/design/0001-pipeline-contract.md; the
+reason says how to set one); a model whose output dimension differs from the config or
 the collection -> EMBEDDING_DIMENSION_UNSUPPORTED.
 """
 

@@ -14,7 +14,7 @@ from ragline.adapters.embedder.configured import ConfiguredEmbedders
 from ragline.application.ports.embedder import EmbedderUnavailable
 from ragline.application.ports.embedder_resolver import UnusableEmbeddingConfig
 from ragline.application.ports.repositories.model_configs import EmbeddingConfig
-from tests.services.fixtures import free_port
+from ragline.testing.services.fixtures import free_port
 
 E5 = "multilingual-e5-small-q4"
 

@@ -22,8 +22,8 @@ from ragline.application.ports.embedder import (
     EmbeddingDimensionMismatch,
 )
 from ragline.testing.kits.embedder import EmbedderContract, SemanticSimilarityContract
-from tests.services.echo_server import EchoingServer, leaked
-from tests.services.fixtures import free_port
+from ragline.testing.services.echo_server import EchoingServer, leaked
+from ragline.testing.services.fixtures import free_port
 
 MODEL, DIM = "multilingual-e5-small-q4", 384
 

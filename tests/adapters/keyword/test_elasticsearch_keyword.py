@@ -16,7 +16,7 @@ from ragline.application.ports.keyword_index import (
     KeywordWriteFailed,
 )
 from ragline.testing.kits.keyword_index import KeywordIndexContract, doc, ids
-from tests.services.fixtures import free_port
+from ragline.testing.services.fixtures import free_port
 
 
 class TestElasticsearchKeywordIndex(KeywordIndexContract):

@@ -11,7 +11,7 @@ from markdown_it import MarkdownIt
 from ragline.adapters.parser.builtin.registry import ParserRegistry
 from ragline.adapters.parser.builtin.sandbox import SandboxedParser
 from ragline.application.ports.parser import ParseOptions, PdfParserBackend
-from tests.fixtures.hostile.make_hostile import write_hostile_files
+from ragline.testing.files.hostile import write_hostile_files
 
 NAIVE = ParseOptions(pdf_parser_backend=PdfParserBackend.NAIVE)
 

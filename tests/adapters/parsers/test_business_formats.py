@@ -31,14 +31,14 @@ from ragline.application.ports.parser import (
     ParseOptions,
     UnsupportedFileType,
 )
-from tests.adapters.parsers.conftest import headings
-from tests.fixtures.hostile.business_formats import (
+from ragline.testing.files.business_formats import (
     far_corner_xlsx,
     huge_dimension_xlsx,
     recursive_eml,
     small_epub,
     zip_bomb_xlsx,
 )
+from tests.adapters.parsers.conftest import headings
 
 SAMPLES = Path(__file__).resolve().parents[3] / "examples" / "docs"
 OPTIONS = ParseOptions()
@@ -435,7 +435,7 @@ def test_password_protected_office_files_say_so(tmp_path: Path, kind: str) -> No
 
 # -- every hostile file fails alone, through the sandbox, without stalling the next --------
 def test_zip_bombs_are_refused_before_inflating(sandbox: SandboxedParser, tmp_path: Path) -> None:
-    from tests.fixtures.hostile.business_formats import zip_bomb_epub, zip_bomb_pptx
+    from ragline.testing.files.business_formats import zip_bomb_epub, zip_bomb_pptx
 
     for name, data in {
         "b.pptx": zip_bomb_pptx(),

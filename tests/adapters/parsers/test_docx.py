@@ -14,8 +14,8 @@ from docx.oxml.ns import qn
 from ragline.adapters.parser.builtin.registry import ParserRegistry
 from ragline.adapters.parser.builtin.zip_guard import ZipBudget, check_zip
 from ragline.application.ports.parser import InvalidFileContent
+from ragline.testing.files.hostile import zip_bomb_docx
 from tests.adapters.parsers.conftest import NAIVE, block_tokens, headings
-from tests.fixtures.hostile.make_hostile import zip_bomb_docx
 
 
 def _build(path: Path) -> None:

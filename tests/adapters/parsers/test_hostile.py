@@ -15,7 +15,7 @@ from ragline.application.ports.parser import (
     ParseOptions,
     UnsupportedFileType,
 )
-from tests.fixtures.hostile.make_hostile import EXPECTED, write_hostile_files
+from ragline.testing.files.hostile import EXPECTED, write_hostile_files
 
 VERDICTS: dict[str, type[ParseError] | None] = {
     "ok": None,
@@ -65,9 +65,9 @@ def test_long_lines_are_refused_only_past_the_limit(tmp_path: Path) -> None:
     "name", ["zip-bomb.docx", "single-line.txt", "random-bytes.pdf", "deeply-nested.html"]
 )
 def test_campaign_case_fails_alone_within_its_limits(tmp_path: Path, name: str) -> None:
-    """The hostile files campaign (benchmarks/campaigns/hostile_files), reduced: its own
+    """The hostile files campaign (campaigns/hostile_files), reduced: its own
     per-case code, a 2 MB single line instead of 50 MB."""
-    from benchmarks.campaigns.hostile_files.__main__ import judge, run_case
+    from campaigns.hostile_files.cases import judge, run_case
 
     files = write_hostile_files(tmp_path / "hostile", single_line_bytes=2 * 1024**2)
     row = run_case(files[name])

@@ -14,7 +14,7 @@ from PIL import Image
 from ragline.adapters.parser.builtin.registry import ParserRegistry
 from ragline.application.ports.parser import ParseOptions, PdfParserBackend
 from ragline.domain.parse_batch import ParseTier
-from tests.fixtures.scanned.make_scanned import make_scanned_pdf
+from ragline.testing.files.scanned import make_scanned_pdf
 
 WITH_IMAGES = ParseOptions(pdf_parser_backend=PdfParserBackend.NAIVE, extract_images=True)
 

@@ -1,6 +1,6 @@
 """The quality tier: OCR of scanned PDF pages and of images (tesseract, chi_sim + eng).
 
-The scanned pages are rendered at test time (tests/fixtures/scanned) and carry no text layer,
+The scanned pages are rendered at test time (testing/files/scanned.py) and carry no text layer,
 so every word asserted here was read by the OCR engine.
 """
 
@@ -24,7 +24,7 @@ from ragline.application.ports.parser import (
     UnsupportedFileType,
 )
 from ragline.domain.parse_batch import PageRange, ParseTier
-from tests.fixtures.scanned.make_scanned import (
+from ragline.testing.files.scanned import (
     EN_LINES,
     make_multiframe_tiff,
     make_scanned_image,

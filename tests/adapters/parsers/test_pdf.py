@@ -23,14 +23,14 @@ from ragline.application.ports.parser import (
     PdfParserBackend,
 )
 from ragline.domain.parse_batch import ParseTier
-from tests.adapters.parsers.conftest import NAIVE, headings
-from tests.fixtures.hostile.make_hostile import (
+from ragline.testing.files.hostile import (
     ENCRYPTED_PDF_PASSWORD,
     ENCRYPTED_PDF_TEXT,
     blank_pdf,
     encrypted_pdf,
     text_pdf,
 )
+from tests.adapters.parsers.conftest import NAIVE, headings
 
 SENTENCE = (
     "The screw press squeezed paper evenly onto inked metal type, and the result was a fall "

@@ -315,8 +315,8 @@ def test_ocr_still_reads_an_image_with_the_data_dir_hidden(tmp_path: Path) -> No
     """Containment as bootstrap wires it (data dir hidden, temp dir readable and TMPDIR)
     leaves tesseract what it needs: its binary, its language data, its scratch files."""
     from ragline.domain.parse_batch import ParseTier
+    from ragline.testing.files.scanned import make_scanned_image
     from tests.adapters.parsers.test_ocr import EN_WORDS
-    from tests.fixtures.scanned.make_scanned import make_scanned_image
 
     data_dir = tmp_path / "data"
     (data_dir / "tmp").mkdir(parents=True)

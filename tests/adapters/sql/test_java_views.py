@@ -157,7 +157,7 @@ def test_the_views_have_the_seeds_column_names(engine: Engine) -> None:
 async def test_a_markdown_upload_is_read_where_seed_002_says(
     tmp_path: Path, sql: SqlUnitOfWorkFactory, engine: Engine
 ) -> None:
-    """Seed 002: for md/markdown the parse output is the upload location, read from
+    """For md/markdown the parse output is the upload location, read from
     document_parsed_log.parsed_bucket_name / parsed_object_key, looked up by the result's
     document_parsed_log_id (never the request's md_object_key)."""
     h = Harness(tmp_path)
@@ -173,7 +173,7 @@ async def test_a_markdown_upload_is_read_where_seed_002_says(
         id=log_id,
     ) == (SOURCE_BUCKET, task.source_object_key)
     assert task.source_object_key != task.md_object_key
-    # seed 000: the run's success and its Markdown, as the Java side asks
+    # docs/design/0005-wire-contract.md: the run's success and its Markdown, as the Java side asks
     assert _one(
         engine,
         "SELECT pipeline_status, failure_reason FROM document_parse_pipeline"
@@ -200,7 +200,7 @@ async def test_a_markdown_upload_is_read_where_seed_002_says(
 async def test_a_failed_run_and_its_retry_are_traced_both_ways(
     tmp_path: Path, sql: SqlUnitOfWorkFactory, engine: Engine
 ) -> None:
-    """Seed 000: pipeline_status is the one authority, failure_reason says why, and the retry
+    """pipeline_status is the one authority, failure_reason says why, and the retry
     chain is traced by document_parsed_log.retry_of_task_id and
     document_parse_pipeline.superseded_by_task_id."""
     h = Harness(tmp_path)

@@ -7,7 +7,7 @@ import pytest
 from ragline.adapters.object_storage.s3 import S3ObjectStorage
 from ragline.application.ports.object_storage import ObjectStorage, StorageUnavailable
 from ragline.testing.kits.object_storage import ObjectStorageContract, PresignedUrlContract
-from tests.services.fixtures import free_port
+from ragline.testing.services.fixtures import free_port
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,5 @@
-"""parse_batch (the parse cache of ADR-0003) and parse_plan_lock (serializes planning).
+"""parse_batch (the parse cache of docs/design/0003-parse-cache.md) and parse_plan_lock (serializes
+planning).
 
 Revision ID: 0005_parse_batches
 Revises: 0004_parse_backend

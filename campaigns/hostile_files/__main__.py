@@ -1,6 +1,6 @@
 """Hostile files campaign: every hostile file fails alone, within its limits.
 
-    .venv/bin/python -m benchmarks.campaigns.hostile_files [--single-line-mb 50] [--no-ingest]
+    .venv/bin/python -m campaigns.hostile_files [--single-line-mb 50] [--no-ingest]
 
 Part 1, per file: each case runs in its own child process (`--case NAME FOLDER`) that opens a
 real SandboxedParser with the default options and limits, starts the worker, parses the
@@ -19,7 +19,6 @@ import argparse
 import json
 import os
 import platform
-import resource
 import shutil
 import subprocess  # the campaign runs itself and `ragline` as children  # nosec B404
 import sys
@@ -28,33 +27,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ragline.adapters.parser.builtin.sandbox import SandboxedParser
-from ragline.application.ports.parser import (
-    InvalidFileContent,
-    NoTextLayer,
-    ParseEngineFailed,
-    ParseError,
-    ParseOptions,
-    UnsupportedFileType,
-)
-from tests.fixtures.hostile.make_hostile import EXPECTED, write_hostile_files
+from campaigns.hostile_files.cases import CODE_OF, judge, run_case
+from ragline.testing.files.hostile import EXPECTED, write_hostile_files
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "examples" / "docs"
 RESULTS = ROOT / "benchmarks" / "results" / "hostile_files.json"
-VERDICT_OF: dict[type[ParseError], str] = {
-    UnsupportedFileType: "unsupported",
-    InvalidFileContent: "invalid",
-    NoTextLayer: "no_text",
-    ParseEngineFailed: "engine",
-}
-CODE_OF = {
-    "unsupported": "UNSUPPORTED_FILE_TYPE",
-    "invalid": "FILE_CONTENT_INVALID",
-    "no_text": "NO_TEXT_LAYER",
-    "engine": "PARSE_ENGINE_FAILED",
-    "ok": "-",
-}
 INGESTED_HOSTILE = [
     "zip-bomb.docx",
     "random-bytes.pdf",
@@ -67,50 +45,6 @@ INGESTED_HOSTILE = [
 ]
 
 
-def run_case(source: Path, options: ParseOptions | None = None) -> dict[str, Any]:
-    """One hostile file through a fresh sandbox, then a good file through the same one."""
-    options = options or ParseOptions()
-    with SandboxedParser() as sandbox:
-        sandbox.prestart(options)
-        started = time.perf_counter()
-        try:
-            parsed = sandbox.parse(source, source.suffix[1:], options)
-            verdict, reason = "ok", "; ".join(parsed.warnings)
-        except ParseError as error:
-            verdict, reason = VERDICT_OF[type(error)], error.reason
-        seconds = time.perf_counter() - started
-        good = sandbox.parse(SAMPLES / "tea-brewing-guide.md", "md", options)
-    peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # the reaped worker(s)
-    return {
-        "file": source.name,
-        "bytes": source.stat().st_size,
-        "verdict": verdict,
-        "code": CODE_OF[verdict],
-        "reason": reason[:160],
-        "seconds": round(seconds, 3),
-        "worker_peak_rss_mib": round(peak_kib / 1024, 1),
-        "next_file_parsed": bool(good.title),
-        "limits": {
-            "max_seconds": options.limits.max_seconds,
-            "max_memory_mib": options.limits.max_memory_bytes // 1024**2,
-        },
-    }
-
-
-def judge(row: dict[str, Any], expected: str) -> list[str]:
-    """What is wrong with a case's outcome (empty: it failed alone, within its limits)."""
-    problems = []
-    if row["verdict"] != expected:
-        problems.append(f"verdict {row['verdict']}, expected {expected}")
-    if row["seconds"] > row["limits"]["max_seconds"]:
-        problems.append(f"took {row['seconds']} s, over the {row['limits']['max_seconds']} s")
-    if row["worker_peak_rss_mib"] > row["limits"]["max_memory_mib"]:
-        problems.append(f"peak RSS {row['worker_peak_rss_mib']} MiB over the limit")
-    if not row["next_file_parsed"]:
-        problems.append("the next file did not parse")
-    return problems
-
-
 def per_file(folder: Path) -> list[dict[str, Any]]:
     rows = []
     for name in sorted(EXPECTED):
@@ -118,7 +52,7 @@ def per_file(folder: Path) -> list[dict[str, Any]]:
             [
                 sys.executable,
                 "-m",
-                "benchmarks.campaigns.hostile_files",
+                "campaigns.hostile_files",
                 "--case",
                 name,
                 str(folder),

@@ -1,6 +1,6 @@
 """Hostile requests campaign: `ragline serve` stays small and responsive under them (issue 18).
 
-    .venv/bin/python -m benchmarks.campaigns.hostile_requests [--slow-clients 200]
+    .venv/bin/python -m campaigns.hostile_requests [--slow-clients 200]
 
 Starts `ragline serve` as a process on embedded defaults with a service token and two tenant
 tokens (loopback, a free port), after `ragline parse` put a 4-page PDF in the parse cache.
@@ -39,10 +39,10 @@ from typing import Any
 
 import httpx
 
-from tests.e2e.ragline_process import child_env, command
-from tests.services.fixtures import free_port, stop_process, wait_for_http
+from ragline.testing.services.fixtures import free_port, stop_process, wait_for_http
+from ragline.testing.services.ragline_cli import child_env, command
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[2]
 PDF = ROOT / "examples" / "docs" / "printing-press-history.pdf"
 RESULTS = ROOT / "benchmarks" / "results" / "hostile_requests.json"
 SERVICE = "campaign-service-token-0123456789"

@@ -46,9 +46,8 @@ import pika
 import psycopg
 from dependency_injector import providers
 
-from benchmarks.campaigns.faults.backlog import BacklogResult, backlog_cell
-from benchmarks.campaigns.faults.gate import GateLoop, TcpGate
-from benchmarks.ingest.fake import DIMENSION, ConstantResolver
+from campaigns.faults.backlog import BacklogResult, backlog_cell
+from campaigns.faults.gate import GateLoop, TcpGate
 from ragline.adapters.inbound.task_consumer import TaskConsumer
 from ragline.adapters.persistence.sql import ApiKeyCipher, upgrade_to_head
 from ragline.adapters.vector_index.embedded import EmbeddedVectorIndex
@@ -60,6 +59,7 @@ from ragline.application.ports.repositories.scope import DocumentScope
 from ragline.application.tasks import ParseTaskCommand
 from ragline.bootstrap.container import Container, container_for
 from ragline.domain.parse_run import FailureCode, ParseRun, PipelineStatus, Stage
+from ragline.testing.services.constant_embedder import DIMENSION, ConstantResolver
 
 log = logging.getLogger("ragline.campaigns.faults")
 
@@ -68,7 +68,7 @@ DEPENDENCIES = ("storage", "database", "vectors", "keywords", "broker")
 USER = 7
 CONTROL_DATASET = 1
 SOURCE_BUCKET, MD_BUCKET = "biz-sources", "biz-markdown"
-VENV_BIN = Path(os.environ.get("VIRTUAL_ENV", Path(__file__).resolve().parents[3] / ".venv"))
+VENV_BIN = Path(os.environ.get("VIRTUAL_ENV", Path(__file__).resolve().parents[2] / ".venv"))
 VENV_BIN = VENV_BIN / "bin" if (VENV_BIN / "bin").is_dir() else VENV_BIN
 PG_ADMIN = "host=127.0.0.1 port=5432 user=postgres dbname=postgres"
 RABBIT = ("127.0.0.1", 5672)

@@ -1,4 +1,4 @@
-"""`python -m benchmarks.campaigns.faults [--stages S,...] [--dependencies D,...]
+"""`python -m campaigns.faults [--stages S,...] [--dependencies D,...]
 [--backlogs D,...] [--backlog-tasks N] [--outage-seconds S]`: the fault campaign (every
 stage x every dependency, then a backlog-during-outage cell per dependency, by default),
 tables on stdout, the cells in benchmarks/results/faults.json; exit 1 when a cell is not as
@@ -15,8 +15,8 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from benchmarks.campaigns.faults.backlog import BACKLOG_DEPENDENCIES, BacklogResult
-from benchmarks.campaigns.faults.campaign import (
+from campaigns.faults.backlog import BACKLOG_DEPENDENCIES, BacklogResult
+from campaigns.faults.campaign import (
     DEPENDENCIES,
     STAGES,
     CellResult,
@@ -24,7 +24,7 @@ from benchmarks.campaigns.faults.campaign import (
 )
 from ragline.domain.parse_run import Stage
 
-RESULTS = Path(__file__).resolve().parents[2] / "results" / "faults.json"
+RESULTS = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "faults.json"
 
 
 def table(results: list[CellResult]) -> str:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import psycopg
 
-from tests.services.fixtures import (
+from ragline.testing.services.fixtures import (
     start_noida,
     start_tansu,
     stop_process,

@@ -1,1 +1,0 @@
-"""Hostile files campaign: `.venv/bin/python -m benchmarks.campaigns.hostile_files`."""

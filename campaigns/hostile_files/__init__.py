@@ -1,0 +1,1 @@
+"""Hostile files campaign: `.venv/bin/python -m campaigns.hostile_files`."""
