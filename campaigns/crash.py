@@ -56,7 +56,7 @@ from ragline.adapters.persistence.sql import (
     upgrade_to_head,
 )
 from ragline.application.health.check_health import obtain
-from ragline.application.ports.unit_of_work import EmbeddingConfig
+from ragline.application.ports.repositories.model_configs import EmbeddingConfig
 from ragline.bootstrap.container import container_for
 from ragline.bootstrap.entry import shut_down
 from ragline.bootstrap.factories import message_bus

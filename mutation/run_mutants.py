@@ -152,8 +152,8 @@ return list(dict.fromkeys(
         "Markdown of that doc id",
         also=(
             (
-                "adapters/persistence/sql/repositories/runs.py",
-                "SqlParseRunRepository.objects_in_use",
+                "adapters/persistence/sql/repositories/documents.py",
+                "SqlDocumentRepository.objects_in_use",
                 "return set()",
             ),
         ),

@@ -23,14 +23,11 @@ from ragline.application.pipeline.context import MARKDOWN_PASSTHROUGH_TYPES
 from ragline.application.ports.clock import Clock
 from ragline.application.ports.keyword_index import KeywordIndex
 from ragline.application.ports.object_storage import ObjectStorage
+from ragline.application.ports.repositories.chunks import ChunkCounts
+from ragline.application.ports.repositories.runs import RunQuery
+from ragline.application.ports.repositories.scope import DocumentScope
 from ragline.application.ports.task_messages import TaskPublisher
-from ragline.application.ports.unit_of_work import (
-    ChunkCounts,
-    DocumentScope,
-    RunQuery,
-    UnitOfWork,
-    UnitOfWorkFactory,
-)
+from ragline.application.ports.unit_of_work import UnitOfWork, UnitOfWorkFactory
 from ragline.application.ports.vector_index import VectorIndex
 from ragline.application.tasks import ParseTaskCommand, RejectedBody, TaskIssuer, TriggerMode
 from ragline.domain.parse_run import MarkdownLocation, ParseRun, PipelineStatus
@@ -95,12 +92,12 @@ class ListDocuments:
     ) -> DocumentList:
         offset, limit = _paging(page, page_size)
         async with self._uow_factory() as uow:
-            found = await uow.runs.latest_per_document(
+            found = await uow.documents.latest_per_document(
                 user_id, dataset_id, offset=offset, limit=limit
             )
             docs = [doc for doc, _ in found.latest]
             counts = await uow.chunks.document_counts(user_id, dataset_id, docs)
-            owners = await uow.runs.index_owners(user_id, dataset_id, docs)
+            owners = await uow.documents.index_owners(user_id, dataset_id, docs)
         return DocumentList(
             [
                 DocumentSummary(doc, run, counts.get(doc, ChunkCounts()), owners.get(doc))
@@ -153,7 +150,7 @@ class DeleteDocument:
 
     async def __call__(self, user_id: str, dataset_id: str, doc_id: str) -> DeletedDocument:
         async with self._uow_factory() as uow:
-            latest = await uow.runs.latest_for_document(user_id, dataset_id, doc_id)
+            latest = await uow.documents.latest_for_document(user_id, dataset_id, doc_id)
         if latest is None:
             raise DocumentNotFound(f"no document {doc_id} in dataset {dataset_id}")
         if not latest.is_terminal:
@@ -163,7 +160,7 @@ class DeleteDocument:
         await self._vectors.delete_document(user_id, dataset_id, doc_id)  # dense and sparse
         async with self._uow_factory() as uow:
             written = await _markdown_written(uow, scope)
-            in_use = await uow.runs.objects_in_use(written, scope) if written else set()
+            in_use = await uow.documents.objects_in_use(written, scope) if written else set()
         removable = [
             markdown
             for markdown in written
@@ -174,7 +171,9 @@ class DeleteDocument:
             await self._storage.delete(markdown.bucket, markdown.object_key)
         async with self._uow_factory() as uow:
             chunks = await uow.chunks.delete_document(scope)
-            await uow.runs.mark_document_deleted(user_id, dataset_id, doc_id, self._clock.now())
+            await uow.documents.mark_document_deleted(
+                user_id, dataset_id, doc_id, self._clock.now()
+            )
             await uow.commit()
         return DeletedDocument(doc_id, chunks, keyword_docs, bool(removable))
 
@@ -251,10 +250,10 @@ class ReindexDocument:
         self, caller: Caller, user_id: str, dataset_id: str, doc_id: str
     ) -> ParseTaskCommand:
         async with self._uow_factory() as uow:
-            latest = await uow.runs.latest_for_document(user_id, dataset_id, doc_id)
+            latest = await uow.documents.latest_for_document(user_id, dataset_id, doc_id)
             if latest is None:
                 raise DocumentNotFound(f"no document {doc_id} in dataset {dataset_id}")
-            owners = await uow.runs.index_owners(user_id, dataset_id, [doc_id])
+            owners = await uow.documents.index_owners(user_id, dataset_id, [doc_id])
             source = owners.get(doc_id, latest)
             stored = await uow.parsed_logs.get(source.task_id)
             task_id = next_reindex_task_id(source.task_id)

@@ -37,8 +37,9 @@ from ragline.application.pipeline.results import build_result
 from ragline.application.ports.clock import Clock
 from ragline.application.ports.object_storage import ObjectStorage
 from ragline.application.ports.parser import PdfParserBackend
+from ragline.application.ports.repositories.scope import DocumentScope
 from ragline.application.ports.task_messages import TaskPublisher
-from ragline.application.ports.unit_of_work import DocumentScope, UnitOfWorkFactory
+from ragline.application.ports.unit_of_work import UnitOfWorkFactory
 from ragline.application.tasks import (
     ParseTaskCommand,
     TaskIssuer,

@@ -15,7 +15,8 @@ import attrs
 
 from ragline.application.ports.clock import Clock
 from ragline.application.ports.metrics import NO_METRICS, PipelineMetrics
-from ragline.application.ports.unit_of_work import OutboxMessage, UnitOfWorkFactory
+from ragline.application.ports.repositories.outbox import OutboxMessage
+from ragline.application.ports.unit_of_work import UnitOfWorkFactory
 
 log = logging.getLogger(__name__)
 

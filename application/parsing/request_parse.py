@@ -12,7 +12,8 @@ import attrs
 
 from ragline.application.access.parse_cache import record_holder
 from ragline.application.ports.clock import Clock
-from ragline.application.ports.unit_of_work import NewParseBatch, UnitOfWork, UnitOfWorkFactory
+from ragline.application.ports.repositories.parse_batches import NewParseBatch
+from ragline.application.ports.unit_of_work import UnitOfWork, UnitOfWorkFactory
 from ragline.domain.parse_batch import (
     PageRange,
     ParseBatch,

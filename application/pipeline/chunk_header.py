@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import PurePath
 
-from ragline.application.ports.unit_of_work import ChunkRecord
+from ragline.application.ports.repositories.chunks import ChunkRecord
 
 SEPARATOR = " > "
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import attrs
 
 from ragline.application.pipeline.outputs import StageOutputs
-from ragline.application.ports.unit_of_work import DocumentScope
+from ragline.application.ports.repositories.scope import DocumentScope
 from ragline.application.tasks import ParseTaskCommand
 from ragline.domain.parse_run import MarkdownLocation, ParseRun, Stage
 

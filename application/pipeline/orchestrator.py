@@ -29,7 +29,8 @@ from ragline.application.pipeline.results import ResultOutbox
 from ragline.application.pipeline.services import StageServices
 from ragline.application.pipeline.stages import PipelineStage, default_stages
 from ragline.application.pipeline.validation import invalid_context, refused_reference
-from ragline.application.ports.unit_of_work import ConcurrentUpdate, DuplicateTaskId, UnitOfWork
+from ragline.application.ports.repositories.errors import ConcurrentUpdate, DuplicateTaskId
+from ragline.application.ports.unit_of_work import UnitOfWork
 from ragline.application.tasks import ParseTaskCommand, RejectedBody, StoredTask, UnreadableTask
 from ragline.domain.parse_run import (
     FailureCode,
@@ -198,7 +199,6 @@ class ParseTaskPipeline:
             await uow.runs.save(run, expected)
             await self.results.queue_owed_results(uow, run, parsed.id if parsed else 0, at)
             await uow.commit()
-        run.pull_events()
         return True
 
     async def reject(self, unreadable: UnreadableTask) -> PipelineOutcome:
@@ -255,7 +255,6 @@ class ParseTaskPipeline:
                 await uow.runs.save(run, expected)
             await self.results.queue_owed_results(uow, run, parsed.id, at)
             await uow.commit()
-        run.pull_events()
 
     def stages(self) -> list[PipelineStage[Any]]:
         """The declared stages, built from the current services for each run."""
@@ -297,7 +296,6 @@ class ParseTaskPipeline:
             kind = OutcomeKind.INTERRUPTED
             await self.results.queue_owed_results(uow, run, parsed_log_id, at)
         await uow.commit()
-        run.pull_events()
         log.info("task %s redelivered: %s", task_id, kind.value)
         self.services.metrics.redelivered(kind.value)
         return PipelineOutcome(kind, task_id, run.pipeline_status.value)
@@ -329,7 +327,6 @@ class ParseTaskPipeline:
             await uow.runs.add(run)
             await self.results.queue_owed_results(uow, run, parsed.id, at)
             await uow.commit()
-        run.pull_events()
 
     async def _open_retry(
         self, task: ParseTaskCommand, identity: TaskIdentity
@@ -358,7 +355,6 @@ class ParseTaskPipeline:
                     await uow.runs.add(run)
                     await self.results.queue_owed_results(uow, run, parsed.id, at)
                     await uow.commit()
-                    run.pull_events()
                     return PipelineOutcome(OutcomeKind.REJECTED, task.task_id, mismatch)
                 if await uow.runs.mark_superseded(previous_id, task.task_id):
                     previous.supersede(task.task_id)
@@ -372,5 +368,4 @@ class ParseTaskPipeline:
             await uow.runs.add(loser)
             await self.results.queue_owed_results(uow, loser, parsed.id, at)
             await uow.commit()
-        loser.pull_events()
         return PipelineOutcome(OutcomeKind.RETRY_REFUSED, task.task_id, refusal.value)

@@ -37,8 +37,9 @@ from ragline.application.ports.messaging import (
     DEAD_LETTER_REASON_HEADER,
 )
 from ragline.application.ports.metrics import NO_METRICS, PipelineMetrics
+from ragline.application.ports.repositories.outbox import OutboxMessage
 from ragline.application.ports.task_messages import ResultPublisher
-from ragline.application.ports.unit_of_work import OutboxMessage, UnitOfWorkFactory
+from ragline.application.ports.unit_of_work import UnitOfWorkFactory
 from ragline.domain.parse_run import FailureCode, FailureReason
 
 log = logging.getLogger(__name__)

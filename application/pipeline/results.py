@@ -68,7 +68,7 @@ class ResultOutbox:
         self, uow: UnitOfWork, run: ParseRun, parsed_log_id: int, at: datetime
     ) -> None:
         """The outbox row of the run's pending terminal event, if it has one. The caller
-        commits, then calls `run.pull_events()`."""
+        commits; the unit of work then takes the run's events (they are not sent twice)."""
         if run.pending_events:
             await self._put(uow, run, parsed_log_id, at)
             reason = run.failure_reason

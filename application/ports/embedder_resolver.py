@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from ragline.application.ports.embedder import Embedder
-from ragline.application.ports.unit_of_work import EmbeddingConfig
+from ragline.application.ports.repositories.model_configs import EmbeddingConfig
 
 
 class UnusableEmbeddingConfig(Exception):

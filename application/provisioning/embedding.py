@@ -12,7 +12,8 @@ from __future__ import annotations
 import attrs
 
 from ragline.application.ports.embedder_resolver import UnusableEmbeddingConfig
-from ragline.application.ports.unit_of_work import EmbeddingConfig, UnitOfWorkFactory
+from ragline.application.ports.repositories.model_configs import EmbeddingConfig
+from ragline.application.ports.unit_of_work import UnitOfWorkFactory
 
 
 @attrs.frozen

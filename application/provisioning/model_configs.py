@@ -25,13 +25,12 @@ import attrs
 
 from ragline.application.ports.embedder import EmbedderUnavailable, EmbeddingDimensionMismatch
 from ragline.application.ports.embedder_resolver import EmbedderResolver, UnusableEmbeddingConfig
-from ragline.application.ports.unit_of_work import (
+from ragline.application.ports.repositories.model_configs import (
     ChatConfig,
     EmbeddingConfig,
     ModelKind,
-    UnitOfWork,
-    UnitOfWorkFactory,
 )
+from ragline.application.ports.unit_of_work import UnitOfWork, UnitOfWorkFactory
 
 PROVIDER_MAX, MODEL_MAX, BASE_URL_MAX, API_KEY_MAX = 64, 255, 1024, 4096
 

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-from ragline.application.ports.unit_of_work import (
-    ParsedLog,
-    RunPage,
-    RunQuery,
-    UnitOfWorkFactory,
-)
+from ragline.application.ports.repositories.parsed_logs import ParsedLog
+from ragline.application.ports.repositories.runs import RunPage, RunQuery
+from ragline.application.ports.unit_of_work import UnitOfWorkFactory
 from ragline.domain.parse_run import ParseRun
 
 MAX_PAGE_SIZE = 200

@@ -29,10 +29,11 @@ from ragline.application.ports.embedder import EmbedderError
 from ragline.application.ports.embedder_resolver import EmbedderResolver, UnusableEmbeddingConfig
 from ragline.application.ports.keyword_index import KeywordHit, KeywordIndex, KeywordIndexError
 from ragline.application.ports.metrics import NO_METRICS, PipelineMetrics
+from ragline.application.ports.repositories.chunks import ChunkRecord
 from ragline.application.ports.reranker import Reranker, RerankFailed
 from ragline.application.ports.sparse_encoder import SparseEncoder
 from ragline.application.ports.tokenizer import Tokenizer
-from ragline.application.ports.unit_of_work import ChunkRecord, UnitOfWork, UnitOfWorkFactory
+from ragline.application.ports.unit_of_work import UnitOfWork, UnitOfWorkFactory
 from ragline.application.ports.vector_index import VectorHit, VectorIndex, VectorIndexError
 from ragline.application.search.evidence import by_parent, dedupe
 from ragline.application.search.fusion import reciprocal_rank_fusion, score_fusion

@@ -15,7 +15,7 @@ from ragline.adapters.inbound.cli.walk import find_sources
 from ragline.application.health import obtain
 from ragline.application.ingest.identity import SourceFile, identify
 from ragline.application.ingest.use_case import FileAction, FileOutcome, IngestObserver
-from ragline.application.ports.unit_of_work import DocumentScope
+from ragline.application.ports.repositories.scope import DocumentScope
 from ragline.bootstrap.container import container_for
 from ragline.bootstrap.entry import shut_down
 from ragline.domain.parse_run import Stage, StageStatus

@@ -15,19 +15,20 @@ import json
 import tempfile
 from pathlib import Path
 
-from ragline.adapters.inbound.cli.app import provided, run_session
+from ragline.adapters.inbound.cli.app import run_session
 from ragline.application.chunking.preview import preview_json
 from ragline.bootstrap.container import container_for
+from ragline.bootstrap.entry import entry_for
 
 
 def chunk_corpus(corpus: Path, out: Path) -> int:
     """Write OUT/<relative path>.json for every file under `corpus`; returns the file count."""
     files = sorted(p for p in corpus.rglob("*") if p.is_file())
     with tempfile.TemporaryDirectory() as scratch:
-        container = container_for(Path(scratch))
+        entry = entry_for(container_for(Path(scratch)))
 
         async def main() -> int:
-            preview = await provided(container.preview_chunks)
+            preview = await entry.use_cases.preview_chunks()
             for path in files:
                 target = out / path.relative_to(corpus).with_suffix(".json")
                 target.parent.mkdir(parents=True, exist_ok=True)
@@ -36,7 +37,7 @@ def chunk_corpus(corpus: Path, out: Path) -> int:
                 target.write_text(json.dumps(preview_json(result), ensure_ascii=False), "utf-8")
             return len(files)
 
-        return run_session(container, main)
+        return run_session(entry, main)
 
 
 def main() -> None:

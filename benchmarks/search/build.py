@@ -14,7 +14,8 @@ from typing import Any
 import numpy as np
 
 from ragline.application.ports.keyword_index import KeywordDoc
-from ragline.application.ports.unit_of_work import ChunkRecord, DocumentScope
+from ragline.application.ports.repositories.chunks import ChunkRecord
+from ragline.application.ports.repositories.scope import DocumentScope
 from ragline.application.ports.vector_index import ChunkPayload, DensePoint, SparsePoint
 from ragline.domain.parse_run import ChunkIndexStatus
 

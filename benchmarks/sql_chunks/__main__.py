@@ -26,7 +26,8 @@ import psycopg
 import pymysql
 
 from ragline.adapters.persistence.sql import create_unit_of_work_factory, upgrade_to_head
-from ragline.application.ports.unit_of_work import ChunkRecord, DocumentScope
+from ragline.application.ports.repositories.chunks import ChunkRecord
+from ragline.application.ports.repositories.scope import DocumentScope
 from ragline.domain.parse_run import BEGIN_INDEXING, ChunkIndexStatus
 
 RESULTS = Path(__file__).resolve().parents[1] / "results" / "sql_chunks.json"

@@ -54,7 +54,8 @@ from ragline.adapters.vector_index.embedded import EmbeddedVectorIndex
 from ragline.application.health import obtain
 from ragline.application.ports.dependencies import DependencyUnavailable
 from ragline.application.ports.parser import PdfParserBackend
-from ragline.application.ports.unit_of_work import DocumentScope, EmbeddingConfig
+from ragline.application.ports.repositories.model_configs import EmbeddingConfig
+from ragline.application.ports.repositories.scope import DocumentScope
 from ragline.application.tasks import ParseTaskCommand
 from ragline.bootstrap.container import Container, container_for
 from ragline.domain.parse_run import FailureCode, ParseRun, PipelineStatus, Stage

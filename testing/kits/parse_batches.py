@@ -1,13 +1,12 @@
-"""Contract kit for the parse-batch repository of the UnitOfWork port (the parse cache).
+"""Contract kit for the parse-batch repository (`uow.parse_batches`, the parse cache).
 
-A mixin next to `UnitOfWorkContract` (same `uow_factory` fixture): every store that holds
-parse batches combines both. What it proves: batches round-trip; claims are compare-and-set
-by priority (two workers never win one batch, a lapsed lease is taken over and the old
-owner's answer is then refused); only active batches rise; planning of one (sha256, tier) is
-serialized by `lock_document`, so concurrent requests cannot create overlapping batches;
-holdings (who may see the batches of which bytes) are per user, insert-if-absent (adding a pair
-again, or from two units at once, is no error), rolled back with their unit, and answered for
-many sha256s at once.
+A `StoreContract` like the other persistence kits (fixture `uow_factory`). What it proves:
+batches round-trip; claims are compare-and-set by priority (two workers never win one batch,
+a lapsed lease is taken over and the old owner's answer is then refused); only active
+batches rise; planning of one (sha256, tier) is serialized by `lock_document`, so concurrent
+requests cannot create overlapping batches; holdings (who may see the batches of which
+bytes) are per user, insert-if-absent (adding a pair again, or from two units at once, is no
+error), rolled back with their unit, and answered for many sha256s at once.
 """
 
 from __future__ import annotations
@@ -15,12 +14,12 @@ from __future__ import annotations
 import asyncio
 import uuid
 from datetime import UTC, datetime, timedelta
-from typing import ClassVar
 
 import attrs
 import pytest
 
-from ragline.application.ports.unit_of_work import NewParseBatch, UnitOfWorkFactory
+from ragline.application.ports.repositories.parse_batches import NewParseBatch
+from ragline.application.ports.unit_of_work import UnitOfWorkFactory
 from ragline.domain.parse_batch import (
     BatchStatus,
     PageRange,
@@ -28,6 +27,7 @@ from ragline.domain.parse_batch import (
     ParseTier,
     SourceRef,
 )
+from ragline.testing.kits.persistence import StoreContract
 
 T0 = datetime(2026, 6, 9, 1, 2, 3, 456789, tzinfo=UTC)
 LEASE = timedelta(seconds=60)
@@ -55,10 +55,8 @@ def new_batch(
     )
 
 
-class ParseBatchContract:
-    """Mixin: needs `uow_factory` (UnitOfWorkContract's fixture)."""
-
-    serializes_transactions: ClassVar[bool] = False
+class ParseBatchContract(StoreContract):
+    """What every ParseBatchRepository must show; fixture `uow_factory`."""
 
     @staticmethod
     async def add(factory: UnitOfWorkFactory, *batches: NewParseBatch) -> list[ParseBatch]:

@@ -12,6 +12,11 @@ machine is synchronous). The methods map onto the port as the use cases use it:
   row must equal the run the domain superseded in memory.
 - `task_ids` -> `runs.list_recent`.
 
+The unit of work takes the events of the runs it adds or saves on commit; the machine
+publishes a run's events itself, after the store said the write is durable. So the store
+hands each unit a copy of the run without events (`held`): the row written is the same, and
+the machine's run keeps its events for the machine to publish.
+
     store = UnitOfWorkRunStore(factory, loop)   # on an empty store, per example
 """
 
@@ -21,18 +26,21 @@ import asyncio
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
+import attrs
 import pytest
 
-from ragline.application.ports.unit_of_work import (
-    ConcurrentUpdate,
-    DuplicateTaskId,
-    UnitOfWorkFactory,
-)
+from ragline.application.ports.repositories.errors import ConcurrentUpdate, DuplicateTaskId
+from ragline.application.ports.unit_of_work import UnitOfWorkFactory
 from ragline.domain.parse_run import ParseRun
 
 T = TypeVar("T")
 
 ALL_RUNS = 1_000_000  # list_recent limit that means "every run" for a machine's store
+
+
+def held(run: ParseRun) -> ParseRun:
+    """The same run without its pending events (those stay with the machine's run)."""
+    return attrs.evolve(run, stages=dict(run.stages))
 
 
 class UnitOfWorkRunStore:
@@ -50,7 +58,7 @@ class UnitOfWorkRunStore:
         async def add() -> bool:
             async with self.factory() as uow:
                 try:
-                    await uow.runs.add(run)
+                    await uow.runs.add(held(run))
                 except DuplicateTaskId:
                     return False
                 await uow.commit()
@@ -73,10 +81,10 @@ class UnitOfWorkRunStore:
                     # The port refuses a save that would not change the row (ValueError,
                     # before its compare-and-set): check that it does, and count it refused.
                     with pytest.raises(ValueError):
-                        await uow.runs.save(run, expected_version)
+                        await uow.runs.save(held(run), expected_version)
                     return False
                 try:
-                    await uow.runs.save(run, expected_version)
+                    await uow.runs.save(held(run), expected_version)
                 except ConcurrentUpdate:
                     return False
                 await uow.commit()
@@ -91,7 +99,7 @@ class UnitOfWorkRunStore:
                 if not await uow.runs.mark_superseded(previous.task_id, new_run.task_id):
                     return False  # leaving without commit: nothing changed
                 try:
-                    await uow.runs.add(new_run)
+                    await uow.runs.add(held(new_run))
                 except DuplicateTaskId:
                     return False  # the mark is rolled back with the unit of work
                 marked = await uow.runs.get(previous.task_id)

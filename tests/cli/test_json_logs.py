@@ -13,7 +13,7 @@ import pytest
 
 from ragline.adapters.logs.line_format import JsonLineFormatter, TextFormatter, redacted
 from ragline.application.pipeline.log_context import LogContextFilter
-from ragline.application.ports.unit_of_work import EmbeddingConfig
+from ragline.application.ports.repositories.model_configs import EmbeddingConfig
 from tests.fakes.harness import Harness
 
 API_KEY = "sk-live-0123456789abcdef"

@@ -19,7 +19,7 @@ from ragline.application.outbox import ManageOutbox
 from ragline.application.ports.unit_of_work import UnitOfWorkFactory
 from ragline.bootstrap.cli import _entry
 from ragline.bootstrap.container import container_for
-from ragline.testing.kits.unit_of_work import a_result
+from ragline.testing.kits.persistence import a_result
 from tests.fakes.harness import Harness
 from tests.http.conftest import ALICE_TOKEN, SERVICE_TOKEN, bearer
 

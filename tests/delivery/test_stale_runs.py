@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ragline.application.pipeline.settings import PipelineSettings
-from ragline.application.ports.unit_of_work import PersistenceError
+from ragline.application.ports.repositories.errors import PersistenceError
 from ragline.application.tasks import TaskStatus
 from ragline.domain.parse_run import FailureCode, PipelineStatus, Stage
 from tests.fakes.harness import Harness, encode_task

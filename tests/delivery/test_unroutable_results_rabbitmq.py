@@ -21,7 +21,7 @@ from ragline.application.health import obtain
 from ragline.application.pipeline.outbox_relay import OutboxRelay
 from ragline.application.ports.unit_of_work import UnitOfWorkFactory
 from ragline.bootstrap.container import container_for
-from ragline.testing.kits.unit_of_work import a_result
+from ragline.testing.kits.persistence import a_result
 from tests.fakes.clock import FakeClock
 
 RABBIT_URL = "amqp://guest:guest@127.0.0.1:5672/%2F"

@@ -28,7 +28,7 @@ from ragline.adapters.persistence.sql import (
     load_or_create_key_file,
     upgrade_to_head,
 )
-from ragline.application.ports.unit_of_work import EmbeddingConfig
+from ragline.application.ports.repositories.model_configs import EmbeddingConfig
 from ragline.contracts.wire import ParseResult, ParseTask, decode_parse_result, encode_parse_task
 from ragline.testing.services.ragline_cli import ENTRY
 

@@ -4,8 +4,9 @@ Each fake runs the contract kit of its port (`tests/fakes/test_fakes_hold_the_ki
 the pipeline tests built on them show what the real adapters would do. A fake leaves out
 only a capability mixin it honestly lacks:
 
-- `unit_of_work.FakeDatabase`: `UnitOfWorkContract`; lacks API keys encrypted at rest
-  (leaves out `EncryptedApiKeysContract`).
+- `unit_of_work.FakeDatabase` (its repositories in `repositories/`, one module per port):
+  every persistence kit (`UnitOfWorkContract`, `ParseRunRepositoryContract`, ...); lacks
+  API keys encrypted at rest (leaves out `EncryptedApiKeysContract`).
 - `indexes.FakeVectorIndex`: `VectorIndexContract`; lacks IDF-weighted sparse ranking
   (leaves out `IdfSparseRankingContract`).
 - `indexes.FakeKeywordIndex`: the whole `KeywordIndexContract` (scores count term

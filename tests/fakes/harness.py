@@ -24,7 +24,8 @@ from ragline.application.pipeline.services import StageServices
 from ragline.application.pipeline.settings import PipelineSettings
 from ragline.application.pipeline.workspace import Workspace
 from ragline.application.ports.object_storage import ObjectStorage
-from ragline.application.ports.unit_of_work import DocumentScope, EmbeddingConfig
+from ragline.application.ports.repositories.model_configs import EmbeddingConfig
+from ragline.application.ports.repositories.scope import DocumentScope
 from ragline.application.tasks import ParseTaskCommand, TaskResult
 from ragline.bootstrap.container import Container
 from ragline.contracts.wire import ParseTask

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 
 from ragline.application.ports.embedder import Embedder
 from ragline.application.ports.embedder_resolver import UnusableEmbeddingConfig
+from ragline.application.ports.repositories.model_configs import EmbeddingConfig
 from ragline.application.ports.sparse_encoder import SparseVector
-from ragline.application.ports.unit_of_work import EmbeddingConfig
 from tests.fakes.faults import Faults
 
 

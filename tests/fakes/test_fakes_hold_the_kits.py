@@ -19,11 +19,17 @@ from hypothesis import settings
 from hypothesis.stateful import run_state_machine_as_test
 
 from ragline.contracts.wire import dead_letter_topic
+from ragline.testing.kits.chunks import ChunkRepositoryContract
+from ragline.testing.kits.documents import DocumentRepositoryContract
 from ragline.testing.kits.embedder import EmbedderContract
 from ragline.testing.kits.keyword_index import KeywordIndexContract
 from ragline.testing.kits.messaging import MessagingContract, MessagingHarness
+from ragline.testing.kits.model_configs import ModelConfigRepositoryContract
 from ragline.testing.kits.object_storage import ObjectStorageContract
+from ragline.testing.kits.outbox import OutboxRepositoryContract
 from ragline.testing.kits.parse_batches import ParseBatchContract
+from ragline.testing.kits.parsed_logs import ParsedLogRepositoryContract
+from ragline.testing.kits.runs import ParseRunRepositoryContract
 from ragline.testing.kits.unit_of_work import UnavailableDatabaseContract, UnitOfWorkContract
 from ragline.testing.kits.vector_index import VectorIndexContract
 from ragline.testing.parse_run import ParseRunMachine, RunStore
@@ -35,23 +41,51 @@ from tests.fakes.storage import FakeObjectStorage
 from tests.fakes.unit_of_work import FakeDatabase
 
 
-class TestFakeUnitOfWork(UnitOfWorkContract, ParseBatchContract, UnavailableDatabaseContract):
-    """FakeDatabase as the UnitOfWorkFactory. Row locks with read-committed visibility, so the
-    retry race really interleaves (`serializes_transactions` stays False).
-
-    Leaves out `EncryptedApiKeysContract`: the fake keeps API keys in plain text and has
-    no secret, so there is nothing to encrypt with and no wrong key to fail on.
-    """
+class FakeStore:
+    """FakeDatabase as the UnitOfWorkFactory of every persistence kit. Row locks with
+    read-committed visibility, so the retry race really interleaves
+    (`serializes_transactions` stays False)."""
 
     @pytest.fixture
     def uow_factory(self) -> FakeDatabase:
         return FakeDatabase()
 
+
+class TestFakeUnitOfWork(FakeStore, UnitOfWorkContract, UnavailableDatabaseContract):
     @pytest.fixture
     def unavailable_uow_factory(self) -> FakeDatabase:
         away = FakeDatabase()
         away.answering = False
         return away
+
+
+class TestFakeRuns(FakeStore, ParseRunRepositoryContract):
+    pass
+
+
+class TestFakeDocuments(FakeStore, DocumentRepositoryContract):
+    pass
+
+
+class TestFakeParsedLogs(FakeStore, ParsedLogRepositoryContract):
+    pass
+
+
+class TestFakeChunks(FakeStore, ChunkRepositoryContract):
+    pass
+
+
+class TestFakeModelConfigs(FakeStore, ModelConfigRepositoryContract):
+    """Leaves out `EncryptedApiKeysContract`: the fake keeps API keys in plain text and has
+    no secret, so there is nothing to encrypt with and no wrong key to fail on."""
+
+
+class TestFakeOutbox(FakeStore, OutboxRepositoryContract):
+    pass
+
+
+class TestFakeParseBatches(FakeStore, ParseBatchContract):
+    pass
 
 
 class TestFakeVectorIndex(VectorIndexContract):

@@ -18,7 +18,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from ragline.adapters.inbound.http.problems import problem
-from ragline.application.ports.unit_of_work import EmbeddingConfig
+from ragline.application.ports.repositories.model_configs import EmbeddingConfig
 from ragline.testing.services.echo_server import EchoingServer
 from ragline.testing.services.echo_server import leaked as leaked_pieces
 from tests.fakes.harness import encode_result

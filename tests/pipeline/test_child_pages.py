@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from ragline.application.pipeline.stages.indexing import child_pages
-from ragline.testing.kits.unit_of_work import chunk_set, scope
+from ragline.testing.kits.persistence import chunk_set, scope
 from tests.fakes.unit_of_work import FakeDatabase
 
 

@@ -9,7 +9,7 @@ import attrs
 
 from ragline.application.pipeline.chunk_header import chunk_header
 from ragline.application.pipeline.settings import PipelineSettings
-from ragline.application.ports.unit_of_work import ChunkRecord
+from ragline.application.ports.repositories.chunks import ChunkRecord
 from ragline.domain.parse_run import PipelineStatus
 from tests.fakes.harness import Harness
 

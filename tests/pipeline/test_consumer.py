@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 from ragline.adapters.inbound.task_consumer import SupervisedConsumer
 from ragline.application.pipeline.outcome import OutcomeKind
 from ragline.application.ports.messaging import MessageBusError
-from ragline.application.ports.unit_of_work import PersistenceError
+from ragline.application.ports.repositories.errors import PersistenceError
 from ragline.application.tasks import RejectedBody, TaskStatus
 from ragline.domain.parse_run import FailureCode, FailurePoint, PipelineStatus
 from ragline.testing.parse_run import check_run

@@ -11,7 +11,7 @@ from typing import Any
 from ragline.application.access import ReferencePolicy
 from ragline.application.ingest.use_case import FileAction, FileOutcome, IngestFiles, _Pending
 from ragline.domain.parse_run import STAGE_ORDER, MarkdownLocation, ParseRun, Stage, StageStatus
-from ragline.testing.kits.unit_of_work import identity
+from ragline.testing.kits.persistence import identity
 from tests.fakes.unit_of_work import FakeDatabase
 
 AT = datetime(2026, 1, 1, tzinfo=UTC)

@@ -40,7 +40,7 @@ from ragline.application.ports.embedder_resolver import UnusableEmbeddingConfig
 from ragline.application.ports.keyword_index import KeywordIndexUnavailable, KeywordWriteFailed
 from ragline.application.ports.object_storage import StorageUnavailable
 from ragline.application.ports.parser import ParseEngineFailed
-from ragline.application.ports.unit_of_work import PersistenceError
+from ragline.application.ports.repositories.errors import PersistenceError
 from ragline.application.ports.vector_index import VectorIndexUnavailable
 from ragline.application.tasks import ParseTaskCommand
 from ragline.domain.parse_run import ChunkIndexStatus

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 
 from ragline.adapters.inbound.task_consumer import SupervisedConsumer
-from ragline.application.ports.unit_of_work import DatabaseUnavailable, PersistenceError
+from ragline.application.ports.repositories.errors import DatabaseUnavailable, PersistenceError
 from ragline.contracts.wire.topics import dead_letter_topic
 from ragline.domain.parse_run import PipelineStatus
 from tests.fakes.harness import Harness, encode_task

@@ -9,7 +9,7 @@ import pytest
 
 from ragline.adapters.wire_format.json import JsonResultPublisher
 from ragline.application.pipeline.outbox_relay import OutboxRelay, RelayPolicy
-from ragline.application.ports.unit_of_work import PersistenceError
+from ragline.application.ports.repositories.errors import PersistenceError
 from tests.fakes.harness import Harness, decode_result
 from tests.fakes.messaging import FakePublisher
 

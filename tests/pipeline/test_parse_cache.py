@@ -21,7 +21,7 @@ from ragline.application.parsing import (
 )
 from ragline.application.ports.object_storage import StorageUnavailable
 from ragline.application.ports.parser import ParsedDocument, ParseEngineFailed
-from ragline.application.ports.unit_of_work import NewParseBatch
+from ragline.application.ports.repositories.parse_batches import NewParseBatch
 from ragline.application.tasks import ParseTaskCommand
 from ragline.domain.parse_batch import (
     BatchStatus,

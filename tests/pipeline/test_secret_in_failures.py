@@ -10,7 +10,7 @@ import pytest
 
 from ragline.application.ports.embedder import EmbedderUnavailable
 from ragline.application.ports.keyword_index import KeywordIndexUnavailable
-from ragline.application.ports.unit_of_work import EmbeddingConfig
+from ragline.application.ports.repositories.model_configs import EmbeddingConfig
 from ragline.bootstrap.settings import Settings
 from ragline.domain.parse_run import FailureCode, PipelineStatus
 from ragline.testing.services.echo_server import leaked

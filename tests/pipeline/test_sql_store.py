@@ -22,7 +22,7 @@ from ragline.application.pipeline.orchestrator import ParseTaskPipeline
 from ragline.application.pipeline.outbox_relay import OutboxRelay
 from ragline.application.pipeline.outcome import OutcomeKind
 from ragline.application.ports.keyword_index import KeywordWriteFailed
-from ragline.application.ports.unit_of_work import EmbeddingConfig
+from ragline.application.ports.repositories.model_configs import EmbeddingConfig
 from ragline.application.tasks import TaskStatus
 from ragline.domain.parse_run import ChunkIndexStatus, PipelineStatus, RetryRefusal, Stage
 from ragline.testing.parse_run import check_family, check_run

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from ragline.application.pipeline.errors import StageFailure, describe
-from ragline.application.ports.unit_of_work import ChatConfig, EmbeddingConfig
+from ragline.application.ports.repositories.model_configs import ChatConfig, EmbeddingConfig
 from ragline.application.secrets import MASK, SecretMask, masked
 from ragline.bootstrap.settings import Settings
 from ragline.domain.parse_run import FailureCode

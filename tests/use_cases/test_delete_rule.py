@@ -12,7 +12,7 @@ import attrs
 import pytest
 
 from ragline.application.documents import DeleteDocument
-from ragline.application.ports.unit_of_work import DocumentScope
+from ragline.application.ports.repositories.scope import DocumentScope
 from ragline.domain.parse_run import MarkdownLocation, PipelineStatus
 from tests.fakes.harness import MD_BUCKET, SOURCE_BUCKET, Harness
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ragline.application.ports.embedder import EmbedderUnavailable
-from ragline.application.ports.unit_of_work import EmbeddingConfig
+from ragline.application.ports.repositories.model_configs import EmbeddingConfig
 from ragline.application.provisioning import (
     DimensionChangeRefused,
     ManageModelConfigs,

@@ -19,12 +19,12 @@ from ragline.application.documents import (
     ReindexDocument,
     next_reindex_task_id,
 )
-from ragline.application.ports.unit_of_work import (
+from ragline.application.ports.repositories.model_configs import (
     ChatConfig,
     EmbeddingConfig,
     ModelKind,
-    RunQuery,
 )
+from ragline.application.ports.repositories.runs import RunQuery
 from ragline.application.provisioning import (
     DimensionChangeRefused,
     ManageModelConfigs,

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from ragline.application.ports.embedder import Embedder, EmbeddingDimensionMismatch
 from ragline.application.ports.embedder_resolver import UnusableEmbeddingConfig
-from ragline.application.ports.unit_of_work import EmbeddingConfig
+from ragline.application.ports.repositories.model_configs import EmbeddingConfig
 from ragline.application.provisioning import DefaultEmbedding
 
 OPENAI_PROVIDERS = ("openai", "openai-compatible")

@@ -15,7 +15,11 @@ import typer
 from rich.console import Console
 
 from ragline.adapters.inbound.cli.app import DATA_DIR_OPTION, app, entry_of, run_session
-from ragline.application.ports.unit_of_work import ChatConfig, EmbeddingConfig, ModelKind
+from ragline.application.ports.repositories.model_configs import (
+    ChatConfig,
+    EmbeddingConfig,
+    ModelKind,
+)
 from ragline.application.provisioning import (
     ManageModelConfigs,
     ModelConfigRefused,

@@ -17,7 +17,7 @@ from rich.table import Table
 
 from ragline.adapters.inbound.cli.app import DATA_DIR_OPTION, app, entry_of, run_session
 from ragline.application.outbox import RedriveReport, UnknownOutboxStatus
-from ragline.application.ports.unit_of_work import OutboxMessage
+from ragline.application.ports.repositories.outbox import OutboxMessage
 
 console = Console()
 outbox = typer.Typer(

@@ -13,7 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ragline.adapters.inbound.cli.app import DATA_DIR_OPTION, app, entry_of, run_session
-from ragline.application.ports.unit_of_work import ParsedLog
+from ragline.application.ports.repositories.parsed_logs import ParsedLog
 from ragline.domain.parse_run import ParseRun
 
 

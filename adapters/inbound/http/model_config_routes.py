@@ -23,7 +23,11 @@ from ragline.adapters.inbound.http.schemas import (
     ModelConfigOut,
     UserModelConfigsOut,
 )
-from ragline.application.ports.unit_of_work import ChatConfig, EmbeddingConfig, ModelKind
+from ragline.application.ports.repositories.model_configs import (
+    ChatConfig,
+    EmbeddingConfig,
+    ModelKind,
+)
 from ragline.application.provisioning import (
     DimensionChangeRefused,
     ModelConfigRefused,

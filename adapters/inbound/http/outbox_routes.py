@@ -20,7 +20,7 @@ from ragline.adapters.inbound.http.schemas import (
     RedriveResult,
 )
 from ragline.application.outbox import ManageOutbox, RedriveReport, UnknownOutboxStatus
-from ragline.application.ports.unit_of_work import OutboxMessage
+from ragline.application.ports.repositories.outbox import OutboxMessage
 
 router = APIRouter(prefix="/api/v1/outbox", tags=["operations"], responses=PROBLEM_RESPONSES)
 

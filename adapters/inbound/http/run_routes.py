@@ -13,7 +13,8 @@ from ragline.adapters.inbound.http.auth import Principal, principal
 from ragline.adapters.inbound.http.dependencies import UseCasesDep
 from ragline.adapters.inbound.http.problems import PROBLEM_RESPONSES, Problem
 from ragline.adapters.inbound.http.schemas import RetryResult, RunPageView, RunView, StageView
-from ragline.application.ports.unit_of_work import ParsedLog, RunPage, RunQuery
+from ragline.application.ports.repositories.parsed_logs import ParsedLog
+from ragline.application.ports.repositories.runs import RunPage, RunQuery
 from ragline.application.runs import RunNotFound, RunNotRetryable
 from ragline.application.secrets import masked
 from ragline.application.tasks import TaskResult

@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from ragline.adapters.persistence.sql.sqlite_connection import InlineConnection
-from ragline.application.ports.unit_of_work import PersistenceError
+from ragline.application.ports.repositories.errors import PersistenceError
 
 # Long IN lists are sent in slices: SQLite caps bound parameters, and huge statements are
 # slow to compile everywhere.

@@ -14,7 +14,7 @@ from sqlalchemy.exc import (
 )
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 
-from ragline.application.ports.unit_of_work import (
+from ragline.application.ports.repositories.errors import (
     DatabaseUnavailable,
     DuplicateTaskId,
     PersistenceError,

@@ -1,4 +1,5 @@
-"""The SQL UnitOfWork: one connection, one transaction, six repositories on it."""
+"""The SQL UnitOfWork: one connection, one transaction, the repositories on it; commit
+collects the events of the runs added or saved in it."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from ragline.adapters.persistence.sql.connection import ConnectionSlot
 from ragline.adapters.persistence.sql.engine import DEFAULT_BUSY_TIMEOUT_MS, create_async_engine_for
 from ragline.adapters.persistence.sql.errors import store_errors
 from ragline.adapters.persistence.sql.repositories.chunks import SqlChunkRepository
+from ragline.adapters.persistence.sql.repositories.documents import SqlDocumentRepository
 from ragline.adapters.persistence.sql.repositories.model_configs import SqlModelConfigRepository
 from ragline.adapters.persistence.sql.repositories.outbox import SqlOutboxRepository
 from ragline.adapters.persistence.sql.repositories.parse_batches import SqlParseBatchRepository
@@ -22,7 +24,8 @@ from ragline.adapters.persistence.sql.repositories.parsed_logs import SqlParsedL
 from ragline.adapters.persistence.sql.repositories.runs import SqlParseRunRepository
 from ragline.adapters.persistence.sql.sqlite_connection import InlineEngine
 from ragline.application.ports.clock import Clock
-from ragline.application.ports.unit_of_work import PersistenceError
+from ragline.application.ports.repositories.errors import PersistenceError
+from ragline.domain.parse_run import RunEvent
 
 
 class SqlUnitOfWork:
@@ -40,10 +43,12 @@ class SqlUnitOfWork:
         self._opened = False
         self.parsed_logs = SqlParsedLogRepository(self._slot)
         self.runs = SqlParseRunRepository(self._slot)
+        self.documents = SqlDocumentRepository(self._slot)
         self.chunks = SqlChunkRepository(self._slot)
         self.model_configs = SqlModelConfigRepository(self._slot, cipher)
         self.outbox = SqlOutboxRepository(self._slot, clock)
         self.parse_batches = SqlParseBatchRepository(self._slot)
+        self._events: list[RunEvent] = []
 
     async def __aenter__(self) -> Self:
         if self._opened:
@@ -67,6 +72,7 @@ class SqlUnitOfWork:
     ) -> None:
         conn = self._slot.conn
         self._slot.attach(None)
+        self.runs.seen.clear()  # not committed: the runs keep their events
         try:
             if conn.in_transaction():
                 await conn.rollback()
@@ -79,10 +85,18 @@ class SqlUnitOfWork:
     async def commit(self) -> None:
         with store_errors("commit"):
             await self._slot.conn.commit()
+        for run in self.runs.seen:
+            self._events.extend(run.pull_events())
+        self.runs.seen.clear()
 
     async def rollback(self) -> None:
+        self.runs.seen.clear()
         with store_errors("rollback"):
             await self._slot.conn.rollback()
+
+    def collect_new_events(self) -> list[RunEvent]:
+        events, self._events = self._events, []
+        return events
 
 
 class SqlUnitOfWorkFactory:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import weakref
 
-from ragline.application.ports.unit_of_work import PersistenceError
+from ragline.application.ports.repositories.errors import PersistenceError
 
 
 class WriterGate:

@@ -30,7 +30,8 @@ from ragline.application.pipeline.log_context import log_fields
 from ragline.application.pipeline.outputs import StageInputs, Takes
 from ragline.application.pipeline.results import ResultOutbox
 from ragline.application.pipeline.stages.needs import TemplateNeeds
-from ragline.application.ports.unit_of_work import PersistenceError, UnitOfWork
+from ragline.application.ports.repositories.errors import PersistenceError
+from ragline.application.ports.unit_of_work import UnitOfWork
 from ragline.domain.parse_run import FailureCode, MarkdownLocation, Stage, StageStatus
 
 log = logging.getLogger("ragline.pipeline")
@@ -180,4 +181,3 @@ class PipelineStage(abc.ABC, Generic[Out]):
             await uow.runs.save(run, expected)
             await self.results.queue_owed_results(uow, run, ctx.parsed_log_id, at)
             await uow.commit()
-        run.pull_events()

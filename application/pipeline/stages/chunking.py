@@ -22,7 +22,8 @@ from ragline.application.pipeline.stages.base import PipelineStage
 from ragline.application.pipeline.stages.cleaning import CleanedMarkdown
 from ragline.application.pipeline.stages.markdown_io import read_markdown
 from ragline.application.pipeline.stages.needs import HasObjects, HasVectors, TemplateNeeds
-from ragline.application.ports.unit_of_work import ChunkRecord, DocumentScope
+from ragline.application.ports.repositories.chunks import ChunkRecord
+from ragline.application.ports.repositories.scope import DocumentScope
 from ragline.domain.chunking import ChunkCandidate, ChunkingResult, ParentBlock, chunk_id
 from ragline.domain.parse_run import ChunkIndexStatus, FailureCode, Stage
 

@@ -17,7 +17,9 @@ import attrs
 
 from ragline.application.pipeline.errors import StageFailure, describe
 from ragline.application.pipeline.stages.needs import HasUnitOfWork
-from ragline.application.ports.unit_of_work import ChunkRecord, DocumentScope, UnitOfWork
+from ragline.application.ports.repositories.chunks import ChunkRecord
+from ragline.application.ports.repositories.scope import DocumentScope
+from ragline.application.ports.unit_of_work import UnitOfWork
 from ragline.domain.parse_run import (
     BEGIN_INDEXING,
     COMPLETE,

@@ -25,8 +25,9 @@ from ragline.application.pipeline.stages.base import PipelineStage
 from ragline.application.pipeline.stages.indexing import RememberedChildren, child_pages
 from ragline.application.pipeline.stages.needs import HasTokenizer, TemplateNeeds
 from ragline.application.ports.keyword_index import KeywordDoc
+from ragline.application.ports.repositories.chunks import ChunkRecord
+from ragline.application.ports.repositories.scope import DocumentScope
 from ragline.application.ports.tokenizer import Tokenizer
-from ragline.application.ports.unit_of_work import ChunkRecord, DocumentScope
 from ragline.domain.parse_run import FailureCode, Stage
 
 

@@ -22,8 +22,8 @@ from ragline.application.pipeline.stages.indexing import (
 from ragline.application.pipeline.stages.needs import HasVectors, TemplateNeeds
 from ragline.application.pipeline.stages.pretokenize import TokenizedChildren
 from ragline.application.pipeline.stages.vectorizing import chunk_payload
+from ragline.application.ports.repositories.chunks import ChunkRecord
 from ragline.application.ports.sparse_encoder import SparseEncoder
-from ragline.application.ports.unit_of_work import ChunkRecord
 from ragline.application.ports.vector_index import SparsePoint
 from ragline.domain.parse_run import ChunkIndexStatus, FailureCode, Stage
 

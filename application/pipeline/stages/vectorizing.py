@@ -29,7 +29,7 @@ from ragline.application.pipeline.stages.indexing import (
 from ragline.application.pipeline.stages.needs import HasVectors, TemplateNeeds
 from ragline.application.ports.embedder import Embedder, EmbeddingDimensionMismatch
 from ragline.application.ports.embedder_resolver import EmbedderResolver, UnusableEmbeddingConfig
-from ragline.application.ports.unit_of_work import ChunkRecord
+from ragline.application.ports.repositories.chunks import ChunkRecord
 from ragline.application.ports.vector_index import ChunkPayload, DensePoint
 from ragline.domain.parse_run import FailureCode, Stage
 

@@ -13,7 +13,7 @@ import pytest
 from ragline.adapters.embedder.configured import ConfiguredEmbedders
 from ragline.application.ports.embedder import EmbedderUnavailable
 from ragline.application.ports.embedder_resolver import UnusableEmbeddingConfig
-from ragline.application.ports.unit_of_work import EmbeddingConfig
+from ragline.application.ports.repositories.model_configs import EmbeddingConfig
 from ragline.testing.services.fixtures import free_port
 
 E5 = "multilingual-e5-small-q4"

@@ -25,7 +25,7 @@ from ragline.adapters.persistence.sql import (
 )
 from ragline.application.pipeline.orchestrator import ParseTaskPipeline
 from ragline.application.ports.keyword_index import KeywordWriteFailed
-from ragline.application.ports.unit_of_work import EmbeddingConfig
+from ragline.application.ports.repositories.model_configs import EmbeddingConfig
 from ragline.application.tasks import ParseTaskCommand
 from ragline.domain.parse_run import PipelineStatus
 from tests.fakes.harness import DIMENSION, SOURCE_BUCKET, Harness

@@ -18,9 +18,10 @@ from ragline.adapters.persistence.sql import (
     load_or_create_key_file,
     upgrade_to_head,
 )
-from ragline.application.ports.unit_of_work import EmbeddingConfig, PersistenceError
+from ragline.application.ports.repositories.errors import PersistenceError
+from ragline.application.ports.repositories.model_configs import EmbeddingConfig
 from ragline.domain.parse_run import ParseRun, Stage
-from ragline.testing.kits.unit_of_work import chunk_set, identity, scope, uid
+from ragline.testing.kits.persistence import chunk_set, identity, scope, uid
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ from ragline.adapters.clock.system import SystemClock
 from ragline.adapters.persistence.sql import create_unit_of_work_factory, upgrade_to_head
 from ragline.adapters.wire_format.json import JsonResultPublisher
 from ragline.application.pipeline.outbox_relay import OutboxRelay, RelayPolicy
-from ragline.testing.kits.unit_of_work import a_result
+from ragline.testing.kits.persistence import a_result
 
 ROWS = 120
 

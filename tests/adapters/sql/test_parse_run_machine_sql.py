@@ -30,7 +30,7 @@ from ragline.adapters.persistence.sql import (
 )
 from ragline.adapters.persistence.sql.tables import parse_run
 from ragline.domain.parse_run import FailureCode, ParseRun, Stage
-from ragline.testing.kits.unit_of_work import at, identity
+from ragline.testing.kits.persistence import at, identity
 from ragline.testing.parse_run import ParseRunMachine, RunStore
 from ragline.testing.parse_run.uow_store import UnitOfWorkRunStore
 

@@ -22,9 +22,9 @@ from ragline.adapters.persistence.sql import (
     upgrade_to_head,
 )
 from ragline.adapters.persistence.sql.sqlite_connection import InlineConnection
-from ragline.application.ports.unit_of_work import PersistenceError
+from ragline.application.ports.repositories.errors import PersistenceError
 from ragline.domain.parse_run import ParseRun
-from ragline.testing.kits.unit_of_work import identity
+from ragline.testing.kits.persistence import identity
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from ragline.adapters.persistence.sql import (
     sqlite_connection,
     upgrade_to_head,
 )
-from ragline.application.ports.unit_of_work import PersistenceError
+from ragline.application.ports.repositories.errors import PersistenceError
 from tests.adapters.sql.gate import until_queued
 
 

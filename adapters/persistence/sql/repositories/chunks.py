@@ -32,7 +32,8 @@ from sqlalchemy import (
 from ragline.adapters.persistence.sql.connection import IN_LIST_SLICE, ConnectionSlot, SqlConnection
 from ragline.adapters.persistence.sql.errors import store_errors
 from ragline.adapters.persistence.sql.tables import chunk
-from ragline.application.ports.unit_of_work import ChunkCounts, ChunkRecord, DocumentScope
+from ragline.application.ports.repositories.chunks import ChunkCounts, ChunkRecord
+from ragline.application.ports.repositories.scope import DocumentScope
 from ragline.domain.parse_run import ChunkIndexStatus, ChunkStatusMove
 
 INSERT_BATCH = 1000

@@ -12,9 +12,9 @@ from ragline.adapters.persistence.sql.api_keys import ApiKeyCipher, SecretKeyErr
 from ragline.adapters.persistence.sql.connection import ConnectionSlot
 from ragline.adapters.persistence.sql.errors import store_errors
 from ragline.adapters.persistence.sql.tables import model_config
-from ragline.application.ports.unit_of_work import (
+from ragline.application.ports.repositories.errors import ConcurrentUpdate
+from ragline.application.ports.repositories.model_configs import (
     ChatConfig,
-    ConcurrentUpdate,
     EmbeddingConfig,
     ModelKind,
 )

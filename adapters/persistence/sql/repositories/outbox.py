@@ -28,7 +28,8 @@ from ragline.adapters.persistence.sql.connection import ConnectionSlot
 from ragline.adapters.persistence.sql.errors import store_errors
 from ragline.adapters.persistence.sql.tables import ID_MAX, outbox
 from ragline.application.ports.clock import Clock
-from ragline.application.ports.unit_of_work import OutboxMessage, PersistenceError
+from ragline.application.ports.repositories.errors import PersistenceError
+from ragline.application.ports.repositories.outbox import OutboxMessage
 from ragline.application.tasks import TaskResult, result_of_record, result_record
 
 PENDING, SENT, DEAD = "PENDING", "SENT", "DEAD"

@@ -25,7 +25,7 @@ from ragline.adapters.persistence.sql.tables import (
     parse_holding,
     parse_plan_lock,
 )
-from ragline.application.ports.unit_of_work import NewParseBatch
+from ragline.application.ports.repositories.parse_batches import NewParseBatch
 from ragline.domain.parse_batch import (
     BatchStatus,
     PageRange,

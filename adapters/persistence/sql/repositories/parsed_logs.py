@@ -14,7 +14,8 @@ from sqlalchemy import Row, bindparam, select, update
 from ragline.adapters.persistence.sql.connection import ConnectionSlot
 from ragline.adapters.persistence.sql.errors import store_errors, unique_task_id
 from ragline.adapters.persistence.sql.tables import parsed_log
-from ragline.application.ports.unit_of_work import ParsedLog, PersistenceError
+from ragline.application.ports.repositories.errors import PersistenceError
+from ragline.application.ports.repositories.parsed_logs import ParsedLog
 from ragline.application.tasks import RejectedBody, StoredTask, stored_task, task_record
 from ragline.domain.parse_run import MarkdownLocation
 

@@ -11,19 +11,15 @@ recomputes their cache keys.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import (
     ColumnElement,
     Row,
-    and_,
     bindparam,
-    false,
     func,
-    not_,
-    or_,
     select,
     true,
     update,
@@ -31,14 +27,9 @@ from sqlalchemy import (
 
 from ragline.adapters.persistence.sql.connection import ConnectionSlot
 from ragline.adapters.persistence.sql.errors import store_errors, unique_task_id
-from ragline.adapters.persistence.sql.tables import parse_run, parsed_log, stage_prefix
-from ragline.application.ports.unit_of_work import (
-    ConcurrentUpdate,
-    DocumentPage,
-    DocumentScope,
-    RunPage,
-    RunQuery,
-)
+from ragline.adapters.persistence.sql.tables import parse_run, stage_prefix
+from ragline.application.ports.repositories.errors import ConcurrentUpdate
+from ragline.application.ports.repositories.runs import RunPage, RunQuery
 from ragline.domain.parse_run import (
     STAGE_ORDER,
     FailurePoint,
@@ -184,19 +175,25 @@ def row_to_run(m: Mapping[Any, Any]) -> ParseRun:
     )
 
 
-def _rows_to_runs(rows: list[Row[Any]]) -> list[ParseRun]:
+def rows_to_runs(rows: list[Row[Any]]) -> list[ParseRun]:
     return [row_to_run(row._mapping) for row in rows]
 
 
 class SqlParseRunRepository:
     def __init__(self, slot: ConnectionSlot) -> None:
         self._slot = slot
+        self.seen: list[ParseRun] = []  # added or saved since the last commit (their events)
+
+    def _saw(self, run: ParseRun) -> None:
+        if all(seen is not run for seen in self.seen):
+            self.seen.append(run)
 
     async def add(self, run: ParseRun) -> None:
         conn = self._slot.conn
         with store_errors("parse_run add"), unique_task_id(run.task_id):
             async with conn.begin_nested():  # a duplicate leaves the transaction usable
                 await conn.execute(_ADD, run_to_row(run))
+        self._saw(run)
 
     async def get(self, task_id: str) -> ParseRun | None:
         with store_errors("parse_run get"):
@@ -218,6 +215,7 @@ class SqlParseRunRepository:
             raise ConcurrentUpdate(
                 f"run {run.task_id} is no longer at version {expected_version} (or is gone)"
             )
+        self._saw(run)
 
     async def mark_superseded(self, task_id: str, by_task_id: str) -> bool:
         with store_errors("parse_run mark_superseded"):
@@ -239,7 +237,7 @@ class SqlParseRunRepository:
                 .limit(limit)
             )
             rows = list(result.all())
-        return _rows_to_runs(rows)
+        return rows_to_runs(rows)
 
     async def heartbeat(self, task_id: str, at: datetime) -> bool:
         with store_errors("parse_run heartbeat"):
@@ -274,7 +272,7 @@ class SqlParseRunRepository:
                 .limit(limit)
             )
             rows = list(result.all())
-        return _rows_to_runs(rows)
+        return rows_to_runs(rows)
 
     async def list_page(self, query: RunQuery, *, offset: int = 0, limit: int = 50) -> RunPage:
         where = _matching(query)
@@ -291,149 +289,7 @@ class SqlParseRunRepository:
                 .limit(limit)
             )
             rows = list(result.all())
-        return RunPage(_rows_to_runs(rows), count)
-
-    async def latest_per_document(
-        self, user_id: str, dataset_id: str, *, offset: int = 0, limit: int = 50
-    ) -> DocumentPage:
-        in_dataset = (parse_run.c.user_id == user_id) & (parse_run.c.dataset_id == dataset_id)
-        newest = (
-            select(func.max(parse_run.c.id).label("id"))
-            .where(in_dataset)
-            .group_by(parse_run.c.original_file_id)
-            .subquery()
-        )
-        live = parse_run.c.document_deleted_at.is_(None)
-        with store_errors("parse_run latest_per_document"):
-            total = await self._slot.conn.execute(
-                select(func.count())
-                .select_from(parse_run)
-                .join(newest, parse_run.c.id == newest.c.id)
-                .where(live)
-            )
-            count = int(total.scalar_one())
-            result = await self._slot.conn.execute(
-                select(parse_run)
-                .join(newest, parse_run.c.id == newest.c.id)
-                .where(live)
-                .order_by(parse_run.c.original_file_id)
-                .offset(offset)
-                .limit(limit)
-            )
-            rows = list(result.all())
-        runs = _rows_to_runs(rows)
-        return DocumentPage([(run.identity.original_file_id, run) for run in runs], count)
-
-    async def latest_for_document(
-        self, user_id: str, dataset_id: str, doc_id: str
-    ) -> ParseRun | None:
-        with store_errors("parse_run latest_for_document"):
-            result = await self._slot.conn.execute(
-                select(parse_run)
-                .where(parse_run.c.user_id == user_id)
-                .where(parse_run.c.dataset_id == dataset_id)
-                .where(parse_run.c.original_file_id == doc_id)
-                .order_by(parse_run.c.id.desc())
-                .limit(1)
-            )
-            row = result.first()
-        if row is None or row._mapping["document_deleted_at"] is not None:
-            return None
-        return row_to_run(row._mapping)
-
-    async def index_owners(
-        self, user_id: str, dataset_id: str, doc_ids: Sequence[str]
-    ) -> dict[str, ParseRun]:
-        wanted = list(dict.fromkeys(doc_ids))
-        chunking = parse_run.c[f"{stage_prefix(Stage.CHUNKING)}_status"]
-        owners: dict[str, ParseRun] = {}
-        with store_errors("parse_run index_owners"):
-            for start in range(0, len(wanted), IN_USE_CHUNK):
-                newest = (
-                    select(func.max(parse_run.c.id).label("id"))
-                    .where(parse_run.c.user_id == user_id)
-                    .where(parse_run.c.dataset_id == dataset_id)
-                    .where(parse_run.c.original_file_id.in_(wanted[start : start + IN_USE_CHUNK]))
-                    .where(chunking != StageStatus.PENDING.value)
-                    .where(parse_run.c.document_deleted_at.is_(None))
-                    .group_by(parse_run.c.original_file_id)
-                    .subquery()
-                )
-                result = await self._slot.conn.execute(
-                    select(parse_run).join(newest, parse_run.c.id == newest.c.id)
-                )
-                for run in _rows_to_runs(list(result.all())):
-                    owners[run.identity.original_file_id] = run
-        return owners
-
-    async def mark_document_deleted(
-        self, user_id: str, dataset_id: str, doc_id: str, at: datetime
-    ) -> int:
-        with store_errors("parse_run mark_document_deleted"):
-            result = await self._slot.conn.execute(
-                update(parse_run)
-                .where(
-                    and_(
-                        parse_run.c.user_id == user_id,
-                        parse_run.c.dataset_id == dataset_id,
-                        parse_run.c.original_file_id == doc_id,
-                        parse_run.c.document_deleted_at.is_(None),
-                    )
-                )
-                .values(document_deleted_at=at)
-            )
-        return int(result.rowcount)
-
-    async def objects_in_use(
-        self, objects: Sequence[MarkdownLocation], besides: DocumentScope
-    ) -> set[MarkdownLocation]:
-        wanted = list(dict.fromkeys(objects))
-        found: set[MarkdownLocation] = set()
-        with store_errors("parse_run objects_in_use"):
-            for start in range(0, len(wanted), IN_USE_CHUNK):
-                chunk = wanted[start : start + IN_USE_CHUNK]
-                result = await self._slot.conn.execute(_in_use(chunk, besides))
-                for row in result.all():
-                    m = row._mapping
-                    if m["same_document"]:  # only a converting run's source counts
-                        named = [(m["source_bucket"], m["source_object_key"])]
-                    else:
-                        named = [
-                            (m["source_bucket"], m["source_object_key"]),
-                            (m["markdown_bucket"], m["markdown_object_key"]),
-                        ]
-                    found.update(
-                        MarkdownLocation(b, k) for b, k in named if MarkdownLocation(b, k) in chunk
-                    )
-        return found
-
-
-def _names(bucket: Any, key: Any, objects: Sequence[MarkdownLocation]) -> ColumnElement[bool]:
-    return or_(false(), *((bucket == o.bucket) & (key == o.object_key) for o in objects))
-
-
-def _in_use(objects: Sequence[MarkdownLocation], besides: DocumentScope) -> Any:
-    """The runs naming any of `objects` as objects_in_use counts them, with both names."""
-    same_document = and_(
-        parse_run.c.user_id == besides.user_id,
-        parse_run.c.dataset_id == besides.dataset_id,
-        parse_run.c.original_file_id == besides.doc_id,
-    )
-    as_source = _names(parsed_log.c.source_bucket, parsed_log.c.source_object_key, objects)
-    as_markdown = _names(parse_run.c.markdown_bucket, parse_run.c.markdown_object_key, objects)
-    elsewhere = not_(same_document) & parse_run.c.document_deleted_at.is_(None)
-    converting = same_document & func.lower(parse_run.c.file_type).not_in(PASSTHROUGH)
-    return (
-        select(
-            same_document.label("same_document"),
-            parsed_log.c.source_bucket,
-            parsed_log.c.source_object_key,
-            parse_run.c.markdown_bucket,
-            parse_run.c.markdown_object_key,
-        )
-        .select_from(parse_run.outerjoin(parsed_log, parsed_log.c.task_id == parse_run.c.task_id))
-        .where((elsewhere & (as_source | as_markdown)) | (converting & as_source))
-    )
+        return RunPage(rows_to_runs(rows), count)
 
 
 def _matching(query: RunQuery) -> ColumnElement[bool]:

@@ -1,0 +1,1 @@
+"""One repository port per aggregate or read model; the unit of work holds them."""

@@ -1,0 +1,107 @@
+"""Chunk truth rows: every chunk of a document and its index statuses."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Protocol
+
+import attrs
+
+from ragline.application.ports.repositories.scope import DocumentScope
+from ragline.domain.parse_run import ChunkIndexStatus, ChunkStatusMove
+
+
+@attrs.frozen
+class ChunkRecord:
+    """One chunk truth row. Parents have `parent_id=None` and no index statuses (only
+    children are embedded and indexed); children point at their parent.
+
+    `chunk_id` is deterministic (document + span + text), so rebuilding the same Markdown
+    with the same plan yields the same ids.
+    """
+
+    chunk_id: str
+    scope: DocumentScope
+    task_id: str
+    parent_id: str | None
+    order_index: int
+    text: str
+    section_path: tuple[str, ...]
+    canonical_path: str
+    structure_node_id: str | None
+    node_type: str | None
+    source_type: str
+    span_start: int
+    span_end: int
+    dense_status: ChunkIndexStatus | None = None
+    sparse_status: ChunkIndexStatus | None = None
+
+    @property
+    def is_parent(self) -> bool:
+        return self.parent_id is None
+
+
+class ChunkRepository(Protocol):
+    async def replace_document(self, scope: DocumentScope, chunks: Iterable[ChunkRecord]) -> None:
+        """Delete every chunk of the document, insert `chunks` (same transaction). `chunks`
+        is consumed once, in batches: a generator keeps a huge document's rows out of
+        memory. A chunk outside `scope` raises ValueError (the caller rolls back)."""
+        ...
+
+    async def list_document(self, scope: DocumentScope) -> list[ChunkRecord]:
+        """Every chunk of the document in order_index order (parents and children)."""
+        ...
+
+    async def list_children(
+        self, scope: DocumentScope, *, after_order_index: int = -1, limit: int = 1000
+    ) -> list[ChunkRecord]:
+        """One page of the document's child chunks: order_index > `after_order_index`, in
+        order_index order, at most `limit`. Indexing pages through a document with it, so a
+        huge file never holds all its chunks in memory at once."""
+        ...
+
+    async def get_many(
+        self, user_id: str, dataset_id: str, chunk_ids: Sequence[str]
+    ) -> list[ChunkRecord]:
+        """The chunks with these ids inside the tenant's dataset (others are never returned)."""
+        ...
+
+    async def move_dense(
+        self, scope: DocumentScope, chunk_ids: Sequence[str], move: ChunkStatusMove
+    ) -> int:
+        """`UPDATE ... SET dense_status=:to WHERE chunk_id IN :ids AND dense_status IN
+        :allowed_from`; returns the rowcount (callers compare it with len(chunk_ids))."""
+        ...
+
+    async def move_sparse(
+        self, scope: DocumentScope, chunk_ids: Sequence[str], move: ChunkStatusMove
+    ) -> int:
+        """As `move_dense`, for sparse_status."""
+        ...
+
+    async def count_document(self, scope: DocumentScope) -> int: ...
+
+    async def delete_document(self, scope: DocumentScope) -> int:
+        """Delete every chunk row of the document; returns how many there were (0 when
+        already gone: deleting twice is not an error)."""
+        ...
+
+    async def document_counts(
+        self, user_id: str, dataset_id: str, doc_ids: Sequence[str]
+    ) -> Mapping[str, ChunkCounts]:
+        """Chunk counts per document of one dataset; a document without chunks is absent."""
+        ...
+
+    async def count_user_vectors(self, user_id: str) -> int:
+        """How many of the user's child chunks may have a dense vector stored: dense status
+        INDEXING, SUCCESS or FAILED (a failed batch may have been partly upserted). The
+        embedding dimension guard asks it."""
+        ...
+
+
+@attrs.frozen
+class ChunkCounts:
+    parents: int = 0
+    children: int = 0
+    dense_indexed: int = 0  # children with dense_status SUCCESS
+    sparse_indexed: int = 0  # children with sparse_status SUCCESS

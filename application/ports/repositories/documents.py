@@ -1,0 +1,69 @@
+"""The documents view: a dataset's documents, each seen through its newest runs.
+
+A read model over the parse-run rows (the deletion mark is its one write, outside the
+aggregate): which documents a dataset has, which run owns a document's index, which stored
+objects a live document still names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Protocol
+
+import attrs
+
+from ragline.application.ports.repositories.scope import DocumentScope
+from ragline.domain.parse_run import MarkdownLocation, ParseRun
+
+
+class DocumentRepository(Protocol):
+    async def latest_per_document(
+        self, user_id: str, dataset_id: str, *, offset: int = 0, limit: int = 50
+    ) -> DocumentPage:
+        """The documents (original_file_id) a dataset has runs for, each with its newest
+        run, ordered by doc_id; `total` counts the documents. A document whose newest run
+        is marked deleted (`mark_document_deleted`) is left out."""
+        ...
+
+    async def latest_for_document(
+        self, user_id: str, dataset_id: str, doc_id: str
+    ) -> ParseRun | None:
+        """The newest run of one document in one tenant scope, or None (also when that run
+        is marked deleted)."""
+        ...
+
+    async def index_owners(
+        self, user_id: str, dataset_id: str, doc_ids: Sequence[str]
+    ) -> dict[str, ParseRun]:
+        """For each of `doc_ids` (one tenant scope), the newest run that owns the
+        document's index: the newest run with `touched_index` (CHUNKING not PENDING), not
+        marked deleted. A document none of whose runs got that far is absent."""
+        ...
+
+    async def mark_document_deleted(
+        self, user_id: str, dataset_id: str, doc_id: str, at: datetime
+    ) -> int:
+        """`UPDATE ... SET document_deleted_at=:at WHERE <the document's runs> AND
+        document_deleted_at IS NULL`; returns the rowcount (0: already marked, or no runs).
+        The mark is outside the aggregate: `save` never writes or clears it, and a later
+        run of the document (a new upload) is not marked, so the document is listed again."""
+        ...
+
+    async def objects_in_use(
+        self, objects: Sequence[MarkdownLocation], besides: DocumentScope
+    ) -> set[MarkdownLocation]:
+        """Which of `objects` some run still names, other than as the Markdown ragline wrote
+        for document `besides` (the one being deleted): a run of any other document not
+        marked deleted — of any tenant — that names it as its source (its parsed log's) or
+        its Markdown, or a run of `besides` that converted it as its source (file_type not
+        md/markdown: a re-index run's source is the document's own converted Markdown)."""
+        ...
+
+
+@attrs.frozen
+class DocumentPage:
+    """One page of a dataset's documents: (doc_id, its newest run) in doc_id order."""
+
+    latest: list[tuple[str, ParseRun]]
+    total: int

@@ -1,0 +1,1 @@
+"""The fake repositories, one module per repository port; `FakeUnitOfWork` holds them."""
