@@ -25,7 +25,6 @@ from ragline.application.parsing import (
 from ragline.application.pipeline.chunker import MarkdownChunker
 from ragline.application.pipeline.parse_cache import CleaningParseCache
 from ragline.application.pipeline.settings import MineruPolicy, PipelineSettings
-from ragline.application.pipeline.workspace import Workspace
 from ragline.application.ports.clock import Clock
 from ragline.application.ports.embedder_resolver import EmbedderResolver
 from ragline.application.ports.keyword_index import KeywordIndex
@@ -46,6 +45,7 @@ from ragline.application.ports.vector_index import VectorIndex
 from ragline.application.provisioning import DefaultEmbedding
 from ragline.application.search.rerank import ChatReranker
 from ragline.application.search.tuning import SearchTuning
+from ragline.application.workspace import Workspace
 from ragline.bootstrap.settings import (
     EmbedderVendor,
     KeywordVendor,

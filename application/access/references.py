@@ -15,8 +15,8 @@ from collections.abc import Iterable
 import attrs
 
 from ragline.application.access.caller import Caller
-from ragline.application.pipeline.context import is_markdown_source
 from ragline.application.tasks import ParseTaskCommand
+from ragline.application.tasks.parse_task import is_markdown_source
 
 
 class ReferenceRefused(PermissionError):

@@ -14,7 +14,6 @@ from pathlib import Path
 import attrs
 
 from ragline.application.access import Caller, ReferencePolicy
-from ragline.application.pipeline.workspace import Workspace
 from ragline.application.ports.object_storage import ObjectNotFound, ObjectStorage
 from ragline.application.ports.parser import (
     SUPPORTED_FILE_TYPES,
@@ -25,6 +24,7 @@ from ragline.application.ports.parser import (
     PdfParserBackend,
     tier_of,
 )
+from ragline.application.workspace import Workspace
 from ragline.domain.parse_run import FailureCode
 
 

@@ -19,7 +19,6 @@ import re
 import attrs
 
 from ragline.application.access import Caller, ReferencePolicy
-from ragline.application.pipeline.context import MARKDOWN_PASSTHROUGH_TYPES
 from ragline.application.ports.clock import Clock
 from ragline.application.ports.keyword_index import KeywordIndex
 from ragline.application.ports.object_storage import ObjectStorage
@@ -30,6 +29,7 @@ from ragline.application.ports.task_messages import TaskPublisher
 from ragline.application.ports.unit_of_work import UnitOfWork, UnitOfWorkFactory
 from ragline.application.ports.vector_index import VectorIndex
 from ragline.application.tasks import ParseTaskCommand, RejectedBody, TaskIssuer, TriggerMode
+from ragline.application.tasks.parse_task import MARKDOWN_PASSTHROUGH_TYPES
 from ragline.domain.parse_run import MarkdownLocation, ParseRun, PipelineStatus
 
 MAX_PAGE_SIZE = 200

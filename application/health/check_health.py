@@ -15,7 +15,7 @@ from typing import TypeVar
 
 import attrs
 
-from ragline.application.pipeline.errors import describe
+from ragline.application.error_text import describe
 from ragline.application.ports.embedder_resolver import EmbedderResolver
 from ragline.application.ports.keyword_index import KeywordIndex
 from ragline.application.ports.messaging import MessageBus

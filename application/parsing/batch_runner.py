@@ -24,10 +24,9 @@ from pathlib import Path
 
 import attrs
 
+from ragline.application.error_text import KEPT, describe, without_paths
 from ragline.application.parsing.page_store import PageStore
 from ragline.application.parsing.settings import ParseCacheSettings
-from ragline.application.pipeline.errors import KEPT, describe, without_paths
-from ragline.application.pipeline.workspace import Workspace
 from ragline.application.ports.claim_holders import ClaimHolders
 from ragline.application.ports.clock import Clock
 from ragline.application.ports.object_storage import ObjectNotFound, ObjectStorage, StorageError
@@ -40,6 +39,7 @@ from ragline.application.ports.parser import (
 )
 from ragline.application.ports.unit_of_work import UnitOfWorkFactory
 from ragline.application.secrets import masked_prefix
+from ragline.application.workspace import Workspace
 from ragline.domain.parse_batch import PageRange, ParseBatch, ParseTier, RequestOutcome, outcome
 from ragline.domain.parse_run import FailureCode
 

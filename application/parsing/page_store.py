@@ -23,8 +23,8 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from ragline.application.pipeline.workspace import Workspace
 from ragline.application.ports.object_storage import ObjectStorage
+from ragline.application.workspace import Workspace
 from ragline.domain.parse_batch import ParseBatch
 
 PAGES_JSON = "application/json"

@@ -27,7 +27,6 @@ from ragline.application.access.parse_cache import may_see, record_holder
 from ragline.application.parsing.batch_runner import LocalSource
 from ragline.application.parsing.page_store import PageStore
 from ragline.application.parsing.request_parse import ParseResponse, RequestParse
-from ragline.application.pipeline.workspace import Workspace
 from ragline.application.ports.object_storage import ObjectNotFound, ObjectStorage
 from ragline.application.ports.page_count import PageCounter
 from ragline.application.ports.parser import (
@@ -36,6 +35,7 @@ from ragline.application.ports.parser import (
     UnsupportedFileType,
 )
 from ragline.application.ports.unit_of_work import UnitOfWorkFactory
+from ragline.application.workspace import Workspace
 from ragline.domain.parse_batch import (
     MAX_PAGE,
     PageRange,

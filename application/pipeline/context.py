@@ -7,15 +7,8 @@ import attrs
 from ragline.application.pipeline.outputs import StageOutputs
 from ragline.application.ports.repositories.scope import DocumentScope
 from ragline.application.tasks import ParseTaskCommand
+from ragline.application.tasks.parse_task import is_markdown_source
 from ragline.domain.parse_run import MarkdownLocation, ParseRun, Stage
-
-MARKDOWN_PASSTHROUGH_TYPES: frozenset[str] = frozenset({"md", "markdown"})
-
-
-def is_markdown_source(task: ParseTaskCommand) -> bool:
-    """md/markdown sources are not converted and not copied
-    (docs/design/0001-pipeline-contract.md)."""
-    return task.file_type.lower() in MARKDOWN_PASSTHROUGH_TYPES
 
 
 def markdown_location(task: ParseTaskCommand) -> MarkdownLocation:

@@ -13,8 +13,8 @@ from collections.abc import Generator, Iterable
 from pathlib import Path
 from typing import IO, Any
 
-from ragline.application.pipeline.workspace import discard
 from ragline.application.ports.keyword_index import KeywordDoc
+from ragline.application.workspace import discard
 
 SUFFIX = "kwplan"
 

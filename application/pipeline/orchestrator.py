@@ -22,8 +22,8 @@ from datetime import datetime
 from typing import Any
 
 from ragline.application.access import Caller
+from ragline.application.error_text import describe
 from ragline.application.pipeline.context import RunContext, document_scope
-from ragline.application.pipeline.errors import describe
 from ragline.application.pipeline.outcome import OutcomeKind, PipelineOutcome
 from ragline.application.pipeline.results import ResultOutbox
 from ragline.application.pipeline.services import StageServices

@@ -29,7 +29,7 @@ from datetime import timedelta
 
 import attrs
 
-from ragline.application.pipeline.errors import describe
+from ragline.application.error_text import describe
 from ragline.application.ports.clock import Clock
 from ragline.application.ports.messaging import (
     DEAD_LETTER_ATTEMPTS_HEADER,

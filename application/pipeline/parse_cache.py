@@ -31,13 +31,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ragline.application.access.caller import Caller
+from ragline.application.error_text import StageFailure
 from ragline.application.parsing import (
     LocalSource,
     ParseBatchRunner,
     ReadParse,
     SubmitParse,
 )
-from ragline.application.pipeline.errors import StageFailure
 from ragline.application.pipeline.markdown_bytes import utf8_slices
 from ragline.application.ports.object_storage import ObjectStorage, StorageError
 from ragline.application.ports.parser import ParsedDocument, ParseError

@@ -11,7 +11,6 @@ from ragline.application.access import ReferencePolicy
 from ragline.application.pipeline.chunker import MarkdownChunker
 from ragline.application.pipeline.parse_cache import CleaningParseCache
 from ragline.application.pipeline.settings import PipelineSettings
-from ragline.application.pipeline.workspace import Workspace
 from ragline.application.ports.clock import Clock
 from ragline.application.ports.embedder_resolver import EmbedderResolver
 from ragline.application.ports.keyword_index import KeywordIndex
@@ -23,6 +22,7 @@ from ragline.application.ports.tokenizer import Tokenizer
 from ragline.application.ports.tracing import NO_TRACING, Tracing
 from ragline.application.ports.unit_of_work import UnitOfWorkFactory
 from ragline.application.ports.vector_index import VectorIndex
+from ragline.application.workspace import Workspace
 
 
 @attrs.frozen

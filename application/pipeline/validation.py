@@ -7,8 +7,8 @@ from __future__ import annotations
 from pathlib import PurePosixPath
 
 from ragline.application.access import Caller, ReferencePolicy, ReferenceRefused
-from ragline.application.pipeline.context import is_markdown_source
 from ragline.application.tasks import ParseTaskCommand, TaskIssuer
+from ragline.application.tasks.parse_task import is_markdown_source
 
 _ALIASES = {"markdown": "md", "htm": "html"}
 

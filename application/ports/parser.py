@@ -8,10 +8,12 @@ lists, GFM pipe tables, fenced code.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import StrEnum
 from pathlib import Path
 from typing import ClassVar, Protocol
 
+from ragline.application.tasks.parse_task import (
+    PdfParserBackend as PdfParserBackend,  # a task field too
+)
 from ragline.domain.parse_batch import PageRange, ParseTier
 from ragline.domain.parse_run import FailureCode
 
@@ -23,15 +25,6 @@ SUPPORTED_FILE_TYPES: frozenset[str] = (
     | frozenset({"pptx", "xlsx", "csv", "tsv", "epub", "eml"})
     | IMAGE_FILE_TYPES
 )
-
-
-class PdfParserBackend(StrEnum):
-    """Which engine turns a PDF into Markdown."""
-
-    MINERU = "mineru"  # remote service; the pipeline sends it a URL (direct pull)
-    OPENDATALOADER = "opendataloader"  # the opendataloader-pdf Java CLI, needs `java`
-    NAIVE = "naive"  # pypdfium2 text layer + heading/paragraph recovery
-    AUTO = "auto"  # the best available engine, plus OCR of every page without a text layer
 
 
 def tier_of(backend: PdfParserBackend) -> ParseTier:

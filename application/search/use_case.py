@@ -24,7 +24,7 @@ from collections.abc import Awaitable, Mapping, Sequence
 
 import attrs
 
-from ragline.application.pipeline.errors import describe
+from ragline.application.error_text import describe
 from ragline.application.ports.embedder import EmbedderError
 from ragline.application.ports.embedder_resolver import EmbedderResolver, UnusableEmbeddingConfig
 from ragline.application.ports.keyword_index import KeywordHit, KeywordIndex, KeywordIndexError

@@ -13,10 +13,18 @@ from enum import StrEnum
 
 import attrs
 
-from ragline.application.ports.parser import PdfParserBackend
 from ragline.domain.parse_run import TaskIdentity
 
 _RETRY_SUFFIX = re.compile(r"-r(\d+)$")
+
+
+class PdfParserBackend(StrEnum):
+    """Which engine turns a PDF into Markdown (a task field; the Parser port takes it too)."""
+
+    MINERU = "mineru"  # remote service; the pipeline sends it a URL (direct pull)
+    OPENDATALOADER = "opendataloader"  # the opendataloader-pdf Java CLI, needs `java`
+    NAIVE = "naive"  # pypdfium2 text layer + heading/paragraph recovery
+    AUTO = "auto"  # the best available engine, plus OCR of every page without a text layer
 
 
 class TriggerMode(StrEnum):
@@ -148,3 +156,12 @@ class UnreadableTask:
             dataset_id=str(self.dataset_id),
             file_type=self.file_type,
         )
+
+
+MARKDOWN_PASSTHROUGH_TYPES: frozenset[str] = frozenset({"md", "markdown"})
+
+
+def is_markdown_source(task: ParseTaskCommand) -> bool:
+    """md/markdown sources are not converted and not copied
+    (docs/design/0001-pipeline-contract.md)."""
+    return task.file_type.lower() in MARKDOWN_PASSTHROUGH_TYPES

@@ -13,10 +13,10 @@ from enum import StrEnum
 
 import attrs
 
-from ragline.application.ports.parser import PdfParserBackend
 from ragline.application.tasks.parse_task import (
     BODY_TEXT_KEEP,
     ParseTaskCommand,
+    PdfParserBackend,
     TaskIssuer,
     TriggerMode,
 )

@@ -22,11 +22,11 @@ from ragline.application.pipeline.orchestrator import ParseTaskPipeline
 from ragline.application.pipeline.outbox_relay import OutboxRelay, RelayPolicy
 from ragline.application.pipeline.services import StageServices
 from ragline.application.pipeline.settings import PipelineSettings
-from ragline.application.pipeline.workspace import Workspace
 from ragline.application.ports.object_storage import ObjectStorage
 from ragline.application.ports.repositories.model_configs import EmbeddingConfig
 from ragline.application.ports.repositories.scope import DocumentScope
 from ragline.application.tasks import ParseTaskCommand, TaskResult
+from ragline.application.workspace import Workspace
 from ragline.bootstrap.container import Container
 from ragline.contracts.wire import ParseTask
 from ragline.domain.chunking import ChunkPlan, ChunkStep, Pipeline, StepParams, Strategy

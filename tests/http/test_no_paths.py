@@ -19,7 +19,7 @@ from ragline.adapters.inbound.http import ApiTokens, create_app
 from ragline.adapters.parser.builtin.registry import ParserRegistry
 from ragline.adapters.vector_index.embedded import EmbeddedVectorIndex
 from ragline.adapters.vector_index.embedded.store import FILE_NAME
-from ragline.application.pipeline.errors import describe, without_paths
+from ragline.application.error_text import describe, without_paths
 from ragline.application.ports.parser import ParseEngineFailed, ParseOptions
 from ragline.application.ports.vector_index import VectorIndexUnavailable
 from ragline.bootstrap.container import container_for

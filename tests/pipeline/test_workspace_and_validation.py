@@ -9,7 +9,7 @@ import pytest
 
 from ragline.adapters.wire_format.json import command_of
 from ragline.application.pipeline.validation import invalid_context
-from ragline.application.pipeline.workspace import Workspace
+from ragline.application.workspace import Workspace
 from ragline.contracts.wire import ParseTask
 from ragline.domain.parse_run import FailureCode
 from tests.fakes.harness import MD_BUCKET, Harness

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ragline.application.pipeline.errors import StageFailure, describe
+from ragline.application.error_text import StageFailure, describe
 from ragline.application.ports.repositories.model_configs import ChatConfig, EmbeddingConfig
 from ragline.application.secrets import MASK, SecretMask, masked
 from ragline.bootstrap.settings import Settings

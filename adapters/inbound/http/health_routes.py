@@ -11,8 +11,8 @@ from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
 
 from ragline.adapters.inbound.http.dependencies import UseCasesDep
 from ragline.adapters.inbound.http.schemas import Alive, Check, Readiness
+from ragline.application.error_text import describe, without_paths
 from ragline.application.health import Check as HealthCheck
-from ragline.application.pipeline.errors import describe, without_paths
 
 router = APIRouter(tags=["operations"])
 

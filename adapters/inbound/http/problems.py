@@ -19,7 +19,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect
 
 from ragline.application.access import ReferenceRefused
-from ragline.application.pipeline.errors import without_paths
+from ragline.application.error_text import without_paths
 from ragline.application.search.use_case import SearchUnavailable
 from ragline.application.secrets import masked
 

@@ -23,7 +23,7 @@ import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Literal, Protocol, TypeVar
 
-from ragline.application.pipeline.errors import describe
+from ragline.application.error_text import describe
 from ragline.application.pipeline.log_context import log_fields
 from ragline.application.pipeline.orchestrator import ParseTaskPipeline
 from ragline.application.pipeline.outcome import PipelineOutcome

@@ -11,7 +11,7 @@ import logging
 from collections.abc import Callable
 from typing import Generic, Protocol, TypeVar
 
-from ragline.application.pipeline.errors import describe
+from ragline.application.error_text import describe
 from ragline.application.ports.messaging import MessageBusError
 
 log = logging.getLogger(__name__)

@@ -24,8 +24,8 @@ from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import ClassVar, Generic, TypeVar
 
+from ragline.application.error_text import StageFailure, describe, without_paths
 from ragline.application.pipeline.context import RunContext
-from ragline.application.pipeline.errors import StageFailure, describe, without_paths
 from ragline.application.pipeline.log_context import log_fields
 from ragline.application.pipeline.outputs import StageInputs, Takes
 from ragline.application.pipeline.results import ResultOutbox

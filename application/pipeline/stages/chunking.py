@@ -14,9 +14,9 @@ import asyncio
 from collections.abc import Iterator
 from typing import ClassVar, Protocol
 
+from ragline.application.error_text import StageFailure, describe
 from ragline.application.pipeline.chunker import MarkdownChunker
 from ragline.application.pipeline.context import RunContext
-from ragline.application.pipeline.errors import StageFailure, describe
 from ragline.application.pipeline.outputs import StageInputs, Takes
 from ragline.application.pipeline.stages.base import PipelineStage
 from ragline.application.pipeline.stages.cleaning import CleanedMarkdown

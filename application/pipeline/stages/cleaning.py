@@ -16,12 +16,11 @@ from typing import ClassVar, Protocol
 
 import attrs
 
+from ragline.application.error_text import StageFailure, describe
 from ragline.application.pipeline.context import (
     RunContext,
-    is_markdown_source,
     markdown_location,
 )
-from ragline.application.pipeline.errors import StageFailure, describe
 from ragline.application.pipeline.markdown_bytes import write_utf8
 from ragline.application.pipeline.outputs import StageInputs
 from ragline.application.pipeline.parse_cache import CleaningParseCache
@@ -35,7 +34,6 @@ from ragline.application.pipeline.stages.markdown_io import (
     refused_coordinates,
 )
 from ragline.application.pipeline.stages.needs import HasObjects, TemplateNeeds
-from ragline.application.pipeline.workspace import discard
 from ragline.application.ports.object_storage import InvalidObjectKey, StorageError
 from ragline.application.ports.parser import (
     SUPPORTED_FILE_TYPES,
@@ -48,6 +46,8 @@ from ragline.application.ports.parser import (
 )
 from ragline.application.ports.unit_of_work import UnitOfWork
 from ragline.application.tasks import ParseTaskCommand
+from ragline.application.tasks.parse_task import is_markdown_source
+from ragline.application.workspace import discard
 from ragline.domain.parse_batch import SourceRef
 from ragline.domain.parse_run import FailureCode, MarkdownLocation, Stage
 

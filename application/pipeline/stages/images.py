@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import posixpath
 
-from ragline.application.pipeline.errors import StageFailure, describe
+from ragline.application.error_text import StageFailure, describe
 from ragline.application.ports.object_storage import ObjectStorage, StorageError
 from ragline.application.ports.parser import ParsedDocument
 from ragline.application.tasks import ParseTaskCommand

@@ -15,7 +15,7 @@ from typing import Protocol
 
 import attrs
 
-from ragline.application.pipeline.errors import StageFailure, describe
+from ragline.application.error_text import StageFailure, describe
 from ragline.application.pipeline.stages.needs import HasUnitOfWork
 from ragline.application.ports.repositories.chunks import ChunkRecord
 from ragline.application.ports.repositories.scope import DocumentScope

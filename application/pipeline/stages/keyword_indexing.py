@@ -12,8 +12,8 @@ import asyncio
 import contextlib
 from typing import ClassVar, Protocol
 
+from ragline.application.error_text import StageFailure, describe
 from ragline.application.pipeline.context import RunContext
-from ragline.application.pipeline.errors import StageFailure, describe
 from ragline.application.pipeline.keyword_plan import KeywordPlan
 from ragline.application.pipeline.outputs import StageInputs, Takes
 from ragline.application.pipeline.stages.base import PipelineStage

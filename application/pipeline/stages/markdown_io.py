@@ -7,14 +7,14 @@ import asyncio
 import errno
 from pathlib import Path
 
-from ragline.application.pipeline.errors import StageFailure, describe
+from ragline.application.error_text import StageFailure, describe
 from ragline.application.pipeline.stages.needs import HasObjects
-from ragline.application.pipeline.workspace import discard
 from ragline.application.ports.object_storage import (
     InvalidObjectKey,
     ObjectNotFound,
     StorageError,
 )
+from ragline.application.workspace import discard
 from ragline.domain.parse_run import FailureCode
 
 

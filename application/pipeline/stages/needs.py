@@ -8,7 +8,6 @@ from __future__ import annotations
 from typing import Protocol
 
 from ragline.application.pipeline.settings import PipelineSettings
-from ragline.application.pipeline.workspace import Workspace
 from ragline.application.ports.clock import Clock
 from ragline.application.ports.metrics import PipelineMetrics
 from ragline.application.ports.object_storage import ObjectStorage
@@ -16,6 +15,7 @@ from ragline.application.ports.tokenizer import Tokenizer
 from ragline.application.ports.tracing import Tracing
 from ragline.application.ports.unit_of_work import UnitOfWorkFactory
 from ragline.application.ports.vector_index import VectorIndex
+from ragline.application.workspace import Workspace
 
 
 class HasUnitOfWork(Protocol):

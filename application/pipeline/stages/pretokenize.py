@@ -16,9 +16,9 @@ from typing import ClassVar, Protocol
 
 import attrs
 
+from ragline.application.error_text import StageFailure, describe
 from ragline.application.pipeline.chunk_header import indexed_text
 from ragline.application.pipeline.context import RunContext
-from ragline.application.pipeline.errors import StageFailure, describe
 from ragline.application.pipeline.keyword_plan import SUFFIX, KeywordPlan
 from ragline.application.pipeline.outputs import StageInputs, Takes
 from ragline.application.pipeline.stages.base import PipelineStage

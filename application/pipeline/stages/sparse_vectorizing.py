@@ -9,9 +9,9 @@ import asyncio
 from collections.abc import AsyncIterator, Sequence
 from typing import ClassVar, Protocol
 
+from ragline.application.error_text import StageFailure
 from ragline.application.pipeline.chunk_header import indexed_text
 from ragline.application.pipeline.context import RunContext
-from ragline.application.pipeline.errors import StageFailure
 from ragline.application.pipeline.outputs import StageInputs, Takes
 from ragline.application.pipeline.stages.base import PipelineStage
 from ragline.application.pipeline.stages.indexing import (

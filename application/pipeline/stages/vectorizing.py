@@ -14,9 +14,9 @@ import time
 from collections.abc import Sequence
 from typing import ClassVar, Protocol
 
+from ragline.application.error_text import StageFailure, describe
 from ragline.application.pipeline.chunk_header import indexed_text
 from ragline.application.pipeline.context import RunContext
-from ragline.application.pipeline.errors import StageFailure, describe
 from ragline.application.pipeline.outputs import StageInputs
 from ragline.application.pipeline.stages.base import PipelineStage
 from ragline.application.pipeline.stages.indexing import (
