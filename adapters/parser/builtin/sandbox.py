@@ -186,7 +186,9 @@ class SandboxedParser:
         self._readable = tuple(readable)
         self._extra_env = tuple(extra_env_names)
         self._formats = formats
-        self._text_dir = text_dir
+        # absolute: the worker runs in another working directory, so a relative folder (the
+        # default data dir is `./.ragline`) would name a different place there
+        self._text_dir = text_dir.resolve() if text_dir is not None else None
         self._texts: Path | None = None
         self._text_names = itertools.count()
 
@@ -196,7 +198,7 @@ class SandboxedParser:
             if self._texts is None or not self._texts.is_dir():
                 if self._text_dir is not None:
                     self._text_dir.mkdir(parents=True, exist_ok=True)
-                self._texts = Path(tempfile.mkdtemp(prefix="parsed-", dir=self._text_dir))
+                self._texts = Path(tempfile.mkdtemp(prefix="parsed-", dir=self._text_dir)).resolve()
                 # a pool never closed (a process-wide singleton) still leaves no folder behind
                 weakref.finalize(self, shutil.rmtree, self._texts, ignore_errors=True)
             return self._texts / f"{next(self._text_names)}.txt"

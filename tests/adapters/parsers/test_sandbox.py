@@ -359,3 +359,17 @@ def test_the_worker_replies_with_where_the_text_is_not_the_text(tmp_path: Path) 
         assert len(reply) < 1_000
         assert [list(folder.iterdir()) for folder in text_dir.iterdir()] == [[]]  # read, deleted
     assert list(text_dir.iterdir()) == []  # the pool's folder goes on close
+
+
+def test_a_relative_text_folder_names_the_same_place_for_the_worker(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The default data dir is `./.ragline`: its temp folder is relative, and the worker runs
+    in another working directory, so the pool must hand it an absolute path (a fresh clone's
+    `ragline ingest examples/docs` failed every file with ENOENT before)."""
+    source = tmp_path / "tea.txt"
+    source.write_text("Tea notes\n\nSteep green tea at eighty degrees.\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    with SandboxedParser(max_workers=1, text_dir=Path(".ragline") / "tmp") as sandbox:
+        parsed = sandbox.parse(source, "txt", NAIVE)
+    assert "eighty degrees" in parsed.markdown
