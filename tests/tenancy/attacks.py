@@ -495,6 +495,14 @@ def parse_own(world: World, draw: Draw, user: str, victim: Doc) -> None:
     assert marker(doc.user, doc.dataset, doc.doc) in read.json()["markdown"]
 
 
+def redrive_every_tenants_tasks(world: World, draw: Draw, user: str, victim: Doc) -> None:
+    """POST /tasks/redrive: the task dead letters hold every tenant's tasks, so a tenant
+    token is refused before the dead-letter topic is read."""
+    answer = world.as_tenant(user, "POST", "/api/v1/tasks/redrive", json={"limit": 10})
+    world.settle(user, "tasks redrive")
+    assert answer.status_code == 403, answer.text
+
+
 ATTACKS: tuple[Attack, ...] = (
     submit_source_of_victim,
     submit_source_markdown_of_victim,
@@ -524,6 +532,7 @@ ATTACKS: tuple[Attack, ...] = (
     delete_own,
     list_own,
     parse_own,
+    redrive_every_tenants_tasks,
 )
 
 NEEDS_A_FAILED_RUN = frozenset({retry_victims_run, retry_message_for_victims_run})
