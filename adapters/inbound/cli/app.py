@@ -15,7 +15,7 @@ from typing import Protocol, TypeVar
 
 import typer
 
-from ragline.adapters.inbound.entry import Entry
+from ragline.adapters.inbound.entry import Entry, SettingsRefused
 from ragline.adapters.inbound.task_consumer.worker import InProcessBusOnSharedDatabase
 
 app = typer.Typer(
@@ -75,7 +75,11 @@ class LazyEntry:
         if self._entry is None:
             if self._factory is None:
                 raise RuntimeError("no entry factory configured (use ragline.bootstrap.cli)")
-            self._entry = self._factory(self.data_dir, **settings)
+            try:
+                self._entry = self._factory(self.data_dir, **settings)
+            except SettingsRefused as error:  # a setting to fix, not a crash
+                typer.echo(f"error: {error}", err=True)
+                raise typer.Exit(2) from None
         return self._entry
 
 
@@ -105,7 +109,7 @@ def run_session(entry: Entry, main: Callable[[], Awaitable[T]]) -> T:
 
     try:
         return asyncio.run(session())
-    except InProcessBusOnSharedDatabase as error:  # a setting to fix, not a crash
+    except (InProcessBusOnSharedDatabase, SettingsRefused) as error:  # a setting to fix
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(2) from None
 
