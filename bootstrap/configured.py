@@ -11,10 +11,15 @@ import os
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
-from ragline.adapters.inbound.entry import SettingsRefused
+from ragline.application.ports.misconfiguration import Misconfiguration
 from ragline.bootstrap.registry import PORTS
 from ragline.bootstrap.settings import Settings
 from ragline.bootstrap.settings_doc import names_of
+
+
+class SettingsRefused(Misconfiguration):
+    """Settings that do not validate (an unknown vendor among them), in one line."""
+
 
 _FIELD_OF_ALIAS = {alias: name for name in Settings.model_fields for alias in names_of((name,))}
 

@@ -281,7 +281,8 @@ class Container(containers.DeclarativeContainer):
 def container_for(data_dir: Path, **settings: object) -> Container:
     """The container of one CLI/worker process rooted at `data_dir`; `settings` override
     what the environment says (e.g. `chunk_plan` from `ragline ingest --plan`). Settings
-    are read here, so an unknown vendor is refused (SettingsRefused) before anything opens."""
+    are read here, so an unknown vendor is refused (`SettingsRefused`, a Misconfiguration)
+    before anything opens."""
     container = Container()
     chosen: Settings = configured(data_dir=data_dir, **settings)
     container.settings.override(providers.Object(chosen))

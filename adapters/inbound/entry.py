@@ -19,12 +19,6 @@ from ragline.application.ports.messaging import MessageBus
 from ragline.application.use_cases import Build, UseCases
 
 
-class SettingsRefused(ValueError):
-    """Settings this process cannot start with (an unknown vendor, a value of the wrong
-    kind), in one line naming the variable and the choices: a setting to fix, not a crash
-    (the CLI prints it and exits 2)."""
-
-
 class EntrySettings(Protocol):
     """The settings the CLI and the HTTP API read (bootstrap's `Settings` has them all)."""
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ragline.adapters.inbound.entry import SettingsRefused
+from ragline.application.ports.misconfiguration import Misconfiguration
 from ragline.application.ports.object_storage import ObjectStorage
 from ragline.bootstrap.registry.vendor import Port, Vendor
 from ragline.bootstrap.settings import ObjectStoreVendor, Settings
@@ -42,7 +42,7 @@ def minio(settings: Settings) -> ObjectStorage:
 
     chosen = settings.s3
     if not chosen.endpoint_url:
-        raise SettingsRefused("RAGLINE_S3_ENDPOINT_URL is required for the minio object store")
+        raise Misconfiguration("RAGLINE_S3_ENDPOINT_URL is required for the minio object store")
     endpoint = urlsplit(chosen.endpoint_url)
     return MinioObjectStorage(
         endpoint=endpoint.netloc or endpoint.path,

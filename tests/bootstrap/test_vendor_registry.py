@@ -11,9 +11,8 @@ from typing import Any, get_args
 import attrs
 import pytest
 
-from ragline.adapters.inbound.entry import SettingsRefused
 from ragline.bootstrap import registry
-from ragline.bootstrap.configured import configured
+from ragline.bootstrap.configured import SettingsRefused, configured
 from ragline.bootstrap.registry import PORTS, VECTOR_INDEX, Port, Vendor, adapter_labels
 from ragline.bootstrap.settings import Settings, VectorVendor
 from tests.e2e.ragline_process import run
@@ -76,7 +75,7 @@ def test_doctor_refuses_an_unknown_vector_index_in_one_line(tmp_path: Path) -> N
     done = run(tmp_path / "data", "doctor", env={"RAGLINE_VECTOR_INDEX": "milvus"})
     assert done.returncode == 2, done.explain()
     assert done.stderr.strip() == (
-        "error: RAGLINE_VECTOR_INDEX=milvus: no vector index of that name; "
+        "error: SettingsRefused: RAGLINE_VECTOR_INDEX=milvus: no vector index of that name; "
         "choose one of: embedded, qdrant"
     ), done.explain()
     assert not (tmp_path / "data").exists()  # refused before anything was opened
@@ -89,7 +88,7 @@ def test_ingest_refuses_an_unknown_bus_in_one_line(tmp_path: Path) -> None:
     done = run(tmp_path / "data", "ingest", str(docs), env={"MQ_VENDOR": "zeromq"})
     assert done.returncode == 2, done.explain()
     assert done.stderr.strip() == (
-        "error: MQ_VENDOR=zeromq: no message bus of that name; "
+        "error: SettingsRefused: MQ_VENDOR=zeromq: no message bus of that name; "
         "choose one of: inprocess, kafka, rabbitmq"
     ), done.explain()
     assert "Traceback" not in done.stdout + done.stderr

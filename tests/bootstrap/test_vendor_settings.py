@@ -84,3 +84,14 @@ def test_nested_secrets_teach_the_mask(tmp_path: Path) -> None:
         data_dir=tmp_path, kafka_sasl_password="sasl-Zz12", qdrant_url="http://u:qd-Yy34@q"
     )
     assert {"sasl-Zz12", "qd-Yy34"} <= set(settings.secret_values)
+
+
+def test_a_dot_env_file_reaches_the_nested_settings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / ".env").write_text(
+        "RAGLINE_QDRANT_URL=http://from-file:6333\nRAGLINE_KAFKA_GROUP_ID=g1\n", encoding="utf-8"
+    )
+    monkeypatch.chdir(tmp_path)
+    settings = Settings()
+    assert settings.qdrant.url == "http://from-file:6333" and settings.kafka.group_id == "g1"
