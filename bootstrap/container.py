@@ -20,7 +20,12 @@ from ragline.adapters.claim_holders.local_processes import LocalProcessHolders
 from ragline.adapters.inbound.task_consumer import Worker
 from ragline.application.chunking.preview import PreviewChunks
 from ragline.application.debug import ExtractMarkdown, PublishTaskMessage, SubmitTask
-from ragline.application.documents import DeleteDocument, ListDocuments, ReindexDocument
+from ragline.application.documents import (
+    DeleteDocument,
+    ListChunks,
+    ListDocuments,
+    ReindexDocument,
+)
 from ragline.application.evaluation import EvaluateRetrieval
 from ragline.application.health import CheckHealth, adapter_probes
 from ragline.application.ingest.use_case import IngestFiles
@@ -213,6 +218,7 @@ class Container(containers.DeclarativeContainer):
         ManageModelConfigs, uow_factory=uow_factory, embedders=embedders
     )
     list_documents = providers.Factory(ListDocuments, uow_factory=uow_factory)
+    list_chunks = providers.Factory(ListChunks, uow_factory=uow_factory)
     delete_document = providers.Factory(
         DeleteDocument,
         uow_factory=uow_factory,

@@ -1,6 +1,7 @@
 """A dataset's documents: listing them with their newest run and chunk counts, and deleting
 one from every store ragline wrote it to, re-indexing one from its stored Markdown."""
 
+from ragline.application.documents.chunks import ChunkFamily, ChunkPage, ListChunks
 from ragline.application.documents.use_cases import (
     DeletedDocument,
     DeleteDocument,
@@ -15,12 +16,15 @@ from ragline.application.documents.use_cases import (
 )
 
 __all__ = [
+    "ChunkFamily",
+    "ChunkPage",
     "DeleteDocument",
     "DeletedDocument",
     "DocumentBusy",
     "DocumentList",
     "DocumentNotFound",
     "DocumentSummary",
+    "ListChunks",
     "ListDocuments",
     "NotReindexable",
     "ReindexDocument",
