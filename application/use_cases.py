@@ -18,6 +18,7 @@ from ragline.application.chunking.preview import PreviewChunks
 from ragline.application.debug import ExtractMarkdown, PublishTaskMessage, SubmitTask
 from ragline.application.documents import (
     DeleteDocument,
+    EditChunk,
     ListChunks,
     ListDocuments,
     ReindexDocument,
@@ -54,6 +55,7 @@ class UseCases:
     delete_document: Build[DeleteDocument]
     reindex_document: Build[ReindexDocument]
     list_chunks: Build[ListChunks]
+    edit_chunk: Build[EditChunk]
     check_health: Build[CheckHealth]
     submit_task: Build[SubmitTask]
     publish_task_message: Build[PublishTaskMessage]

@@ -22,6 +22,7 @@ from ragline.application.chunking.preview import PreviewChunks
 from ragline.application.debug import ExtractMarkdown, PublishTaskMessage, SubmitTask
 from ragline.application.documents import (
     DeleteDocument,
+    EditChunk,
     ListChunks,
     ListDocuments,
     ReindexDocument,
@@ -219,6 +220,16 @@ class Container(containers.DeclarativeContainer):
     )
     list_documents = providers.Factory(ListDocuments, uow_factory=uow_factory)
     list_chunks = providers.Factory(ListChunks, uow_factory=uow_factory)
+    edit_chunk = providers.Factory(
+        EditChunk,
+        uow_factory=uow_factory,
+        vectors=vectors,
+        keywords=keywords,
+        embedders=embedders,
+        sparse=sparse,
+        tokenizer=tokenizer,
+        contextual_headers=settings.provided.contextual_headers,
+    )
     delete_document = providers.Factory(
         DeleteDocument,
         uow_factory=uow_factory,
