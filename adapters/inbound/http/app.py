@@ -30,6 +30,7 @@ from ragline.adapters.inbound.http import (
     run_routes,
     search_routes,
     task_routes,
+    upload_routes,
 )
 from ragline.adapters.inbound.http.auth import ApiTokens
 from ragline.adapters.inbound.http.body_limit import BodyLimit
@@ -92,6 +93,7 @@ def create_app(
         run_routes,
         document_routes,
         document_chunk_routes,
+        upload_routes,
         model_config_routes,
         search_routes,
         chunk_routes,
