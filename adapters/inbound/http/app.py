@@ -91,8 +91,8 @@ def create_app(
     for module in (
         debug_routes,
         run_routes,
+        document_chunk_routes,  # first: its examples run before the re-index example's run
         document_routes,
-        document_chunk_routes,
         upload_routes,
         model_config_routes,
         search_routes,
