@@ -1,5 +1,6 @@
-"""A document's chunks over HTTP on the real embedded container (SQLite, embedded vectors,
-Tantivy, the bundled model): listed as parents with children, a child's text replaced is
+"""A document's chunks over HTTP on a real container (SQLite and the bundled model, with the
+embedded vector index and Tantivy, or Qdrant local mode and Elasticsearch): listed as
+parents with children, a child's text replaced is
 found by its new text and not its old in the dense, sparse and BM25 retrievers, a disabled
 chunk is returned by none of them and comes back when enabled, and another tenant gets 404
 with nothing changed."""
@@ -7,13 +8,27 @@ with nothing changed."""
 from __future__ import annotations
 
 import json
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 from fastapi.testclient import TestClient
 
+from ragline.adapters.inbound.http import ApiTokens, create_app
 from ragline.application.search.use_case import HybridSearch
-from tests.http.conftest import ALICE_TOKEN, BOB_TOKEN, SERVICE_TOKEN, bearer, finished_run
+from ragline.bootstrap.container import container_for
+from ragline.bootstrap.entry import entry_for
+from ragline.bootstrap.vendor_settings import ElasticsearchSettings
+from tests.http.conftest import (
+    ALICE_TOKEN,
+    BOB_TOKEN,
+    SERVICE_TOKEN,
+    TOKENS,
+    bearer,
+    finished_run,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 SEED_TASK = json.loads((ROOT / "contracts/examples/parse_task.first_parse.json").read_text())
@@ -34,6 +49,24 @@ Oil the bicycle chain every month and check the tyre pressure before a long ride
 """
 NEW_TEXT = "Basalt columns form when thick lava flows cool slowly and crack into hexagons."
 RETRIEVERS = ("dense", "sparse", "bm25")
+
+
+@pytest.fixture(params=["embedded", "qdrant+elasticsearch"])
+def client(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[TestClient]:
+    vendors: dict[str, object] = {}
+    if request.param != "embedded":
+        url = request.getfixturevalue("elasticsearch_url")
+        index = f"chunks_{uuid.uuid4().hex[:12]}"  # the server is shared by the session
+        vendors = {
+            "vector_index": "qdrant",
+            "keyword_index": "elasticsearch",
+            "elasticsearch": ElasticsearchSettings(url=url, index=index),
+        }
+    container = container_for(tmp_path / "data", **vendors)
+    app = create_app(entry_for(container), ApiTokens.parse(json.dumps(TOKENS)))
+    app.state.container = container
+    with TestClient(app) as test_client:
+        yield test_client
 
 
 def _index(client: TestClient) -> None:
