@@ -99,6 +99,8 @@ class Piece:
     chunk_ids: tuple[str, ...] = ()
     shade: int = 0
     """Which of two highlight colours (alternating per child), so neighbours stand apart."""
+    anchor: str | None = None
+    """The child whose span starts here (the page's `#chunk-<id>` target)."""
 
 
 @attrs.frozen
@@ -118,10 +120,14 @@ def highlighted(text: str, text_start: int, spans: Sequence[Span]) -> list[Piece
     ]
     cuts = sorted({0, len(text), *(a for a, _, _, _ in inside), *(b for _, b, _, _ in inside)})
     pieces: list[Piece] = []
+    anchored: set[str] = set()
     for left, right in zip(cuts, cuts[1:], strict=False):
         if right <= left:
             continue
         covering = [(i, cid) for a, b, i, cid in inside if a <= left and right <= b]
         shade = covering[0][0] % 2 if covering else 0
-        pieces.append(Piece(text[left:right], tuple(cid for _, cid in covering), shade))
+        anchor = next((cid for a, _, _, cid in inside if a == left and cid not in anchored), None)
+        if anchor is not None:
+            anchored.add(anchor)
+        pieces.append(Piece(text[left:right], tuple(cid for _, cid in covering), shade, anchor))
     return pieces
