@@ -42,6 +42,10 @@ def _scope(caller: Principal, user_id: str | None) -> str | None:
     return user_id or None
 
 
+def _part(task_id: str) -> str:
+    return quote(task_id, safe="")
+
+
 def _status(value: str | None) -> PipelineStatus | None:
     if not value:
         return None
@@ -140,8 +144,8 @@ async def retry_run(request: Request, cases: UseCasesDep, caller: Writer, task_i
     except ReferenceRefused as error:
         return refusal(request, caller, 403, str(error))
     except TimeoutError:
-        return RedirectResponse(f"/console/runs/{quote(task_id, safe='')}?retry=running", status_code=303)
-    return RedirectResponse(f"/console/runs/{quote(result.task_id, safe='')}", status_code=303)
+        return RedirectResponse(f"/console/runs/{_part(task_id)}?retry=running", status_code=303)
+    return RedirectResponse(f"/console/runs/{_part(result.task_id)}", status_code=303)
 
 
 @router.get("/failures")

@@ -81,11 +81,12 @@ def viewer(request: Request) -> Principal:
 
 
 def same_origin(request: Request) -> bool:
+    """No Origin (not a browser) or this server's own; "null" and any other origin refused."""
     origin = request.headers.get("origin")
-    if origin is None or origin == "null" and not tokens_of(request).open:
-        return origin is None
+    if origin is None:
+        return True
     host = request.headers.get("host", "")
-    return urlsplit(origin).netloc.lower() == host.lower()
+    return bool(host) and urlsplit(origin).netloc.lower() == host.lower()
 
 
 def writer(request: Request, csrf: Annotated[str, Form(max_length=128)] = "") -> Principal:

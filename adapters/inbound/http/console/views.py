@@ -7,6 +7,7 @@ without a browser.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 
@@ -121,7 +122,7 @@ def highlighted(text: str, text_start: int, spans: Sequence[Span]) -> list[Piece
     cuts = sorted({0, len(text), *(a for a, _, _, _ in inside), *(b for _, b, _, _ in inside)})
     pieces: list[Piece] = []
     anchored: set[str] = set()
-    for left, right in zip(cuts, cuts[1:], strict=False):
+    for left, right in itertools.pairwise(cuts):
         if right <= left:
             continue
         covering = [(i, cid) for a, b, i, cid in inside if a <= left and right <= b]
