@@ -16,7 +16,13 @@ import attrs
 from ragline.application.chunking.chunk_document import ChunkDocument
 from ragline.application.chunking.preview import PreviewChunks
 from ragline.application.debug import ExtractMarkdown, PublishTaskMessage, SubmitTask
-from ragline.application.documents import DeleteDocument, ListDocuments, ReindexDocument
+from ragline.application.documents import (
+    DeleteDocument,
+    EditChunk,
+    ListChunks,
+    ListDocuments,
+    ReindexDocument,
+)
 from ragline.application.evaluation import EvaluateRetrieval
 from ragline.application.health import CheckHealth
 from ragline.application.ingest.use_case import IngestFiles
@@ -48,6 +54,8 @@ class UseCases:
     list_documents: Build[ListDocuments]
     delete_document: Build[DeleteDocument]
     reindex_document: Build[ReindexDocument]
+    list_chunks: Build[ListChunks]
+    edit_chunk: Build[EditChunk]
     check_health: Build[CheckHealth]
     submit_task: Build[SubmitTask]
     publish_task_message: Build[PublishTaskMessage]

@@ -20,7 +20,13 @@ from ragline.adapters.claim_holders.local_processes import LocalProcessHolders
 from ragline.adapters.inbound.task_consumer import Worker
 from ragline.application.chunking.preview import PreviewChunks
 from ragline.application.debug import ExtractMarkdown, PublishTaskMessage, SubmitTask
-from ragline.application.documents import DeleteDocument, ListDocuments, ReindexDocument
+from ragline.application.documents import (
+    DeleteDocument,
+    EditChunk,
+    ListChunks,
+    ListDocuments,
+    ReindexDocument,
+)
 from ragline.application.evaluation import EvaluateRetrieval
 from ragline.application.health import CheckHealth, adapter_probes
 from ragline.application.ingest.use_case import IngestFiles
@@ -213,6 +219,17 @@ class Container(containers.DeclarativeContainer):
         ManageModelConfigs, uow_factory=uow_factory, embedders=embedders
     )
     list_documents = providers.Factory(ListDocuments, uow_factory=uow_factory)
+    list_chunks = providers.Factory(ListChunks, uow_factory=uow_factory)
+    edit_chunk = providers.Factory(
+        EditChunk,
+        uow_factory=uow_factory,
+        vectors=vectors,
+        keywords=keywords,
+        embedders=embedders,
+        sparse=sparse,
+        tokenizer=tokenizer,
+        contextual_headers=settings.provided.contextual_headers,
+    )
     delete_document = providers.Factory(
         DeleteDocument,
         uow_factory=uow_factory,

@@ -44,6 +44,8 @@ def use_cases_of(container: Container) -> UseCases:
         list_documents=built(c.list_documents),
         delete_document=built(c.delete_document),
         reindex_document=built(c.reindex_document),
+        list_chunks=built(c.list_chunks),
+        edit_chunk=built(c.edit_chunk),
         check_health=built(c.check_health),
         submit_task=built(c.submit_task),
         publish_task_message=built(c.publish_task_message),

@@ -20,6 +20,7 @@ from ragline.adapters.inbound.entry import Entry
 from ragline.adapters.inbound.http import (
     chunk_routes,
     debug_routes,
+    document_chunk_routes,
     document_routes,
     health_routes,
     model_config_routes,
@@ -91,6 +92,7 @@ def create_app(
         debug_routes,
         run_routes,
         document_routes,
+        document_chunk_routes,
         model_config_routes,
         search_routes,
         chunk_routes,

@@ -25,6 +25,7 @@ from sqlalchemy import (
     String,
     Table,
     UniqueConstraint,
+    text,
 )
 
 from ragline.adapters.persistence.sql.types import UtcDateTime, long_binary, long_text
@@ -169,6 +170,8 @@ chunk = Table(
     Column("span_end", Integer(), nullable=False),
     Column("dense_status", String(STATUS), nullable=True),
     Column("sparse_status", String(STATUS), nullable=True),
+    Column("enabled", Boolean(), nullable=False, server_default=text("TRUE")),
+    Column("edited", Boolean(), nullable=False, server_default=text("FALSE")),
     # doc_id first: a lookup by (user_id, dataset_id, chunk_id) must not be able to use
     # this index by its prefix (see repositories/chunks.py); listing uses all four columns.
     Index(None, "doc_id", "user_id", "dataset_id", "order_index"),
