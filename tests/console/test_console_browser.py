@@ -32,16 +32,28 @@ FAILED_RUN = "console-browser-1"
 OTHER_RUN = "console-browser-other"
 DEAD = "console-dead-1"
 SOURCE_KEY = "1001/console/green-tea.md"
-DOC = """# Brewing green tea
+DOC = (
+    """# Brewing green tea
 
 Green tea is brewed with water at about eighty degrees Celsius, never boiling, for two to
 three minutes. Boiling water scalds the leaves and makes the cup bitter.
+
+"""
+    + "\n\n".join(
+        f"Step {n}: warm the pot and the cups first, measure two grams of leaves for every hundred "
+        "millilitres, pour the water slowly over the leaves, wait, and pour the whole infusion "
+        "out so the leaves do not keep steeping; a second and a third infusion each take a few "
+        "seconds longer than the one before, and the water may be a little hotter each time."
+        for n in range(1, 9)
+    )
+    + """
 
 ## Storing the leaves
 
 Keep the leaves in an airtight tin away from light and strong smells; use them within a few
 months of opening.
 """
+)
 TASK = {
     "task_id": FAILED_RUN,
     "original_file_id": 4242,
@@ -192,6 +204,16 @@ def test_every_console_page_in_headless_chromium(served: tuple[str, Path], tmp_p
             operator.open("/console/documents?dataset_id=2001&user_id=1001")
             assert "4242" in operator.page.locator("#documents").inner_text()
             operator.shot("documents")
+            operator.page.click("#documents >> text=4242")
+            operator.page.wait_for_url("**/chunks*")
+            tree = operator.page.locator("#chunk-tree")
+            assert tree.locator("li.parent").count() >= 1
+            marks = tree.locator(".markdown mark")
+            assert marks.count() >= 3  # every child's span highlighted in its parent's Markdown
+            first = tree.locator("li.parent").first
+            assert first.locator("li.child").count() >= 2  # a parent with several children
+            assert "eighty degrees" in tree.inner_text()
+            operator.shot("chunks")
 
             operator.open(
                 "/console/search?q=how+hot+should+the+water+be+for+green+tea"
@@ -201,6 +223,10 @@ def test_every_console_page_in_headless_chromium(served: tuple[str, Path], tmp_p
             assert hits.count() >= 1
             assert "#1" in operator.page.locator("#hits").inner_text()  # a rank per retriever
             operator.shot("search")
+            operator.page.click("#hits tbody tr >> nth=0 >> .source a")
+            operator.page.wait_for_url("**/chunks*")
+            anchor = urlsplit(operator.page.url).fragment
+            assert anchor.startswith("chunk-") and operator.page.locator(f"#{anchor}").count() == 1
             assert operator.blocked == []
 
             tenant = Browser(chromium, base, shots)

@@ -143,3 +143,19 @@ def test_a_tenant_lists_and_searches_its_own_user_only(console: TestClient) -> N
     assert found.status_code == 200 and "nothing of this user was ever indexed" in found.text
     service = console.get("/console/search?q=tea&dataset_id=3003", headers=session(SERVICE_TOKEN))
     assert service.status_code == 422  # a service token names the user
+
+
+def test_a_tenant_sees_the_chunk_tree_of_its_own_documents_only(console: TestClient) -> None:
+    url = "/console/documents/2001/12345/chunks"  # Alice's document (its run failed)
+    own = console.get(url, headers=session(ALICE_TOKEN))
+    assert own.status_code == 200 and 'id="chunk-tree"' in own.text
+    for intruder in (f"{url}?user_id=1001", url):  # Bob, naming Alice or not
+        other = console.get(intruder, headers=session(BOB_TOKEN))
+        missing = console.get("/console/documents/2001/999/chunks", headers=session(BOB_TOKEN))
+        assert other.status_code == missing.status_code == 404
+        assert "no such document" in other.text
+    service = console.get(f"{url}?user_id=1001", headers=session(SERVICE_TOKEN))
+    assert service.status_code == 200
+    assert console.get(url, headers=session(SERVICE_TOKEN)).status_code == 422
+    bad = console.get(f"{url}?cursor=not-a-cursor", headers=session(ALICE_TOKEN))
+    assert bad.status_code == 422

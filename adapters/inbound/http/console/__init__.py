@@ -10,6 +10,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.responses import Response
 
 from ragline.adapters.inbound.http.console import (
+    chunks_page,
     documents_pages,
     login_pages,
     outbox_pages,
@@ -28,7 +29,14 @@ from ragline.adapters.inbound.http.console.session import (
 def install(app: FastAPI) -> None:
     """Mount the console's pages, its stylesheet and its two answers (log in; refused)."""
     app.state.console_key = new_key()
-    for module in (login_pages, runs_pages, outbox_pages, search_page, documents_pages):
+    for module in (
+        login_pages,
+        runs_pages,
+        outbox_pages,
+        search_page,
+        documents_pages,
+        chunks_page,
+    ):
         app.include_router(module.router)
     app.mount("/console/static", StaticFiles(directory=STATIC), name="console-static")
 
