@@ -4,20 +4,26 @@ and every button wants this session's CSRF token from this server's own pages.""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from fastapi.testclient import TestClient
 
+from ragline.adapters.inbound.http import ApiTokens, create_app
 from ragline.adapters.inbound.http.console.session import COOKIE
 from ragline.adapters.inbound.http.dependencies import entry_of_app
+from ragline.bootstrap.container import container_for
+from ragline.bootstrap.entry import entry_for
 from tests.console.conftest import (
     ALICE_RUN,
     ALICE_TOKEN,
     BOB_RUN,
     BOB_TOKEN,
+    SEED_TASK,
     SERVICE_TOKEN,
     session,
 )
 from tests.console.seed import csrf_of, seed_dead
-from tests.http.conftest import bearer
+from tests.http.conftest import bearer, finished_run
 
 PAGES = ("/console/runs", "/console/failures", "/console/documents", "/console/search")
 
@@ -159,3 +165,37 @@ def test_a_tenant_sees_the_chunk_tree_of_its_own_documents_only(console: TestCli
     assert console.get(url, headers=session(SERVICE_TOKEN)).status_code == 422
     bad = console.get(f"{url}?cursor=not-a-cursor", headers=session(ALICE_TOKEN))
     assert bad.status_code == 422
+
+
+def test_without_tokens_the_console_is_the_default_users_and_refuses_cross_site_buttons(
+    tmp_path: Path,
+) -> None:
+    container = container_for(tmp_path / "open")
+    app = create_app(entry_for(container), ApiTokens.parse(None))
+    with TestClient(app, base_url="http://127.0.0.1:8000") as client:
+        submit_open = {  # the default user is a tenant: its objects under its own prefix
+            **SEED_TASK,
+            "task_id": "open-1",
+            "user_id": 1,
+            "source_bucket": "sources",
+            "source_object_key": "1/open/doc.pdf",
+            "md_bucket": "markdown",
+            "md_object_key": "1/open/doc.md",
+            "image_bucket": "markdown",
+            "image_prefix": "1/open/images/",
+        }
+        assert client.post("/api/v1/parser/task/submit", json=submit_open).status_code == 202
+        finished_run(client, "open-1", "")
+        page = client.get("/console/runs/open-1")  # no login: the loopback mode's user
+        assert page.status_code == 200 and "user 1" in page.text and "Log out" not in page.text
+        assert client.get("/console/login", follow_redirects=False).status_code == 303
+        csrf = csrf_of(page.text)
+        cross = client.post(
+            "/console/runs/open-1/retry",
+            data={"csrf": csrf},
+            headers={"Origin": "http://evil.example", "Sec-Fetch-Site": "cross-site"},
+        )
+        assert cross.status_code == 403
+        assert client.get("/console/outbox").status_code == 403  # not the service
+        elsewhere = client.get("/console/runs", headers={"Host": "evil.example"})
+        assert elsewhere.status_code == 421  # DNS rebinding: LoopbackGuard answers first
