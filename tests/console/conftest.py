@@ -11,7 +11,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from ragline.adapters.inbound.http import ApiTokens, create_app
-from ragline.adapters.inbound.http.console.session import COOKIE
+from ragline.adapters.inbound.http.console.session import COOKIE, cookie_value
 from ragline.bootstrap.container import container_for
 from ragline.bootstrap.entry import entry_for
 from tests.http.conftest import ALICE_TOKEN, BOB_TOKEN, SERVICE_TOKEN, TOKENS, bearer, finished_run
@@ -24,7 +24,7 @@ BOB_RUN = "console-bob-1"
 
 def session(token: str) -> dict[str, str]:
     """The header a logged-in browser sends: the console cookie holding the token."""
-    return {"Cookie": f"{COOKIE}={token}"}
+    return {"Cookie": f"{COOKIE}={cookie_value(token)}"}
 
 
 def submit(client: TestClient, task_id: str, user_id: int, **changes: object) -> None:

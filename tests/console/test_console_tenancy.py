@@ -9,7 +9,7 @@ from pathlib import Path
 from fastapi.testclient import TestClient
 
 from ragline.adapters.inbound.http import ApiTokens, create_app
-from ragline.adapters.inbound.http.console.session import COOKIE
+from ragline.adapters.inbound.http.console.session import COOKIE, cookie_value
 from ragline.adapters.inbound.http.dependencies import entry_of_app
 from ragline.bootstrap.container import container_for
 from ragline.bootstrap.entry import entry_for
@@ -35,6 +35,8 @@ def test_without_a_session_every_page_sends_the_browser_to_log_in(console: TestC
         assert response.headers["location"] == "/console/login"
     wrong = console.get("/console/runs", headers=session("not-a-token-0123456789"))
     assert wrong.history and wrong.url.path == "/console/login"
+    garbage = console.get("/console/runs", headers={"Cookie": f"{COOKIE}=%%%not-base64"})
+    assert garbage.url.path == "/console/login"
     # a bearer header is not a console session (a page never reads Authorization)
     assert console.get("/console/runs", headers=bearer(ALICE_TOKEN)).url.path == "/console/login"
 
@@ -48,7 +50,7 @@ def test_logging_in_sets_an_http_only_strict_cookie_holding_the_token(
     done = console.post("/console/login", data={"token": ALICE_TOKEN}, follow_redirects=False)
     assert done.status_code == 303 and done.headers["location"] == "/console/runs"
     cookie = done.headers["set-cookie"]
-    assert cookie.startswith(f"{COOKIE}={ALICE_TOKEN};")
+    assert cookie.startswith(f"{COOKIE}={cookie_value(ALICE_TOKEN)};")
     assert "HttpOnly" in cookie and "SameSite=strict" in cookie and "Path=/console" in cookie
     page = console.get("/console/runs", headers=session(ALICE_TOKEN))
     assert page.status_code == 200

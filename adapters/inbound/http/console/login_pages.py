@@ -12,6 +12,7 @@ from ragline.adapters.inbound.http.console.rendering import page
 from ragline.adapters.inbound.http.console.session import (
     COOKIE,
     PATH,
+    cookie_value,
     principal_of,
     same_origin,
     tokens_of,
@@ -40,7 +41,7 @@ async def login(request: Request, token: Annotated[str, Form(max_length=512)] = 
     response = RedirectResponse("/console/runs", status_code=303)
     response.set_cookie(
         COOKIE,
-        token.strip(),
+        cookie_value(token.strip()),
         max_age=SESSION_SECONDS,
         path=PATH,
         httponly=True,

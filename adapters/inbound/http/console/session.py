@@ -1,7 +1,8 @@
 """Who is at the console: the API's own tokens, presented by a browser as a cookie.
 
-The login form takes a token of RAGLINE_API_TOKENS and sets it in an HttpOnly,
-SameSite=Strict cookie scoped to /console (Secure when served over https); every page
+The login form takes a token of RAGLINE_API_TOKENS and sets it (base64url, so any token's
+characters survive cookie syntax) in an HttpOnly, SameSite=Strict cookie scoped to
+/console (Secure when served over https); every page
 resolves it with the API's `ApiTokens`, so a tenant token sees exactly what it sees through
 the API. Without tokens (the loopback mode) no login is needed: the caller is the default
 user, as for the API, and LoopbackGuard refuses other Hosts and cross-site writes.
@@ -13,6 +14,8 @@ start), and a POST whose Origin is not this server's is refused.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import hmac
 import secrets
@@ -52,8 +55,20 @@ def tokens_of(request: Request) -> ApiTokens:
     return found
 
 
+def cookie_value(token: str) -> str:
+    """What the session cookie holds for `token`."""
+    return base64.urlsafe_b64encode(token.encode()).decode("ascii")
+
+
+def _token_in(value: str) -> str | None:
+    try:
+        return base64.urlsafe_b64decode(value.encode("ascii")).decode()
+    except (binascii.Error, UnicodeError, ValueError):
+        return None
+
+
 def session_value(request: Request) -> str:
-    """What the session is keyed by: the cookie's token, or "" in the no-token mode."""
+    """What the session is keyed by: the cookie (its token), or "" in the no-token mode."""
     return request.cookies.get(COOKIE, "")
 
 
@@ -61,7 +76,7 @@ def principal_of(request: Request) -> Principal | None:
     tokens = tokens_of(request)
     if tokens.open:
         return tokens.principal_for(None)
-    offered = session_value(request)
+    offered = _token_in(session_value(request))
     return tokens.principal_for(f"Bearer {offered}") if offered else None
 
 
