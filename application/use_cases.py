@@ -32,6 +32,7 @@ from ragline.application.provisioning import ManageModelConfigs, ProvisionEmbedd
 from ragline.application.redrive import RedriveTaskDeadLetters
 from ragline.application.runs import ListRuns, RetryRun
 from ragline.application.search.use_case import HybridSearch
+from ragline.application.uploads import UploadDocument
 
 T = TypeVar("T")
 Build = Callable[[], Awaitable[T]]
@@ -56,6 +57,7 @@ class UseCases:
     reindex_document: Build[ReindexDocument]
     list_chunks: Build[ListChunks]
     edit_chunk: Build[EditChunk]
+    upload_document: Build[UploadDocument]
     check_health: Build[CheckHealth]
     submit_task: Build[SubmitTask]
     publish_task_message: Build[PublishTaskMessage]

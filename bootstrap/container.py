@@ -39,6 +39,7 @@ from ragline.application.provisioning import ManageModelConfigs, ProvisionEmbedd
 from ragline.application.redrive import RedriveTaskDeadLetters
 from ragline.application.runs import CheckTaskId, ListRuns, RetryRun
 from ragline.application.search.use_case import HybridSearch
+from ragline.application.uploads import UploadDocument
 from ragline.bootstrap import factories
 from ragline.bootstrap.settings import Settings
 
@@ -258,6 +259,18 @@ class Container(containers.DeclarativeContainer):
         tasks=parse_task_publisher,
         references=reference_policy,
         task_ids=check_task_id,
+    )
+    upload_document = providers.Factory(
+        UploadDocument,
+        uow_factory=uow_factory,
+        storage=storage,
+        submit=submit_task,
+        references=reference_policy,
+        clock=clock,
+        source_bucket=settings.provided.source_bucket,
+        md_bucket=settings.provided.markdown_bucket,
+        max_bytes=providers.Callable(factories.upload_max_bytes, settings=settings),
+        pdf_backend=providers.Callable(factories.pdf_backend, settings=settings),
     )
     publish_task_message = providers.Factory(
         PublishTaskMessage, tasks=task_publisher, references=reference_policy

@@ -46,6 +46,7 @@ def use_cases_of(container: Container) -> UseCases:
         reindex_document=built(c.reindex_document),
         list_chunks=built(c.list_chunks),
         edit_chunk=built(c.edit_chunk),
+        upload_document=built(c.upload_document),
         check_health=built(c.check_health),
         submit_task=built(c.submit_task),
         publish_task_message=built(c.publish_task_message),

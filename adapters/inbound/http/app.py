@@ -30,6 +30,7 @@ from ragline.adapters.inbound.http import (
     run_routes,
     search_routes,
     task_routes,
+    upload_routes,
 )
 from ragline.adapters.inbound.http.auth import ApiTokens
 from ragline.adapters.inbound.http.body_limit import BodyLimit
@@ -91,8 +92,9 @@ def create_app(
     for module in (
         debug_routes,
         run_routes,
+        document_chunk_routes,  # first: its examples run before the re-index example's run
         document_routes,
-        document_chunk_routes,
+        upload_routes,
         model_config_routes,
         search_routes,
         chunk_routes,

@@ -31,7 +31,9 @@ from ragline.application.ports.repositories.chunks import ChunkRecord
 router = APIRouter(prefix="/api/v1", tags=["documents"], responses=PROBLEM_RESPONSES)
 
 EXAMPLE_DOC = "12345"
-EXAMPLE_CHUNK = "c-7f3a9e2b4d5c6a1e"
+EXAMPLE_CHUNK = "5319abb71a01266008d0b000a70e2e0812889cb71b274fc10c2530812aa2d584"
+"""The first child of the seed's document 12345 (ids are derived from tenant, document,
+span and text), so the generated example runs as written (tests/docs)."""
 
 
 class ChunkView(BaseModel):
@@ -64,7 +66,16 @@ class ChunkPatch(BaseModel):
     """`enabled` switches the chunk off/on in every retriever; `text` replaces a child's text
     (re-embedded and re-indexed). At least one of them."""
 
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{"enabled": True}]})
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {"enabled": True},
+                {"enabled": False},
+                {"text": "Movable type was in use in China by the eleventh century."},
+            ]
+        },
+    )
 
     enabled: bool | None = None
     text: str | None = Field(None, min_length=1, max_length=20_000)
