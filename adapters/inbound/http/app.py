@@ -34,6 +34,7 @@ from ragline.adapters.inbound.http import (
 )
 from ragline.adapters.inbound.http.auth import ApiTokens
 from ragline.adapters.inbound.http.body_limit import BodyLimit
+from ragline.adapters.inbound.http.console import install as install_console
 from ragline.adapters.inbound.http.loopback import LoopbackGuard
 from ragline.adapters.inbound.http.work_gate import WorkGate
 
@@ -104,6 +105,7 @@ def create_app(
     ):
         app.include_router(module.router)
     app.include_router(parse_routes.adr_router)
+    install_console(app)
 
     @app.middleware("http")
     async def measured(
