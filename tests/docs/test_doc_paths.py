@@ -4,6 +4,7 @@ or a page that is not in the repository is a dead end for the reader (issue 22 i
 from __future__ import annotations
 
 import re
+import subprocess
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -22,11 +23,18 @@ def mentions(text: str) -> list[str]:
 
 
 def _files() -> list[Path]:
-    found = [ROOT / "README.md", ROOT / "pyproject.toml"]
-    for folder in SCANNED:
-        for path in sorted((ROOT / folder).rglob("*")):
-            if path.is_file() and path.suffix in SUFFIXES and "__pycache__" not in path.parts:
-                found.append(path)
+    """The repository's own files (`git ls-files`): caches a benchmark converted on this
+    machine (benchmarks/.cache, ignored) are not the repository's references."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True
+    ).stdout.decode("utf-8")
+    found = []
+    for name in listed.split("\0"):
+        path = ROOT / name
+        if not name or name.split("/", 1)[0] not in {*SCANNED, "README.md", "pyproject.toml"}:
+            continue
+        if path.is_file() and path.suffix in SUFFIXES:
+            found.append(path)
     return found
 
 
