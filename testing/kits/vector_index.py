@@ -23,10 +23,9 @@ Vectors are tiny (dimension 4) so the expected neighbours are obvious by hand.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
-
 import math
 import random
+from collections.abc import AsyncIterator, Sequence
 
 import pytest
 

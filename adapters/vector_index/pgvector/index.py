@@ -27,7 +27,7 @@ import zlib
 from collections.abc import AsyncIterator, Iterable, Sequence
 from typing import Any, TypeVar
 
-from sqlalchemy import Row, and_, literal, select, text
+from sqlalchemy import and_, literal, select, text
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
@@ -58,6 +58,28 @@ T = TypeVar("T", DensePoint, SparsePoint)
 LOCK_KEY = zlib.crc32(REGISTRY.encode())  # the advisory lock serialising the DDL
 MAX_TERM = 2**63 - 1
 Key = tuple[str, str, str]
+# Qdrant's IDF modifier over one scope's postings (module docstring); values are bound
+_SPARSE_QUERY = """
+WITH q AS (SELECT * FROM unnest(CAST(:terms AS bigint[]), CAST(:weights AS float8[]))
+           AS q(term, qw)),
+n AS (SELECT count(*)::float8 AS n FROM {points}
+      WHERE user_id = :u AND dataset_id = :d AND has_sparse),
+df AS (SELECT t.term, count(*)::float8 AS df FROM {terms} t JOIN q USING (term)
+       WHERE t.user_id = :u AND t.dataset_id = :d GROUP BY t.term),
+scored AS (SELECT t.chunk_id,
+                  sum(q.qw * t.weight * ln((n.n - df.df + 0.5) / (df.df + 0.5) + 1)) AS score
+           FROM {terms} t JOIN q USING (term) JOIN df USING (term) CROSS JOIN n
+           WHERE t.user_id = :u AND t.dataset_id = :d
+           GROUP BY t.chunk_id ORDER BY score DESC, t.chunk_id LIMIT :limit)
+SELECT p.chunk_id, p.doc_id, p.parent_id, p.extra, s.score
+FROM scored s JOIN {points} p
+     ON p.user_id = :u AND p.dataset_id = :d AND p.chunk_id = s.chunk_id
+ORDER BY s.score DESC, s.chunk_id
+"""
+_REGISTRY_EXISTS = (
+    "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n"
+    " ON n.oid = c.relnamespace WHERE c.relname = :t AND n.nspname = current_schema())"
+)
 
 
 def async_url(url: str | URL) -> URL:
@@ -124,7 +146,10 @@ class PgvectorVectorIndex:
             raise VectorIndexUnavailable(f"pgvector: {_reason(exc)}") from exc
 
     async def _stored_dimension(self, conn: AsyncConnection) -> int | None:
-        present = await conn.execute(text("SELECT to_regclass(:t) IS NOT NULL"), {"t": REGISTRY})
+        # pg_class read under the statement's snapshot, not to_regclass: that one answers
+        # from the backend's catalog cache, whose "no such table" from an earlier
+        # transaction outlives another worker's commit while we waited for the lock
+        present = await conn.execute(text(_REGISTRY_EXISTS), {"t": REGISTRY})
         if not present.scalar_one():
             return None
         row = (
@@ -194,11 +219,12 @@ class PgvectorVectorIndex:
                 await conn.execute(
                     text(
                         f"INSERT INTO {REGISTRY} (name, dimension, layout)"  # nosec B608
-                        " VALUES (:n, :d, :l)"
+                        " VALUES (:n, :d, :l) ON CONFLICT (name) DO NOTHING"
                     ),
                     {"n": self._name, "d": dimension, "l": LAYOUT},
                 )
-                stored = dimension
+                stored = await self._stored_dimension(conn)  # whoever registered it first
+        assert stored is not None  # nosec B101
         if stored != dimension:
             raise EmbeddingDimensionMismatch(stored, dimension, f"collection {self._name}")
         self._use(stored)
@@ -314,23 +340,8 @@ class PgvectorVectorIndex:
         if t is None:
             return []
         points, terms = t.points.name, t.terms.name
-        query = text(
-            "WITH q AS (SELECT * FROM unnest(CAST(:terms AS bigint[]), CAST(:weights AS"
-            " float8[])) AS q(term, qw)),"
-            f" n AS (SELECT count(*)::float8 AS n FROM {points}"
-            "  WHERE user_id = :u AND dataset_id = :d AND has_sparse),"
-            f" df AS (SELECT t.term, count(*)::float8 AS df FROM {terms} t JOIN q USING (term)"
-            "  WHERE t.user_id = :u AND t.dataset_id = :d GROUP BY t.term),"
-            " scored AS (SELECT t.chunk_id,"
-            "  sum(q.qw * t.weight * ln((n.n - df.df + 0.5) / (df.df + 0.5) + 1)) AS score"
-            f"  FROM {terms} t JOIN q USING (term) JOIN df USING (term) CROSS JOIN n"
-            "  WHERE t.user_id = :u AND t.dataset_id = :d"
-            "  GROUP BY t.chunk_id ORDER BY score DESC, t.chunk_id LIMIT :limit)"
-            " SELECT p.chunk_id, p.doc_id, p.parent_id, p.extra, s.score"
-            f" FROM scored s JOIN {points} p"
-            "  ON p.user_id = :u AND p.dataset_id = :d AND p.chunk_id = s.chunk_id"
-            " ORDER BY s.score DESC, s.chunk_id"
-        )  # nosec B608 (table names are checked identifiers; values are bound)
+        sql = _SPARSE_QUERY.format(points=points, terms=terms)  # checked names  # nosec B608
+        query = text(sql)
         params = {
             "terms": list(wanted),
             "weights": list(wanted.values()),
@@ -361,7 +372,8 @@ def _row(chunk_id: str, payload: ChunkPayload) -> dict[str, Any]:
     }
 
 
-def _hit(user_id: str, dataset_id: str, row: Row[Any], score: float) -> VectorHit:
+def _hit(user_id: str, dataset_id: str, row: Any, score: float) -> VectorHit:
+    """A hit from a result row (chunk_id, doc_id, parent_id, extra, ...)."""
     extra = row.extra or {}
     return VectorHit(
         chunk_id=str(row.chunk_id),

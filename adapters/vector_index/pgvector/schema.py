@@ -29,7 +29,6 @@ from sqlalchemy import (
     Boolean,
     Column,
     MetaData,
-
     Table,
     Text,
 )
@@ -90,7 +89,12 @@ def registry_ddl() -> list[str]:
 def collection_ddl(name: str, dimension: int, m: int, ef_construction: int) -> list[str]:
     """Statements creating one collection's tables and indexes (names checked, numbers
     ints: nothing of a caller's text reaches the SQL)."""
-    name, dimension, m, ef_construction = checked_name(name), int(dimension), int(m), int(ef_construction)
+    name, dimension, m, ef_construction = (
+        checked_name(name),
+        int(dimension),
+        int(m),
+        int(ef_construction),
+    )
     return [
         f"CREATE TABLE IF NOT EXISTS {name}_points ("
         " user_id text NOT NULL, dataset_id text NOT NULL, chunk_id text NOT NULL,"
@@ -100,7 +104,8 @@ def collection_ddl(name: str, dimension: int, m: int, ef_construction: int) -> l
         f"CREATE INDEX IF NOT EXISTS {name}_points_doc"
         f" ON {name}_points (user_id, dataset_id, doc_id)",
         f"CREATE INDEX IF NOT EXISTS {name}_points_hnsw ON {name}_points"
-        f" USING hnsw (dense vector_cosine_ops) WITH (m = {m}, ef_construction = {ef_construction})",
+        " USING hnsw (dense vector_cosine_ops)"
+        f" WITH (m = {m}, ef_construction = {ef_construction})",
         f"CREATE TABLE IF NOT EXISTS {name}_terms ("
         " user_id text NOT NULL, dataset_id text NOT NULL, term bigint NOT NULL,"
         " chunk_id text NOT NULL, weight real NOT NULL,"

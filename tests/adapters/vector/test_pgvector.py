@@ -6,9 +6,10 @@ the layout survives reopening, concurrent ensure_collection, the extension error
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from urllib.parse import quote
 
 import psycopg
@@ -35,6 +36,21 @@ from ragline.testing.kits.vector_index import (
 
 def fresh_name() -> str:
     return f"kit_{uuid.uuid4().hex[:12]}"
+
+
+@contextlib.contextmanager
+def fresh_database(server_url: str, owner: str = "postgres") -> Iterator[str]:
+    """A new database on the session's server (the URL to reach it as `owner`), dropped after."""
+    name = f"db_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(server_url, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}" OWNER "{owner}"')
+    try:
+        yield server_url.replace(
+            "postgresql://postgres:@/postgres", f"postgresql://{owner}@/{name}"
+        )
+    finally:
+        with psycopg.connect(server_url, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
 
 
 class TestPgvectorVectorIndex(VectorIndexContract, IdfSparseRankingContract, FilteredTopKContract):
@@ -112,14 +128,18 @@ async def test_points_survive_reopening(pgvector_url: str) -> None:
 
 
 async def test_concurrent_ensure_collection_creates_one_layout(pgvector_url: str) -> None:
-    """Workers starting at once: the advisory lock serialises the DDL, no catalog race."""
-    name = fresh_name()
-    indexes = [PgvectorVectorIndex(pgvector_url, name) for _ in range(4)]
-    await asyncio.gather(*(index.ensure_collection(DIM) for index in indexes))
-    await indexes[0].upsert_dense([dense("a", E1)])
-    assert ids(await indexes[3].query_dense(USER, DATASET, E1, 1)) == ["a"]
-    for index in indexes:
-        await index.close()
+    """Workers starting at once, each having looked for the collection before (so their
+    sessions remember it missing): the advisory lock serialises the DDL, and the one that
+    waited sees the other's collection instead of registering it again."""
+    with fresh_database(pgvector_url) as url:  # no registry table yet
+        indexes = [PgvectorVectorIndex(url) for _ in range(4)]
+        for index in indexes:
+            assert await index.query_dense(USER, DATASET, E1, 1) == []
+        await asyncio.gather(*(index.ensure_collection(DIM) for index in indexes))
+        await indexes[0].upsert_dense([dense("a", E1)])
+        assert ids(await indexes[3].query_dense(USER, DATASET, E1, 1)) == ["a"]
+        for index in indexes:
+            await index.close()
 
 
 async def test_an_unreachable_server_is_unavailable(tmp_path: object) -> None:
@@ -130,20 +150,17 @@ async def test_an_unreachable_server_is_unavailable(tmp_path: object) -> None:
 
 
 async def test_a_role_that_cannot_create_the_extension_is_told_how(pgvector_url: str) -> None:
-    """A fresh database without the extension, reached as a role that may not create it: the
-    error names the fix (CREATE EXTENSION vector as the owner), not a bare SQL error."""
-    db, role = f"noext_{uuid.uuid4().hex[:8]}", f"app_{uuid.uuid4().hex[:8]}"
+    """A database without the extension, owned by a role that may not create it (it is not
+    a trusted extension): the error names the fix, not a bare SQL error."""
+    role = f"app_{uuid.uuid4().hex[:8]}"
     with psycopg.connect(pgvector_url, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{db}"')
         conn.execute(f'CREATE ROLE "{role}" LOGIN')
-        conn.execute(f'GRANT CREATE ON DATABASE "{db}" TO "{role}"')
-    url = pgvector_url.replace("postgresql://postgres:@/postgres", f"postgresql://{role}@/{db}")
-    index = PgvectorVectorIndex(url, fresh_name())
     try:
-        with pytest.raises(VectorIndexUnavailable, match="CREATE EXTENSION vector"):
-            await index.ensure_collection(DIM)
+        with fresh_database(pgvector_url, owner=role) as url:
+            index = PgvectorVectorIndex(url, fresh_name())
+            with pytest.raises(VectorIndexUnavailable, match="CREATE EXTENSION vector"):
+                await index.ensure_collection(DIM)
+            await index.close()
     finally:
-        await index.close()
         with psycopg.connect(pgvector_url, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE "{db}" WITH (FORCE)')
             conn.execute(f'DROP ROLE "{role}"')
