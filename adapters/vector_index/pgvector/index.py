@@ -40,6 +40,7 @@ from ragline.adapters.vector_index.pgvector.schema import (
     checked_name,
     collection_ddl,
     registry_ddl,
+    scope_key,
     tables,
 )
 from ragline.application.ports.embedder import EmbeddingDimensionMismatch
@@ -65,16 +66,15 @@ WITH q AS (SELECT * FROM unnest(CAST(:terms AS bigint[]), CAST(:weights AS float
 n AS (SELECT count(*)::float8 AS n FROM {points}
       WHERE user_id = :u AND dataset_id = :d AND has_sparse),
 df AS (SELECT t.term, count(*)::float8 AS df FROM {terms} t JOIN q USING (term)
-       WHERE t.user_id = :u AND t.dataset_id = :d GROUP BY t.term),
-scored AS (SELECT t.chunk_id,
+       WHERE t.scope_key = :k GROUP BY t.term),
+scored AS (SELECT t.point_id,
                   sum(q.qw * t.weight * ln((n.n - df.df + 0.5) / (df.df + 0.5) + 1)) AS score
            FROM {terms} t JOIN q USING (term) JOIN df USING (term) CROSS JOIN n
-           WHERE t.user_id = :u AND t.dataset_id = :d
-           GROUP BY t.chunk_id ORDER BY score DESC, t.chunk_id LIMIT :limit)
+           WHERE t.scope_key = :k GROUP BY t.point_id)
 SELECT p.chunk_id, p.doc_id, p.parent_id, p.extra, s.score
-FROM scored s JOIN {points} p
-     ON p.user_id = :u AND p.dataset_id = :d AND p.chunk_id = s.chunk_id
-ORDER BY s.score DESC, s.chunk_id
+FROM scored s JOIN {points} p ON p.id = s.point_id
+WHERE p.user_id = :u AND p.dataset_id = :d
+ORDER BY s.score DESC, p.chunk_id LIMIT :limit
 """
 _REGISTRY_EXISTS = (
     "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n"
@@ -261,28 +261,23 @@ class PgvectorVectorIndex:
             index_elements=["user_id", "dataset_id", "chunk_id"],
             set_={c: stmt.excluded[c] for c in ("doc_id", "parent_id", "extra", "has_sparse")},
         )
-        postings = [
-            {"user_id": p.payload.user_id, "dataset_id": p.payload.dataset_id,
-             "chunk_id": p.chunk_id, "term": term, "weight": weight}
-            for p in latest
-            for term, weight in _terms(p.sparse).items()
-        ]  # fmt: skip
-        scopes: dict[tuple[str, str], list[str]] = {}
-        for p in latest:
-            scopes.setdefault((p.payload.user_id, p.payload.dataset_id), []).append(p.chunk_id)
-        terms = t.terms.c
+        c = t.points.c
+        returning = stmt.returning(c.id, c.user_id, c.dataset_id, c.chunk_id)
         async with self._begin() as conn:
+            ids: dict[Key, int] = {}
             for batch in _batches(rows, self._write_batch):
-                await conn.execute(stmt, batch)
-            for (user_id, dataset_id), chunk_ids in scopes.items():
-                for part in _batches(chunk_ids, self._write_batch):
-                    await conn.execute(
-                        t.terms.delete().where(
-                            terms.user_id == user_id,
-                            terms.dataset_id == dataset_id,
-                            terms.chunk_id.in_(part),
-                        )
-                    )
+                for r in await conn.execute(returning, batch):
+                    ids[(r.user_id, r.dataset_id, r.chunk_id)] = int(r.id)
+            point_ids = list(ids.values())
+            for part in _batches(point_ids, self._write_batch):
+                await conn.execute(t.terms.delete().where(t.terms.c.point_id.in_(part)))
+            postings = [
+                {"scope_key": scope_key(p.payload.user_id, p.payload.dataset_id), "term": term,
+                 "point_id": ids[(p.payload.user_id, p.payload.dataset_id, p.chunk_id)],
+                 "weight": weight}
+                for p in latest
+                for term, weight in _terms(p.sparse).items()
+            ]  # fmt: skip
             for batch in _batches(postings, self._write_batch):
                 await conn.execute(t.terms.insert(), batch)
 
@@ -347,6 +342,7 @@ class PgvectorVectorIndex:
             "weights": list(wanted.values()),
             "u": user_id,
             "d": dataset_id,
+            "k": scope_key(user_id, dataset_id),
             "limit": limit,
         }
         async with self._begin() as conn:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from urllib.parse import quote
@@ -164,3 +165,22 @@ async def test_a_role_that_cannot_create_the_extension_is_told_how(pgvector_url:
     finally:
         with psycopg.connect(pgvector_url, autocommit=True) as conn:
             conn.execute(f'DROP ROLE "{role}"')
+
+
+async def test_sparse_scores_are_the_idf_formula(pgvector_url: str) -> None:
+    """score = sum of q_t * w_t * ln((N - n_t + 0.5) / (n_t + 0.5) + 1) over shared terms,
+    N and n_t counted in the scope only (another tenant's postings change nothing)."""
+    index = PgvectorVectorIndex(pgvector_url, fresh_name())
+    await index.ensure_collection(DIM)
+    await index.upsert_sparse(
+        [sparse("a", {1: 1.0, 2: 0.5}), sparse("b", {1: 2.0}), sparse("c", {3: 1.0})]
+        + [sparse(f"x{i}", {2: 1.0}, user_id="user-2") for i in range(5)]
+    )
+
+    def idf(df: int, n: int = 3) -> float:
+        return math.log((n - df + 0.5) / (df + 0.5) + 1)
+
+    hits = await index.query_sparse(USER, DATASET, sv({1: 1.0, 2: 2.0}), 10)
+    scores = {h.chunk_id: h.score for h in hits}
+    assert scores == pytest.approx({"a": idf(2) + 2 * 0.5 * idf(1), "b": 2 * idf(2)})
+    await index.close()
