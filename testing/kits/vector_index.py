@@ -248,7 +248,7 @@ class FilteredTopKContract:
     SMALL, CROWD, LIMIT = 20, 1980, 10
 
     async def test_a_small_tenant_still_gets_top_k(self, ready: VectorIndex) -> None:
-        rng = random.Random(20)  # fixed: the same points on every adapter
+        rng = random.Random(20)  # fixed test data, same on every adapter  # nosec B311
         crowd_dir = [1.0, 0.0, 0.0, 0.0]
 
         def near(direction: list[float], spread: float) -> list[float]:
