@@ -58,6 +58,7 @@ _log = logging.getLogger(__name__)
 T = TypeVar("T", DensePoint, SparsePoint)
 LOCK_KEY = zlib.crc32(REGISTRY.encode())  # the advisory lock serialising the DDL
 MAX_TERM = 2**63 - 1
+EF_SEARCH_MAX = 1000  # pgvector's bound on hnsw.ef_search (the iterative scan goes past it)
 Key = tuple[str, str, str]
 # Qdrant's IDF modifier over one scope's postings (module docstring); values are bound
 _SPARSE_QUERY = """
@@ -315,7 +316,10 @@ class PgvectorVectorIndex:
                     " set_config('hnsw.ef_search', :ef, true),"
                     " set_config('hnsw.max_scan_tuples', :most, true)"
                 ),
-                {"ef": str(max(self._ef_search, limit)), "most": str(self._max_scan_tuples)},
+                {
+                    "ef": str(min(max(self._ef_search, limit), EF_SEARCH_MAX)),
+                    "most": str(self._max_scan_tuples),
+                },
             )
             rows = list((await conn.execute(approximate)).all())
             if len(rows) < limit:  # a `+ 0` the index cannot order by: exact over the scope

@@ -184,3 +184,12 @@ async def test_sparse_scores_are_the_idf_formula(pgvector_url: str) -> None:
     scores = {h.chunk_id: h.score for h in hits}
     assert scores == pytest.approx({"a": idf(2) + 2 * 0.5 * idf(1), "b": 2 * idf(2)})
     await index.close()
+
+
+async def test_a_limit_past_the_ef_search_bound_still_answers(pgvector_url: str) -> None:
+    """hnsw.ef_search stops at 1000; a larger limit keeps it there (the scan goes on)."""
+    index = PgvectorVectorIndex(pgvector_url, fresh_name(), ef_search=40)
+    await index.ensure_collection(DIM)
+    await index.upsert_dense([dense("a", E1), dense("b", E2)])
+    assert sorted(ids(await index.query_dense(USER, DATASET, E1, 5000))) == ["a", "b"]
+    await index.close()
