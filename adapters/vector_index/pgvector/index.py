@@ -145,6 +145,8 @@ class PgvectorVectorIndex:
                 yield conn
         except (OperationalError, InterfaceError, OSError) as exc:
             raise VectorIndexUnavailable(f"pgvector: {_reason(exc)}") from exc
+        except DBAPIError as exc:  # the server refused the statement (e.g. a table dropped)
+            raise VectorIndexError(f"pgvector: {_reason(exc)}") from exc
 
     async def _stored_dimension(self, conn: AsyncConnection) -> int | None:
         # pg_class read under the statement's snapshot, not to_regclass: that one answers

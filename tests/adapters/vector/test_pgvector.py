@@ -18,7 +18,11 @@ import pytest
 
 from ragline.adapters.vector_index.pgvector import PgvectorVectorIndex
 from ragline.application.ports.embedder import EmbeddingDimensionMismatch
-from ragline.application.ports.vector_index import VectorIndex, VectorIndexUnavailable
+from ragline.application.ports.vector_index import (
+    VectorIndex,
+    VectorIndexError,
+    VectorIndexUnavailable,
+)
 from ragline.testing.kits.vector_index import (
     DATASET,
     DIM,
@@ -192,4 +196,15 @@ async def test_a_limit_past_the_ef_search_bound_still_answers(pgvector_url: str)
     await index.ensure_collection(DIM)
     await index.upsert_dense([dense("a", E1), dense("b", E2)])
     assert sorted(ids(await index.query_dense(USER, DATASET, E1, 5000))) == ["a", "b"]
+    await index.close()
+
+
+async def test_a_refused_statement_is_a_vector_index_error(pgvector_url: str) -> None:
+    name = fresh_name()
+    index = PgvectorVectorIndex(pgvector_url, name)
+    await index.ensure_collection(DIM)
+    with psycopg.connect(pgvector_url, autocommit=True) as conn:
+        conn.execute(f"DROP TABLE {name}_terms")  # an operator's mistake
+    with pytest.raises(VectorIndexError, match="pgvector: UndefinedTable"):
+        await index.query_sparse(USER, DATASET, sv({1: 1.0}), 5)
     await index.close()
