@@ -20,7 +20,13 @@ from ragline.adapters.claim_holders.local_processes import LocalProcessHolders
 from ragline.adapters.inbound.task_consumer import Worker
 from ragline.application.chunking.preview import PreviewChunks
 from ragline.application.debug import ExtractMarkdown, PublishTaskMessage, SubmitTask
-from ragline.application.documents import DeleteDocument, ListDocuments, ReindexDocument
+from ragline.application.documents import (
+    DeleteDocument,
+    EditChunk,
+    ListChunks,
+    ListDocuments,
+    ReindexDocument,
+)
 from ragline.application.evaluation import EvaluateRetrieval
 from ragline.application.health import CheckHealth, adapter_probes
 from ragline.application.ingest.use_case import IngestFiles
@@ -33,12 +39,15 @@ from ragline.application.provisioning import ManageModelConfigs, ProvisionEmbedd
 from ragline.application.redrive import RedriveTaskDeadLetters
 from ragline.application.runs import CheckTaskId, ListRuns, RetryRun
 from ragline.application.search.use_case import HybridSearch
+from ragline.application.uploads import UploadDocument
 from ragline.bootstrap import factories
+from ragline.bootstrap.configured import configured
+from ragline.bootstrap.registry import adapter_labels
 from ragline.bootstrap.settings import Settings
 
 
 class Container(containers.DeclarativeContainer):
-    settings = providers.Singleton(Settings)
+    settings = providers.Singleton(configured)
 
     # ports
     clock = providers.Singleton(factories.clock)
@@ -213,6 +222,17 @@ class Container(containers.DeclarativeContainer):
         ManageModelConfigs, uow_factory=uow_factory, embedders=embedders
     )
     list_documents = providers.Factory(ListDocuments, uow_factory=uow_factory)
+    list_chunks = providers.Factory(ListChunks, uow_factory=uow_factory)
+    edit_chunk = providers.Factory(
+        EditChunk,
+        uow_factory=uow_factory,
+        vectors=vectors,
+        keywords=keywords,
+        embedders=embedders,
+        sparse=sparse,
+        tokenizer=tokenizer,
+        contextual_headers=settings.provided.contextual_headers,
+    )
     delete_document = providers.Factory(
         DeleteDocument,
         uow_factory=uow_factory,
@@ -242,6 +262,18 @@ class Container(containers.DeclarativeContainer):
         references=reference_policy,
         task_ids=check_task_id,
     )
+    upload_document = providers.Factory(
+        UploadDocument,
+        uow_factory=uow_factory,
+        storage=storage,
+        submit=submit_task,
+        references=reference_policy,
+        clock=clock,
+        source_bucket=settings.provided.source_bucket,
+        md_bucket=settings.provided.markdown_bucket,
+        max_bytes=providers.Callable(factories.upload_max_bytes, settings=settings),
+        pdf_backend=providers.Callable(factories.pdf_backend, settings=settings),
+    )
     publish_task_message = providers.Factory(
         PublishTaskMessage, tasks=task_publisher, references=reference_policy
     )
@@ -263,7 +295,7 @@ class Container(containers.DeclarativeContainer):
         CheckHealth,
         providers.Callable(
             adapter_probes,
-            settings.provided.adapter_labels,
+            providers.Callable(adapter_labels, settings),
             uow_factory=uow_factory.provider,
             storage=storage.provider,
             bucket=settings.provided.source_bucket,
@@ -278,7 +310,10 @@ class Container(containers.DeclarativeContainer):
 
 def container_for(data_dir: Path, **settings: object) -> Container:
     """The container of one CLI/worker process rooted at `data_dir`; `settings` override
-    what the environment says (e.g. `chunk_plan` from `ragline ingest --plan`)."""
+    what the environment says (e.g. `chunk_plan` from `ragline ingest --plan`). Settings
+    are read here, so an unknown vendor is refused (`SettingsRefused`, a Misconfiguration)
+    before anything opens."""
     container = Container()
-    container.settings.override(providers.Singleton(Settings, data_dir=data_dir, **settings))
+    chosen: Settings = configured(data_dir=data_dir, **settings)
+    container.settings.override(providers.Object(chosen))
     return container

@@ -296,6 +296,20 @@ class PgvectorVectorIndex:
                 )
             )
 
+    async def delete_chunks(self, user_id: str, dataset_id: str, chunk_ids: Sequence[str]) -> None:
+        wanted = list(dict.fromkeys(chunk_ids))
+        t = await self._known() if wanted else None
+        if t is None:
+            return
+        c = t.points.c
+        async with self._begin() as conn:  # the postings go with their rows (CASCADE)
+            for part in _batches(wanted, self._write_batch):
+                await conn.execute(
+                    t.points.delete().where(
+                        c.user_id == user_id, c.dataset_id == dataset_id, c.chunk_id.in_(part)
+                    )
+                )
+
     async def query_dense(
         self, user_id: str, dataset_id: str, vector: Sequence[float], limit: int
     ) -> list[VectorHit]:
