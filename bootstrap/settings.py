@@ -20,6 +20,7 @@ from ragline.bootstrap.vendor_settings import (
     ElasticsearchSettings,
     KafkaSettings,
     OpenAIEmbeddingSettings,
+    PgvectorSettings,
     QdrantSettings,
     RabbitmqSettings,
     S3Settings,
@@ -43,6 +44,7 @@ class ObjectStoreVendor(StrEnum):
 class VectorVendor(StrEnum):
     EMBEDDED = "embedded"
     QDRANT = "qdrant"
+    PGVECTOR = "pgvector"
 
 
 class KeywordVendor(StrEnum):
@@ -164,12 +166,13 @@ class Settings(BaseSettings):
         None,
         description=(
             "Dense + sparse vector index: embedded (one SQLite file under data_dir, exact "
-            "numpy search) or qdrant (qdrant_url, else qdrant-client local mode under "
-            "data_dir). Empty: qdrant when qdrant_url is set or data_dir already holds a "
-            "qdrant/ folder, else embedded."
+            "numpy search), qdrant (qdrant_url, else qdrant-client local mode under "
+            "data_dir) or pgvector (PostgreSQL + pgvector at pgvector_url). Empty: qdrant "
+            "when qdrant_url is set or data_dir already holds a qdrant/ folder, else embedded."
         ),
     )
     qdrant: QdrantSettings = QdrantSettings()
+    pgvector: PgvectorSettings = PgvectorSettings()
     keyword_index: KeywordVendor = Field(
         KeywordVendor.TANTIVY,
         description="Keyword (BM25) index: tantivy (embedded) or elasticsearch.",

@@ -67,6 +67,23 @@ class QdrantSettings(VendorSettings):
     )
 
 
+class PgvectorSettings(VendorSettings):
+    url: str | None = Field(
+        default=None,
+        description="PostgreSQL with the vector extension (vector_index=pgvector); default: "
+        "database_url. Tables ragline_chunks_points and _terms (docs/persistence.md).",
+    )
+    m: int = Field(default=16, ge=2, description="HNSW links per node (at index creation).")
+    ef_construction: int = Field(
+        default=64, ge=4, description="HNSW build candidate list (at index creation)."
+    )
+    ef_search: int = Field(
+        default=40,
+        ge=1,
+        description="HNSW query candidate list per scan step (at least the limit).",
+    )
+
+
 class ElasticsearchSettings(VendorSettings):
     url: str | None = Field(
         default=None, description="Elasticsearch URL (with keyword_index=elasticsearch)."

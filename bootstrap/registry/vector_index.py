@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from ragline.application.ports.misconfiguration import Misconfiguration
 from ragline.application.ports.vector_index import VectorIndex
 from ragline.bootstrap.registry.vendor import Port, Vendor
 from ragline.bootstrap.settings import Settings, VectorVendor
@@ -29,6 +30,33 @@ def qdrant(settings: Settings) -> VectorIndex:
     return QdrantVectorIndex(chosen.collection, path=str(path))
 
 
+class PgvectorUrlMissing(Misconfiguration):
+    """vector_index=pgvector with neither its own URL nor a PostgreSQL database."""
+
+
+def pgvector_url(settings: Settings) -> str:
+    """pgvector.url, else the application's database when that is PostgreSQL."""
+    url = settings.pgvector.url or settings.resolved_database_url
+    if not url.startswith("postgres"):
+        raise PgvectorUrlMissing(
+            "RAGLINE_VECTOR_INDEX=pgvector needs RAGLINE_PGVECTOR_URL "
+            "(or a PostgreSQL RAGLINE_DATABASE_URL)"
+        )
+    return url
+
+
+def pgvector(settings: Settings) -> VectorIndex:
+    from ragline.adapters.vector_index.pgvector import open_pgvector_index
+
+    chosen = settings.pgvector
+    return open_pgvector_index(
+        pgvector_url(settings),
+        m=chosen.m,
+        ef_construction=chosen.ef_construction,
+        ef_search=chosen.ef_search,
+    )
+
+
 VECTOR_INDEX: Port[VectorVendor, Build] = Port(
     part="vector_index",
     setting="vector_index",
@@ -37,6 +65,7 @@ VECTOR_INDEX: Port[VectorVendor, Build] = Port(
     vendors={
         VectorVendor.EMBEDDED: Vendor(embedded, "embedded"),
         VectorVendor.QDRANT: Vendor(qdrant, "qdrant", lambda s: s.qdrant.url or "local"),
+        VectorVendor.PGVECTOR: Vendor(pgvector, "pgvector"),
     },
     chosen=lambda settings: settings.resolved_vector_index,
 )

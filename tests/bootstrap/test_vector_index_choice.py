@@ -5,7 +5,12 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
+from ragline.application.ports.misconfiguration import Misconfiguration
 from ragline.bootstrap import factories
+from ragline.bootstrap.registry import adapter_labels
+from ragline.bootstrap.registry.vector_index import pgvector_url
 from ragline.bootstrap.settings import Settings, VectorVendor
 
 
@@ -40,3 +45,24 @@ def test_an_explicit_choice_wins(tmp_path: Path) -> None:
     assert settings.resolved_vector_index is VectorVendor.EMBEDDED
     settings = Settings(data_dir=tmp_path / "new", vector_index=VectorVendor.QDRANT)
     assert settings.resolved_vector_index is VectorVendor.QDRANT
+
+
+def test_pgvector_is_built_on_its_url_or_the_database(tmp_path: Path) -> None:
+    settings = Settings(
+        data_dir=tmp_path,
+        vector_index=VectorVendor.PGVECTOR,
+        database_url="postgresql+psycopg://app@db.example/ragline",
+    )
+    assert pgvector_url(settings) == "postgresql+psycopg://app@db.example/ragline"
+    assert adapter_labels(settings)["vector_index"] == "pgvector"
+    assert asyncio.run(_built_index(settings)) == "PgvectorVectorIndex"  # connects lazily
+    own = Settings(data_dir=tmp_path, pgvector_url="postgresql://vectors@db.example/v",
+                   pgvector_ef_search=80)  # fmt: skip
+    assert pgvector_url(own) == "postgresql://vectors@db.example/v"
+    assert own.pgvector.ef_search == 80
+
+
+def test_pgvector_on_an_embedded_database_names_the_setting(tmp_path: Path) -> None:
+    settings = Settings(data_dir=tmp_path, vector_index=VectorVendor.PGVECTOR)
+    with pytest.raises(Misconfiguration, match="RAGLINE_PGVECTOR_URL"):
+        asyncio.run(_built_index(settings))

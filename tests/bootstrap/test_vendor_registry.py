@@ -67,7 +67,8 @@ def test_the_refusal_names_the_variable_and_the_value(tmp_path: Path) -> None:
     with pytest.raises(SettingsRefused) as refused:
         configured(data_dir=tmp_path, vector_index="milvus")
     assert str(refused.value) == (
-        "RAGLINE_VECTOR_INDEX=milvus: no vector index of that name; choose one of: embedded, qdrant"
+        "RAGLINE_VECTOR_INDEX=milvus: no vector index of that name; "
+        "choose one of: embedded, qdrant, pgvector"
     )
 
 
@@ -76,7 +77,7 @@ def test_doctor_refuses_an_unknown_vector_index_in_one_line(tmp_path: Path) -> N
     assert done.returncode == 2, done.explain()
     assert done.stderr.strip() == (
         "error: SettingsRefused: RAGLINE_VECTOR_INDEX=milvus: no vector index of that name; "
-        "choose one of: embedded, qdrant"
+        "choose one of: embedded, qdrant, pgvector"
     ), done.explain()
     assert not (tmp_path / "data").exists()  # refused before anything was opened
 

@@ -1,0 +1,128 @@
+"""The pgvector layout: documented DDL that `ensure_collection` runs idempotently.
+
+Why not the Alembic chain: the dense column is typed by the embedder's dimension, known only
+when the first collection is ensured; the index may live in another database than the
+application's (RAGLINE_PGVECTOR_URL); and the main chain also runs on SQLite and MariaDB,
+where `vector` does not exist. So the DDL is here, every statement `IF NOT EXISTS`, run
+under a transaction-scoped advisory lock (two workers starting at once do not race on the
+catalog), and `ragline_vector_collections.layout` records which layout a collection has,
+for a later change to migrate from.
+
+Per collection `<name>` (one dense dimension per collection, recorded in the registry row):
+- `<name>_points`: one row per (user_id, dataset_id, chunk_id) with the payload, the dense
+  `vector(<dimension>)` (NULL until VECTORIZING wrote it), `has_sparse` (the N of the IDF)
+  and an integer `id` the postings point at; an HNSW index (`vector_cosine_ops`,
+  m / ef_construction) and a btree on (user_id, dataset_id, doc_id) for the scope filter
+  and document deletes.
+- `<name>_terms`: the sparse postings (term, weight) of each point, keyed by
+  (scope_key, term, point_id) so a query reads only its terms' postings in one scope. All
+  integers (~60 B a row where text keys took ~125): a chunk has ~60 postings. scope_key is
+  the first 8 bytes of sha256(user_id, dataset_id) (`scope_key`); the hits are joined back
+  to their points on the real user_id + dataset_id, so even a colliding key (odds ~2^-64
+  per pair of scopes) could never show one tenant another's chunk. Postings go with their
+  point (ON DELETE CASCADE, via the point_id btree).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+import attrs
+from pgvector.sqlalchemy import VECTOR
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    Column,
+    Identity,
+    MetaData,
+    Table,
+    Text,
+)
+from sqlalchemy.dialects.postgresql import JSONB, REAL
+
+LAYOUT = 1
+REGISTRY = "ragline_vector_collections"
+_NAME = re.compile(r"[a-z_][a-z0-9_]{0,47}")
+
+
+def scope_key(user_id: str, dataset_id: str) -> int:
+    """The postings' integer stand-in for (user_id, dataset_id): a signed 64-bit hash."""
+    key = f"{user_id}\x1f{dataset_id}".encode("utf-8", "surrogatepass")
+    return int.from_bytes(hashlib.sha256(key).digest()[:8], "big", signed=True)
+
+
+def checked_name(name: str) -> str:
+    """A collection name becomes part of table names: lower-case letters, digits, `_`."""
+    if not _NAME.fullmatch(name):
+        raise ValueError(f"collection name {name!r}: use [a-z_][a-z0-9_]{{0,47}}")
+    return name
+
+
+@attrs.frozen
+class Tables:
+    points: Table
+    terms: Table
+
+
+def tables(name: str, dimension: int) -> Tables:
+    """SQLAlchemy Core tables of one collection (for statements, not for creating them)."""
+    meta = MetaData()
+    points = Table(
+        f"{name}_points",
+        meta,
+        Column("id", BigInteger, Identity(always=True), unique=True),
+        Column("user_id", Text, primary_key=True),
+        Column("dataset_id", Text, primary_key=True),
+        Column("chunk_id", Text, primary_key=True),
+        Column("doc_id", Text, nullable=False),
+        Column("parent_id", Text),
+        Column("extra", JSONB, nullable=False),
+        Column("dense", VECTOR(dimension)),
+        Column("has_sparse", Boolean, nullable=False),
+    )
+    terms = Table(
+        f"{name}_terms",
+        meta,
+        Column("scope_key", BigInteger, primary_key=True),
+        Column("term", BigInteger, primary_key=True),
+        Column("point_id", BigInteger, primary_key=True),
+        Column("weight", REAL, nullable=False),
+    )
+    return Tables(points=points, terms=terms)
+
+
+def registry_ddl() -> list[str]:
+    return [
+        f"CREATE TABLE IF NOT EXISTS {REGISTRY} ("
+        " name text PRIMARY KEY, dimension integer NOT NULL, layout integer NOT NULL)"
+    ]
+
+
+def collection_ddl(name: str, dimension: int, m: int, ef_construction: int) -> list[str]:
+    """Statements creating one collection's tables and indexes (names checked, numbers
+    ints: nothing of a caller's text reaches the SQL)."""
+    name, dimension, m, ef_construction = (
+        checked_name(name),
+        int(dimension),
+        int(m),
+        int(ef_construction),
+    )
+    return [
+        f"CREATE TABLE IF NOT EXISTS {name}_points ("
+        " id bigint GENERATED ALWAYS AS IDENTITY UNIQUE,"
+        " user_id text NOT NULL, dataset_id text NOT NULL, chunk_id text NOT NULL,"
+        " doc_id text NOT NULL, parent_id text, extra jsonb NOT NULL,"
+        f" dense vector({dimension}), has_sparse boolean NOT NULL DEFAULT false,"
+        " PRIMARY KEY (user_id, dataset_id, chunk_id))",
+        f"CREATE INDEX IF NOT EXISTS {name}_points_doc"
+        f" ON {name}_points (user_id, dataset_id, doc_id)",
+        f"CREATE INDEX IF NOT EXISTS {name}_points_hnsw ON {name}_points"
+        " USING hnsw (dense vector_cosine_ops)"
+        f" WITH (m = {m}, ef_construction = {ef_construction})",
+        f"CREATE TABLE IF NOT EXISTS {name}_terms ("
+        " scope_key bigint NOT NULL, term bigint NOT NULL, point_id bigint NOT NULL"
+        f" REFERENCES {name}_points (id) ON DELETE CASCADE, weight real NOT NULL,"
+        " PRIMARY KEY (scope_key, term, point_id))",
+        f"CREATE INDEX IF NOT EXISTS {name}_terms_point ON {name}_terms (point_id)",
+    ]
