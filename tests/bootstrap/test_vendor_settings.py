@@ -20,6 +20,7 @@ def test_the_adapters_settings_are_nested() -> None:
         "rabbitmq",
         "s3",
         "qdrant",
+        "pgvector",
         "elasticsearch",
         "embedding",
     }
