@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from datetime import date
-from typing import Any, Union
+from typing import Any
 
 import attrs
 
@@ -26,7 +26,6 @@ from ragline.domain.metadata.values import (
     MAX_LIST_ITEMS,
     NUMBER,
     STRING,
-    IndexedFields,
     MetadataError,
     check_key,
     check_number,
@@ -39,8 +38,8 @@ from ragline.domain.metadata.values import (
 
 MAX_FILTER_LEAVES = 64
 MAX_FILTER_DEPTH = 4
-Scalar = Union[str, int, float, date]
-Bound = Union[int, float, date, None]
+Scalar = str | int | float | date
+Bound = int | float | date | None
 
 
 class FilterError(MetadataError):
@@ -88,10 +87,14 @@ class Eq:
         return _indexed_scalar(self.value)[1]
 
 
+def _strings(values: Sequence[str]) -> tuple[str, ...]:
+    return tuple(values)
+
+
 @attrs.frozen
 class In:
     key: str = attrs.field(converter=check_key)
-    values: tuple[str, ...] = attrs.field(converter=tuple)
+    values: tuple[str, ...] = attrs.field(converter=_strings)
 
     @values.validator
     def _valid(self, _: object, values: tuple[object, ...]) -> None:
@@ -120,7 +123,7 @@ class Range:
         given = [b for b in bounds if b is not None]
         if not given:
             raise FilterError(f"filter range {self.key!r}: give at least one bound")
-        if self.gte is not None and self.gt is not None or (
+        if (self.gte is not None and self.gt is not None) or (
             self.lte is not None and self.lt is not None
         ):
             raise FilterError(f"filter range {self.key!r}: one lower and one upper bound")
@@ -138,7 +141,9 @@ class Range:
     def field(self) -> str:
         return field_name(self.kind, self.key)
 
-    def indexed(self) -> tuple[float | int | None, float | int | None, float | int | None, float | int | None]:
+    def indexed(
+        self,
+    ) -> tuple[float | int | None, float | int | None, float | int | None, float | int | None]:
         """(gte, gt, lte, lt) as the flat form stores values (numbers as floats, dates as
         epoch days)."""
 
@@ -178,7 +183,7 @@ class AnyOf:
     parts: tuple[MetadataFilter, ...] = attrs.field(converter=_parts)
 
 
-MetadataFilter = Union[Eq, In, Range, Exists, AllOf, AnyOf]
+MetadataFilter = Eq | In | Range | Exists | AllOf | AnyOf
 
 
 def check_size(where: MetadataFilter) -> MetadataFilter:
@@ -269,8 +274,8 @@ def parse_condition(text: str) -> MetadataFilter:
     if op == "!=":
         raise FilterError(f"filter {text[:80]!r}: != is not supported")
     if op == "=":
-        if "|" in raw and not raw[:1] in "\"'":
-            return In(key, tuple(v.strip() for v in raw.split("|")))
+        if "|" in raw and raw[:1] not in "\"'":
+            return In(key, [v.strip() for v in raw.split("|")])
         return Eq(key, _text_value(key, raw))
     bound = _text_value(key, raw)
     if isinstance(bound, str):
@@ -324,7 +329,7 @@ def _node(plain: object) -> MetadataFilter:
             name: parse_date(key, b) if isinstance(b, str) else plain_value(key, b)
             for name, b in value.items()
         }
-        return Range(key, **bounds)
+        return Range(key, **bounds)  # type: ignore[arg-type]  # checked by Range
     raise FilterError(f"filter: unknown operator {op[:40]!r} (eq, in, range, exists, and, or)")
 
 
@@ -335,7 +340,9 @@ def filter_as_plain(where: MetadataFilter) -> dict[str, Any]:
         return {"date": value.isoformat()} if isinstance(value, date) else value
 
     if isinstance(where, AllOf | AnyOf):
-        return {"and" if isinstance(where, AllOf) else "or": [filter_as_plain(p) for p in where.parts]}
+        return {
+            "and" if isinstance(where, AllOf) else "or": [filter_as_plain(p) for p in where.parts]
+        }
     if isinstance(where, Exists):
         return {"exists": where.key}
     if isinstance(where, In):

@@ -17,7 +17,7 @@ import math
 import re
 from collections.abc import Iterator, Mapping
 from datetime import date
-from typing import Any, Union
+from typing import Any
 
 import attrs
 
@@ -29,8 +29,8 @@ MAX_NUMBER = 1e12  # |x| bound: a millionth's precision still fits an int64 (Tan
 KEY = re.compile(r"[a-z][a-z0-9_]*")
 EPOCH = date(1970, 1, 1)
 
-MetadataValue = Union[str, int, float, date, tuple[str, ...]]
-IndexedFields = dict[str, Union[list[str], float, int]]
+MetadataValue = str | int | float | date | tuple[str, ...]
+IndexedFields = dict[str, list[str] | float | int]
 """The flat form: `s_<key>` -> strings, `n_<key>` -> number, `d_<key>` -> epoch day."""
 
 STRING, NUMBER, DATE = "s", "n", "d"
@@ -108,25 +108,26 @@ def _checked(values: Mapping[str, object]) -> Mapping[str, MetadataValue]:
 class DocumentMetadata(Mapping[str, MetadataValue]):
     """A document's metadata: validated on construction, immutable, keys sorted."""
 
-    values: Mapping[str, MetadataValue] = attrs.field(factory=dict, converter=_checked)
+    entries: Mapping[str, MetadataValue] = attrs.field(factory=dict, converter=_checked)
 
     def __getitem__(self, key: str) -> MetadataValue:
-        return self.values[key]
+        return self.entries[key]
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self.values)
+        return iter(self.entries)
 
     def __len__(self) -> int:
-        return len(self.values)
+        return len(self.entries)
 
     def indexed(self) -> IndexedFields:
         fields: IndexedFields = {}
-        for key, value in self.values.items():
+        for key, value in self.entries.items():
             name = field_name(kind_of(value), key)
             if isinstance(value, str):
                 fields[name] = [value]
             elif isinstance(value, tuple):
-                fields[name] = list(value)
+                if value:  # an empty list is no value: `exists` is false for it everywhere
+                    fields[name] = list(value)
             elif isinstance(value, date):
                 fields[name] = epoch_day(value)
             else:
@@ -136,7 +137,7 @@ class DocumentMetadata(Mapping[str, MetadataValue]):
     def as_plain(self) -> dict[str, Any]:
         """JSON-ready: a date is `{"date": "YYYY-MM-DD"}` (a bare string stays a string)."""
         plain: dict[str, Any] = {}
-        for key, value in self.values.items():
+        for key, value in self.entries.items():
             if isinstance(value, date):
                 plain[key] = {"date": value.isoformat()}
             elif isinstance(value, tuple):

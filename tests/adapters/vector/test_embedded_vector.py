@@ -30,6 +30,7 @@ from ragline.testing.kits.vector_index import (
     E3,
     USER,
     IdfSparseRankingContract,
+    MetadataFilterContract,
     VectorIndexContract,
     dense,
     ids,
@@ -38,7 +39,9 @@ from ragline.testing.kits.vector_index import (
 )
 
 
-class TestEmbeddedVectorIndex(VectorIndexContract, IdfSparseRankingContract):
+class TestEmbeddedVectorIndex(
+    VectorIndexContract, IdfSparseRankingContract, MetadataFilterContract
+):
     @pytest.fixture
     async def vector_index(self, tmp_path: Path) -> AsyncIterator[VectorIndex]:
         yield EmbeddedVectorIndex(tmp_path / "vectors")
