@@ -20,6 +20,7 @@ from ragline.application.documents import DeleteDocument, ListDocuments, Reindex
 from ragline.application.evaluation import EvaluateRetrieval
 from ragline.application.health import CheckHealth
 from ragline.application.ingest.use_case import IngestFiles
+from ragline.application.metadata import SetDocumentMetadata
 from ragline.application.outbox import ManageOutbox
 from ragline.application.parsing import ParseBatchRunner, ReadParse, SubmitParse
 from ragline.application.provisioning import ManageModelConfigs, ProvisionEmbedding
@@ -48,6 +49,7 @@ class UseCases:
     list_documents: Build[ListDocuments]
     delete_document: Build[DeleteDocument]
     reindex_document: Build[ReindexDocument]
+    set_document_metadata: Build[SetDocumentMetadata]
     check_health: Build[CheckHealth]
     submit_task: Build[SubmitTask]
     publish_task_message: Build[PublishTaskMessage]

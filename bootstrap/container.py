@@ -24,6 +24,7 @@ from ragline.application.documents import DeleteDocument, ListDocuments, Reindex
 from ragline.application.evaluation import EvaluateRetrieval
 from ragline.application.health import CheckHealth, adapter_probes
 from ragline.application.ingest.use_case import IngestFiles
+from ragline.application.metadata import SetDocumentMetadata
 from ragline.application.outbox import ManageOutbox
 from ragline.application.parsing import ParseBatchRunner, ReadParse, RequestParse, SubmitParse
 from ragline.application.pipeline.orchestrator import ParseTaskPipeline
@@ -221,6 +222,9 @@ class Container(containers.DeclarativeContainer):
         storage=storage,
         clock=clock,
         references=reference_policy,
+    )
+    set_document_metadata = providers.Factory(
+        SetDocumentMetadata, uow_factory=uow_factory, vectors=vectors, keywords=keywords
     )
     reindex_document = providers.Factory(
         ReindexDocument,

@@ -44,6 +44,7 @@ def use_cases_of(container: Container) -> UseCases:
         list_documents=built(c.list_documents),
         delete_document=built(c.delete_document),
         reindex_document=built(c.reindex_document),
+        set_document_metadata=built(c.set_document_metadata),
         check_health=built(c.check_health),
         submit_task=built(c.submit_task),
         publish_task_message=built(c.publish_task_message),

@@ -52,7 +52,9 @@ class SqlDocumentRepository:
             row = result.first()
         if row is None:
             return None
-        return StoredMetadata(DocumentMetadata.from_plain(json.loads(row[0])), int(row[1]))
+        values = row._mapping
+        plain = json.loads(values["metadata_json"])
+        return StoredMetadata(DocumentMetadata.from_plain(plain), int(values["version"]))
 
     async def put_metadata(
         self, scope: DocumentScope, metadata: DocumentMetadata, *, expected_version: int
