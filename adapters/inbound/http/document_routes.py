@@ -181,7 +181,7 @@ async def set_document_metadata(
     try:
         metadata = DocumentMetadata.from_plain(plain_metadata(body.metadata))
     except MetadataError as error:
-        raise HTTPException(status.HTTP_422_UNPROCESSABLE_ENTITY, str(error)) from None
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(error)) from None
     set_metadata = await cases.set_document_metadata()
     try:
         stored: StoredMetadata = await set_metadata(

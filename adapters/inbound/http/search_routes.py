@@ -39,7 +39,7 @@ async def search(
         try:
             where = filter_from_plain(asked.filter)
         except MetadataError as error:
-            raise HTTPException(status.HTTP_422_UNPROCESSABLE_ENTITY, str(error)) from None
+            raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(error)) from None
     hybrid_search = await cases.hybrid_search()
     wanted = set(asked.doc_ids) if asked.doc_ids else None
     depth = asked.top_k * OVERFETCH if wanted else asked.top_k
