@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from datetime import date, datetime
 from importlib import resources
-from typing import Annotated, Any
+from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, StrictStr
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, StrictFloat, StrictInt, StrictStr
 
 MAX_ID = 2**63 - 1
 """No id a route takes is larger (what a 64-bit column or a Java long holds): past it, a 422."""
@@ -96,10 +96,10 @@ class RetryResult(BaseModel):
     user_message: str | None
 
 
-FILTER_EXAMPLE: dict[str, Any] = {
+FILTER_EXAMPLE: dict[str, JsonValue] = {
     "and": [{"eq": {"author": "Ann"}}, {"range": {"year": {"gte": 2020}}}]
 }
-METADATA_EXAMPLE: dict[str, Any] = {
+METADATA_EXAMPLE: dict[str, JsonValue] = {
     "author": "Ann",
     "year": 2021,
     "tags": ["tea", "green"],
@@ -131,14 +131,19 @@ MetadataValues = Annotated[
 ]
 
 
-def plain_metadata(values: dict[str, MetadataValue] | None) -> dict[str, Any] | None:
+def plain_metadata(values: dict[str, MetadataValue] | None) -> dict[str, JsonValue] | None:
     """The body's metadata as DocumentMetadata.from_plain reads it."""
     if values is None:
         return None
-    return {
-        key: {"date": value.date.isoformat()} if isinstance(value, DateValue) else value
-        for key, value in values.items()
-    }
+    plain: dict[str, JsonValue] = {}
+    for key, value in values.items():
+        if isinstance(value, DateValue):
+            plain[key] = {"date": value.date.isoformat()}
+        elif isinstance(value, list):
+            plain[key] = list[JsonValue](value)
+        else:
+            plain[key] = value
+    return plain
 
 
 class MetadataBody(BaseModel):
@@ -149,7 +154,7 @@ class MetadataBody(BaseModel):
 
 class MetadataView(BaseModel):
     doc_id: str
-    metadata: dict[str, Any] = Field(examples=[METADATA_EXAMPLE])
+    metadata: dict[str, JsonValue] = Field(examples=[METADATA_EXAMPLE])
     version: int = Field(description="Grows by one with every write.", examples=[1])
 
 
@@ -167,7 +172,7 @@ class SearchRequest(BaseModel):
     doc_ids: list[str] | None = Field(
         None, max_length=200, description="Only hits of these documents (original_file_id)."
     )
-    filter: dict[str, Any] | None = Field(
+    filter: dict[str, JsonValue] | None = Field(
         None,
         description=(
             "Only chunks of documents whose metadata matches, applied inside every retriever"
