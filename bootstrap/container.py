@@ -35,11 +35,13 @@ from ragline.application.redrive import RedriveTaskDeadLetters
 from ragline.application.runs import CheckTaskId, ListRuns, RetryRun
 from ragline.application.search.use_case import HybridSearch
 from ragline.bootstrap import factories
+from ragline.bootstrap.configured import configured
+from ragline.bootstrap.registry import adapter_labels
 from ragline.bootstrap.settings import Settings
 
 
 class Container(containers.DeclarativeContainer):
-    settings = providers.Singleton(Settings)
+    settings = providers.Singleton(configured)
 
     # ports
     clock = providers.Singleton(factories.clock)
@@ -267,7 +269,7 @@ class Container(containers.DeclarativeContainer):
         CheckHealth,
         providers.Callable(
             adapter_probes,
-            settings.provided.adapter_labels,
+            providers.Callable(adapter_labels, settings),
             uow_factory=uow_factory.provider,
             storage=storage.provider,
             bucket=settings.provided.source_bucket,
@@ -282,7 +284,10 @@ class Container(containers.DeclarativeContainer):
 
 def container_for(data_dir: Path, **settings: object) -> Container:
     """The container of one CLI/worker process rooted at `data_dir`; `settings` override
-    what the environment says (e.g. `chunk_plan` from `ragline ingest --plan`)."""
+    what the environment says (e.g. `chunk_plan` from `ragline ingest --plan`). Settings
+    are read here, so an unknown vendor is refused (`SettingsRefused`, a Misconfiguration)
+    before anything opens."""
     container = Container()
-    container.settings.override(providers.Singleton(Settings, data_dir=data_dir, **settings))
+    chosen: Settings = configured(data_dir=data_dir, **settings)
+    container.settings.override(providers.Object(chosen))
     return container

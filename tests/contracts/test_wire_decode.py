@@ -18,6 +18,7 @@ from ragline.contracts.wire import (
     decode_parse_task,
     encode_parse_task,
 )
+from ragline.contracts.wire.codec import MAX_NESTING
 from ragline.contracts.wire.parse_task import TaskId
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "contracts" / "examples"
@@ -108,6 +109,34 @@ def test_deep_nesting_and_huge_numbers_do_not_escape() -> None:
     assert rejected(deep, max_bytes=10**6).task_id == "deep"
     huge = dumps(FIRST).replace(b"12345", b"9" * 5000)
     assert rejected(huge).task_id == "task-20260516-001"
+
+
+def decoded_at_stack_depth(body: bytes, frames: int) -> ParseTask | RejectedMessage:
+    """Decode `frames` calls deep: how deep the caller already is must not change the answer."""
+    if frames == 0:
+        return decode_parse_task(body)
+    return decoded_at_stack_depth(body, frames - 1)
+
+
+@pytest.mark.parametrize("depth", [MAX_NESTING + 1, 700, 1975, 4999])
+def test_deep_nesting_gets_one_answer_at_any_stack_depth(depth: int) -> None:
+    """A nested body once got "not an object" where the stack was shallow and "invalid JSON,
+    task_id scanned" where json.loads hit RecursionError (the hostile-message campaign caught
+    the consumer and its test disagreeing). Past MAX_NESTING it is refused before parsing."""
+    fields = dumps(dict(FIRST, task_id="nested-1"))
+    body = b"[" * depth + fields + b"]" * depth
+    answers = {decoded_at_stack_depth(body, frames) for frames in (0, 200, 600)}
+    assert len(answers) == 1, answers
+    (answer,) = answers
+    assert isinstance(answer, RejectedMessage) and answer.kind is RejectionKind.INVALID_JSON
+    assert answer.task_id == "nested-1" and f"deeper than {MAX_NESTING}" in answer.reason
+
+
+def test_nesting_up_to_the_bound_is_parsed_and_brackets_in_strings_do_not_count() -> None:
+    shallow = b"[" * (MAX_NESTING - 1) + dumps(FIRST) + b"]" * (MAX_NESTING - 1)
+    assert rejected(shallow).kind is RejectionKind.NOT_AN_OBJECT
+    bracketed = dumps(dict(FIRST, source_filename="[" * 500 + '\\"{' * 100 + ".pdf"))
+    assert isinstance(decode_parse_task(bracketed), ParseTask)
 
 
 IDS = ["original_file_id", "document_parse_task_id", "user_id", "dataset_id"]

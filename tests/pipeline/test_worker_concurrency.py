@@ -80,8 +80,8 @@ def _kafka_committed(settings: Settings) -> dict[int, int | None]:
 
     async def read() -> dict[int, int | None]:
         consumer = AIOKafkaConsumer(
-            bootstrap_servers=settings.kafka_bootstrap_servers,
-            group_id=settings.kafka_group_id,
+            bootstrap_servers=settings.kafka.bootstrap_servers,
+            group_id=settings.kafka.group_id,
             enable_auto_commit=False,
         )
         await consumer.start()

@@ -11,12 +11,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import NoReturn, Protocol, TypeVar
 
 import typer
 
 from ragline.adapters.inbound.entry import Entry
-from ragline.adapters.inbound.task_consumer.worker import InProcessBusOnSharedDatabase
+from ragline.application.ports.misconfiguration import Misconfiguration
 
 app = typer.Typer(
     name="ragline",
@@ -75,7 +75,10 @@ class LazyEntry:
         if self._entry is None:
             if self._factory is None:
                 raise RuntimeError("no entry factory configured (use ragline.bootstrap.cli)")
-            self._entry = self._factory(self.data_dir, **settings)
+            try:
+                self._entry = self._factory(self.data_dir, **settings)
+            except Misconfiguration as error:
+                refuse(error)
         return self._entry
 
 
@@ -105,9 +108,15 @@ def run_session(entry: Entry, main: Callable[[], Awaitable[T]]) -> T:
 
     try:
         return asyncio.run(session())
-    except InProcessBusOnSharedDatabase as error:  # a setting to fix, not a crash
-        typer.echo(f"error: {error}", err=True)
-        raise typer.Exit(2) from None
+    except Misconfiguration as error:
+        refuse(error)
+
+
+def refuse(error: Misconfiguration) -> NoReturn:
+    """A setting to fix, not a crash: one line (the kind, as a traceback's last line would
+    name it, and what to set), exit 2."""
+    typer.echo(f"error: {type(error).__name__}: {error}", err=True)
+    raise typer.Exit(2) from None
 
 
 def build_cli(entry_factory: EntryFactory) -> typer.Typer:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 import typer
@@ -15,6 +16,17 @@ from ragline.application.health import Check
 console = Console()
 
 
+def _rows(values: Mapping[str, object], prefix: str = "") -> list[tuple[str, object]]:
+    """One row a setting, an adapter's nested settings as `kafka.group_id`."""
+    rows: list[tuple[str, object]] = []
+    for name, value in values.items():
+        if isinstance(value, Mapping):
+            rows += _rows(value, f"{prefix}{name}.")
+        else:
+            rows.append((prefix + name, value))
+    return rows
+
+
 @app.command()
 def doctor(ctx: typer.Context, data_dir: Path | None = DATA_DIR_OPTION) -> None:
     """Show the settings (secrets hidden) and check every configured adapter."""
@@ -23,7 +35,7 @@ def doctor(ctx: typer.Context, data_dir: Path | None = DATA_DIR_OPTION) -> None:
     settings_table.add_column("name")
     settings_table.add_column("value")
     settings = entry.settings()
-    for name, value in settings.model_dump().items():
+    for name, value in _rows(settings.model_dump()):
         settings_table.add_row(name, redacted(value))
     console.print(settings_table)
     console.print(f"API key encryption key: {settings.secret_key_source}")

@@ -17,11 +17,12 @@ from ragline.adapters.inbound.task_consumer.consumer import SupervisedConsumer, 
 from ragline.application.pipeline.orchestrator import ParseTaskPipeline
 from ragline.application.pipeline.outbox_relay import OutboxRelay
 from ragline.application.ports.messaging import MessageBus
+from ragline.application.ports.misconfiguration import Misconfiguration
 
 log = logging.getLogger("ragline")
 
 
-class InProcessBusOnSharedDatabase(RuntimeError):
+class InProcessBusOnSharedDatabase(Misconfiguration):
     """A worker on the in-process bus against a database other processes share: its relay
     would mark real outbox rows SENT into a bus nobody else reads (issue 19 item 3)."""
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 
+from ragline.application.ports.misconfiguration import Misconfiguration
 from ragline.application.ports.repositories.errors import PersistenceError
 
 
@@ -77,7 +78,7 @@ def load_or_create_key_file(path: Path) -> bytes:
     return key
 
 
-class SecretKeyMissing(SecretKeyError):
+class SecretKeyMissing(SecretKeyError, Misconfiguration):
     """No key is configured where one must be (a shared database)."""
 
 
