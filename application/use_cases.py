@@ -16,17 +16,24 @@ import attrs
 from ragline.application.chunking.chunk_document import ChunkDocument
 from ragline.application.chunking.preview import PreviewChunks
 from ragline.application.debug import ExtractMarkdown, PublishTaskMessage, SubmitTask
-from ragline.application.documents import DeleteDocument, ListDocuments, ReindexDocument
+from ragline.application.documents import (
+    DeleteDocument,
+    EditChunk,
+    ListChunks,
+    ListDocuments,
+    ReindexDocument,
+    SetDocumentMetadata,
+)
 from ragline.application.evaluation import EvaluateRetrieval
 from ragline.application.health import CheckHealth
 from ragline.application.ingest.use_case import IngestFiles
-from ragline.application.metadata import SetDocumentMetadata
 from ragline.application.outbox import ManageOutbox
 from ragline.application.parsing import ParseBatchRunner, ReadParse, SubmitParse
 from ragline.application.provisioning import ManageModelConfigs, ProvisionEmbedding
 from ragline.application.redrive import RedriveTaskDeadLetters
 from ragline.application.runs import ListRuns, RetryRun
 from ragline.application.search.use_case import HybridSearch
+from ragline.application.uploads import UploadDocument
 
 T = TypeVar("T")
 Build = Callable[[], Awaitable[T]]
@@ -50,6 +57,9 @@ class UseCases:
     delete_document: Build[DeleteDocument]
     reindex_document: Build[ReindexDocument]
     set_document_metadata: Build[SetDocumentMetadata]
+    list_chunks: Build[ListChunks]
+    edit_chunk: Build[EditChunk]
+    upload_document: Build[UploadDocument]
     check_health: Build[CheckHealth]
     submit_task: Build[SubmitTask]
     publish_task_message: Build[PublishTaskMessage]

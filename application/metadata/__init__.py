@@ -1,10 +1,7 @@
-"""Document metadata in the application: setting it (`SetDocumentMetadata`) and keeping the
-indexes' copies of it current (`labels_of`, `catch_up`, used by the indexing stages)."""
+"""Document metadata in the application: the indexing stages' and chunk edits' side of it
+(`labels_of`, `catch_up`), so every index's copy stays current. Setting it is a documents
+use case (`ragline.application.documents.SetDocumentMetadata`)."""
 
 from ragline.application.metadata.labels import catch_up, labels_of
-from ragline.application.metadata.set_metadata import (
-    MetadataConflict,
-    SetDocumentMetadata,
-)
 
-__all__ = ["MetadataConflict", "SetDocumentMetadata", "catch_up", "labels_of"]
+__all__ = ["catch_up", "labels_of"]

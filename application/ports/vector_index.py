@@ -105,6 +105,11 @@ class VectorIndex(Protocol):
         the rest of the payload unchanged); nothing stored is a no-op."""
         ...
 
+    async def delete_chunks(self, user_id: str, dataset_id: str, chunk_ids: Sequence[str]) -> None:
+        """Remove these chunks' points (dense and sparse) in one scope; absent ids are no
+        error. A chunk switched off by its owner leaves every retriever this way."""
+        ...
+
     async def query_dense(
         self,
         user_id: str,

@@ -136,6 +136,11 @@ class FakeVectorIndex:
             if key[:2] == (user_id, dataset_id) and matches(where, p.payload.metadata.indexed())
         ]
 
+    async def delete_chunks(self, user_id: str, dataset_id: str, chunk_ids: Sequence[str]) -> None:
+        self.faults.check("vectors.delete_chunks")
+        for chunk_id in chunk_ids:
+            self.points.pop((user_id, dataset_id, chunk_id), None)
+
     @staticmethod
     def _best(hits: list[VectorHit], limit: int) -> list[VectorHit]:
         return sorted(hits, key=lambda h: (-h.score, h.chunk_id))[: max(limit, 0)]
@@ -208,6 +213,11 @@ class FakeKeywordIndex:
             del self.entries[(doc.user_id, doc.dataset_id, doc.chunk_id)]
         self.deletes += 1
         return len(gone)
+
+    async def delete_chunks(self, user_id: str, dataset_id: str, chunk_ids: Sequence[str]) -> None:
+        self.faults.check("keywords.delete_chunks")
+        for chunk_id in chunk_ids:
+            self.entries.pop((user_id, dataset_id, chunk_id), None)
 
     def _store(self, doc: KeywordDoc) -> None:
         key = (doc.user_id, doc.dataset_id, doc.chunk_id)

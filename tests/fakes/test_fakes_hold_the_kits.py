@@ -34,6 +34,7 @@ from ragline.testing.kits.parse_batches import ParseBatchContract
 from ragline.testing.kits.parsed_logs import ParsedLogRepositoryContract
 from ragline.testing.kits.runs import ParseRunRepositoryContract
 from ragline.testing.kits.unit_of_work import UnavailableDatabaseContract, UnitOfWorkContract
+from ragline.testing.kits.uploads import UploadRepositoryContract
 from ragline.testing.kits.vector_index import MetadataFilterContract as VectorMetadataFilterContract
 from ragline.testing.kits.vector_index import VectorIndexContract
 from ragline.testing.parse_run import ParseRunMachine, RunStore
@@ -76,6 +77,10 @@ class TestFakeParsedLogs(FakeStore, ParsedLogRepositoryContract):
 
 
 class TestFakeChunks(FakeStore, ChunkRepositoryContract):
+    pass
+
+
+class TestFakeUploads(FakeStore, UploadRepositoryContract):
     pass
 
 

@@ -39,6 +39,7 @@ from ragline.application.ports.repositories.model_configs import (
 from ragline.application.ports.repositories.outbox import OutboxMessage
 from ragline.application.ports.repositories.parsed_logs import ParsedLog
 from ragline.application.ports.repositories.scope import DocumentScope
+from ragline.application.ports.repositories.uploads import UploadRecord
 from ragline.domain.parse_batch import ParseBatch
 from ragline.domain.parse_run import ParseRun, RunEvent
 from tests.fakes.faults import Faults
@@ -49,6 +50,7 @@ from tests.fakes.repositories.outbox import FakeOutbox
 from tests.fakes.repositories.parse_batches import FakeParseBatches
 from tests.fakes.repositories.parsed_logs import FakeParsedLogs
 from tests.fakes.repositories.runs import FakeRuns
+from tests.fakes.repositories.uploads import FakeUploads
 
 LOCK_TIMEOUT_SECONDS = 5.0
 
@@ -73,6 +75,7 @@ class FakeDatabase:
         self._batch_ids = itertools.count(1)
         self.source_tags: dict[int, str | None] = {}  # batch id -> source_tag (a column)
         self.parse_holdings: set[tuple[str, str]] = set()  # (user_id, sha256)
+        self.uploads: dict[tuple[str, str], UploadRecord] = {}  # (user_id, key)
         self.outbox_puts: Counter[str] = Counter()  # committed outbox.put calls per task_id
         self.commits = 0
         self.units_opened = 0  # units of work asked of the factory
@@ -146,6 +149,7 @@ class FakeUnitOfWork:
         self.pending_labels: dict[DocumentScope, StoredMetadata] = {}
         self.pending_batches: dict[int, ParseBatch] = {}
         self.pending_holdings: set[tuple[str, str]] = set()
+        self.pending_uploads: dict[tuple[str, str], UploadRecord] = {}
         self.pending_heartbeats: dict[str, datetime] = {}
         self.seen_runs: list[ParseRun] = []  # the caller's runs added or saved (their events)
         self.events: list[RunEvent] = []  # collected on commit
@@ -156,6 +160,7 @@ class FakeUnitOfWork:
         self.model_configs = FakeModelConfigs(self)
         self.outbox = FakeOutbox(self)
         self.parse_batches = FakeParseBatches(self)
+        self.uploads = FakeUploads(self)
         self._active = False
         self._owner = object()
 
@@ -207,6 +212,7 @@ class FakeUnitOfWork:
         db.parse_batches.update(self.pending_batches)
         db.parse_holdings.update(self.pending_holdings)
         db.heartbeats.update(self.pending_heartbeats)
+        db.uploads.update(self.pending_uploads)
         if any(
             (
                 self.pending_logs,
@@ -243,4 +249,5 @@ class FakeUnitOfWork:
         self.pending_labels = {}
         self.pending_holdings = set()
         self.pending_heartbeats = {}
+        self.pending_uploads = {}
         self.pending_puts = []

@@ -32,9 +32,9 @@ from ragline.application.documents import (
     DocumentBusy,
     DocumentList,
     DocumentNotFound,
+    MetadataConflict,
     NotReindexable,
 )
-from ragline.application.metadata import MetadataConflict
 from ragline.application.ports.repositories.documents import StoredMetadata
 from ragline.application.tasks import ParseTaskCommand
 from ragline.domain.metadata import DocumentMetadata, MetadataError

@@ -22,6 +22,7 @@ from ragline.adapters.persistence.sql.repositories.outbox import SqlOutboxReposi
 from ragline.adapters.persistence.sql.repositories.parse_batches import SqlParseBatchRepository
 from ragline.adapters.persistence.sql.repositories.parsed_logs import SqlParsedLogRepository
 from ragline.adapters.persistence.sql.repositories.runs import SqlParseRunRepository
+from ragline.adapters.persistence.sql.repositories.uploads import SqlUploadRepository
 from ragline.adapters.persistence.sql.sqlite_connection import InlineEngine
 from ragline.application.ports.clock import Clock
 from ragline.application.ports.repositories.errors import PersistenceError
@@ -48,6 +49,7 @@ class SqlUnitOfWork:
         self.model_configs = SqlModelConfigRepository(self._slot, cipher)
         self.outbox = SqlOutboxRepository(self._slot, clock)
         self.parse_batches = SqlParseBatchRepository(self._slot)
+        self.uploads = SqlUploadRepository(self._slot)
         self._events: list[RunEvent] = []
 
     async def __aenter__(self) -> Self:

@@ -5,13 +5,13 @@ The database is the truth: the new metadata is committed first (a compare-and-se
 version), then both indexes are relabelled. If an index is out of reach the call fails
 after the commit; the indexes keep the old labels until the same PUT is repeated (it is
 idempotent) or the document is re-indexed. A run writing the document meanwhile catches up
-by itself (see labels.py).
+by itself (application/metadata/labels.py).
 """
 
 from __future__ import annotations
 
 from ragline.application.access import Caller, owned_document
-from ragline.application.documents import DocumentNotFound
+from ragline.application.documents.use_cases import DocumentNotFound
 from ragline.application.ports.keyword_index import KeywordIndex
 from ragline.application.ports.repositories.documents import StoredMetadata
 from ragline.application.ports.unit_of_work import UnitOfWorkFactory
