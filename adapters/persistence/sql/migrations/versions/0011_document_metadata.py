@@ -5,7 +5,7 @@ Written at submit (the HTTP task's optional `metadata`) and by
 No backfill: documents indexed before this revision have no metadata.
 
 Revision ID: 0011
-Revises: 0008_java_views
+Revises: 0010_chunks_uploads
 Create Date: 2026-12-02
 """
 
@@ -18,7 +18,7 @@ from alembic import op
 from sqlalchemy.dialects import mysql
 
 revision = "0011"
-down_revision = "0008_java_views"
+down_revision = "0010_chunks_uploads"
 branch_labels = None
 depends_on = None
 
