@@ -455,18 +455,20 @@ def relabel_victims_document(world: World, draw: Draw, user: str, victim: Doc) -
     url = f"/api/v1/documents/{victim.doc}/metadata"
     label = f"set-by-{user}"
     body = {"metadata": {"owner": user, "shared": label, "doc": victim.doc}}
+    theirs = marker(victim.user, victim.dataset, victim.doc)
+    labelled_before = world.raw(victim.user, victim.dataset, theirs, Eq("owner", victim.user))
     answer = world.as_tenant(
         user, "PUT", url, params={"dataset_id": victim.dataset, "user_id": victim.user}, json=body
     )
     world.settle(user, f"PUT metadata {user} -> {victim.user}/{victim.dataset}/{victim.doc}")
     assert answer.status_code in (200, 404), answer.text
-    theirs = marker(victim.user, victim.dataset, victim.doc)
     moved = world.raw(victim.user, victim.dataset, theirs, Eq("shared", label))
     assert not any(moved.values()), f"{user}'s PUT relabelled {victim.user}'s chunks: {moved}"
-    everything = world.raw(victim.user, victim.dataset, theirs)
-    still = world.raw(victim.user, victim.dataset, theirs, Eq("owner", victim.user))
-    for retriever, ids in everything.items():
-        assert set(still[retriever]) == set(ids), f"{user}'s PUT took {victim.user}'s label off"
+    labelled_after = world.raw(victim.user, victim.dataset, theirs, Eq("owner", victim.user))
+    for retriever, ids in labelled_before.items():
+        assert set(labelled_after[retriever]) == set(ids), (
+            f"{user}'s PUT changed {victim.user}'s labels ({retriever})"
+        )
     owners = world.owners()
     for ids in world.raw(user, victim.dataset, theirs, Eq("shared", label)).values():
         for chunk_id in ids:

@@ -27,10 +27,11 @@ unknown sha256 or run; FAILED INVALID_TASK_CONTEXT on the broker).
 
 After the ingests, for every (user, dataset), as before: the three retrievers' raw results
 hold only the tenant's chunks, also under metadata filters every tenant's documents match
-(every document carries the label shared=tea and its owner's id), and a filter naming
-another tenant's label finds nothing; search over HTTP returns only its documents, whatever user_id
-the body names; the runs listing has only its runs; another tenant's run and its retry are
-404; a delete by one tenant leaves every other tenant's chunks, points and keyword docs.
+(every task carries the label shared=tea and its owner's id; an upload carries none), and a
+filter naming another tenant's label finds nothing; search over HTTP (also with a filter)
+returns only its documents, whatever user_id the body names; the runs listing has only its
+runs; another tenant's run and its retry are 404; a delete by one tenant leaves every other
+tenant's chunks, points and keyword docs.
 
 CI size: 12 examples; `RAGLINE_CAMPAIGN=full` runs 100. The figures (examples, actions,
 checks, time) go to the JSON file named by `RAGLINE_CAMPAIGN_JSON`, if set.
