@@ -22,6 +22,7 @@ from ragline.application.documents import (
     ListChunks,
     ListDocuments,
     ReindexDocument,
+    SetDocumentMetadata,
 )
 from ragline.application.evaluation import EvaluateRetrieval
 from ragline.application.health import CheckHealth
@@ -55,6 +56,7 @@ class UseCases:
     list_documents: Build[ListDocuments]
     delete_document: Build[DeleteDocument]
     reindex_document: Build[ReindexDocument]
+    set_document_metadata: Build[SetDocumentMetadata]
     list_chunks: Build[ListChunks]
     edit_chunk: Build[EditChunk]
     upload_document: Build[UploadDocument]

@@ -26,6 +26,7 @@ from ragline.application.documents import (
     ListChunks,
     ListDocuments,
     ReindexDocument,
+    SetDocumentMetadata,
 )
 from ragline.application.evaluation import EvaluateRetrieval
 from ragline.application.health import CheckHealth, adapter_probes
@@ -241,6 +242,9 @@ class Container(containers.DeclarativeContainer):
         storage=storage,
         clock=clock,
         references=reference_policy,
+    )
+    set_document_metadata = providers.Factory(
+        SetDocumentMetadata, uow_factory=uow_factory, vectors=vectors, keywords=keywords
     )
     reindex_document = providers.Factory(
         ReindexDocument,

@@ -44,6 +44,7 @@ def use_cases_of(container: Container) -> UseCases:
         list_documents=built(c.list_documents),
         delete_document=built(c.delete_document),
         reindex_document=built(c.reindex_document),
+        set_document_metadata=built(c.set_document_metadata),
         list_chunks=built(c.list_chunks),
         edit_chunk=built(c.edit_chunk),
         upload_document=built(c.upload_document),

@@ -1,5 +1,6 @@
-"""A dataset's documents: listing them with their newest run and chunk counts, and deleting
-one from every store ragline wrote it to, re-indexing one from its stored Markdown."""
+"""A dataset's documents: listing them with their newest run and chunk counts, deleting one
+from every store ragline wrote it to, re-indexing one from its stored Markdown, setting its
+metadata."""
 
 from ragline.application.documents.chunk_edits import (
     ChunkChange,
@@ -14,6 +15,7 @@ from ragline.application.documents.chunks import (
     ChunkPage,
     ListChunks,
 )
+from ragline.application.documents.metadata import MetadataConflict, SetDocumentMetadata
 from ragline.application.documents.use_cases import (
     DeletedDocument,
     DeleteDocument,
@@ -43,8 +45,10 @@ __all__ = [
     "EditChunk",
     "ListChunks",
     "ListDocuments",
+    "MetadataConflict",
     "NotEditable",
     "NotReindexable",
     "ReindexDocument",
+    "SetDocumentMetadata",
     "next_reindex_task_id",
 ]

@@ -25,6 +25,7 @@ from collections.abc import Awaitable, Callable
 import attrs
 
 from ragline.application.documents.use_cases import DocumentBusy, DocumentNotFound
+from ragline.application.metadata import catch_up, labels_of
 from ragline.application.pipeline.chunk_header import indexed_text
 from ragline.application.pipeline.stages.pretokenize import keyword_docs
 from ragline.application.pipeline.stages.vectorizing import chunk_payload
@@ -37,6 +38,7 @@ from ragline.application.ports.tokenizer import Tokenizer
 from ragline.application.ports.unit_of_work import UnitOfWork, UnitOfWorkFactory
 from ragline.application.ports.vector_index import DensePoint, SparsePoint, VectorIndex
 from ragline.application.tasks import RejectedBody
+from ragline.domain.metadata import DocumentMetadata
 from ragline.domain.parse_run import (
     BEGIN_INDEXING,
     COMPLETE,
@@ -158,15 +160,17 @@ class EditChunk:
         if config is None:
             raise NotEditable(f"user {scope.user_id} has no default EMBEDDING config")
         embedder = await self._embedders.resolve(config)
+        labels = await labels_of(self._uow_factory, scope)
+        payload = chunk_payload(chunk, labels.metadata)
 
         async def dense() -> None:
             (vector,) = await asyncio.to_thread(embedder.embed_documents, [text])
-            point = DensePoint(chunk.chunk_id, vector, chunk_payload(chunk))
+            point = DensePoint(chunk.chunk_id, vector, payload)
             await self._vectors.upsert_dense([point])
 
         async def sparse() -> None:
             (encoded,) = await asyncio.to_thread(self._sparse.encode_documents, [text])
-            point = SparsePoint(chunk.chunk_id, encoded, chunk_payload(chunk))
+            point = SparsePoint(chunk.chunk_id, encoded, payload)
             await self._vectors.upsert_sparse([point])
 
         await self._moved(scope, chunk, chunk.dense_status, "dense", dense)
@@ -174,9 +178,20 @@ class EditChunk:
         docs = await asyncio.to_thread(
             keyword_docs, self._tokenizer, [chunk], filename, self._headers
         )
-        await self._keywords.write(docs)
+        await self._keywords.write([attrs.evolve(d, metadata=labels.metadata) for d in docs])
+        await catch_up(self._uow_factory, scope, labels, self._relabel(scope))
         async with self._uow_factory() as uow:
             return await _read(uow, scope, chunk.chunk_id)
+
+    def _relabel(self, scope: DocumentScope) -> Callable[[DocumentMetadata], Awaitable[None]]:
+        """Both indexes' labels of the document, for a metadata PUT that raced this edit."""
+
+        async def relabel(metadata: DocumentMetadata) -> None:
+            args = (scope.user_id, scope.dataset_id, scope.doc_id, metadata)
+            await self._vectors.relabel_document(*args)
+            await self._keywords.relabel_document(*args)
+
+        return relabel
 
     async def _moved(
         self,

@@ -31,7 +31,13 @@ from ragline.application.pipeline.stages import PipelineStage, default_stages
 from ragline.application.pipeline.validation import invalid_context, refused_reference
 from ragline.application.ports.repositories.errors import ConcurrentUpdate, DuplicateTaskId
 from ragline.application.ports.unit_of_work import UnitOfWork
-from ragline.application.tasks import ParseTaskCommand, RejectedBody, StoredTask, UnreadableTask
+from ragline.application.tasks import (
+    ParseTaskCommand,
+    RejectedBody,
+    StoredTask,
+    TaskIssuer,
+    UnreadableTask,
+)
 from ragline.domain.parse_run import (
     FailureCode,
     MarkdownLocation,
@@ -313,8 +319,22 @@ class ParseTaskPipeline:
             parsed = await uow.parsed_logs.add(identity.task_id, task, at, source=source)
             run = ParseRun.open(identity, at)
             await uow.runs.add(run)
+            await self._label(uow, task)
             await uow.commit()
         return run, parsed.id
+
+    @staticmethod
+    async def _label(uow: UnitOfWork, task: ParseTaskCommand) -> None:
+        """A producer's new task with metadata stores it, in the unit of work that accepts
+        the task (once: a redelivery finds the run); the indexing stages copy it onto the
+        points. Retries and re-indexes are not new tasks here, so they never undo a PUT."""
+        if task.metadata is None or task.issued_by is not TaskIssuer.PRODUCER:
+            return
+        scope = document_scope(task)
+        stored = await uow.documents.metadata_of(scope)
+        version = stored.version if stored is not None else 0
+        if not await uow.documents.put_metadata(scope, task.metadata, expected_version=version):
+            log.info("task %s: the document's metadata changed meanwhile; kept", task.task_id)
 
     async def _reject(
         self, identity: TaskIdentity, stored: StoredTask, code: FailureCode, detail: str

@@ -2,6 +2,8 @@
 
 Every write and query is scoped by user_id + dataset_id: one tenant never sees another's docs.
 Tokens are decided by the application's Tokenizer; the index never re-analyses them.
+Each doc carries its document's metadata; `search`'s `where` is applied by the engine while
+it ranks (never a post-filter), and `relabel_document` replaces a document's metadata.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 import attrs
+
+from ragline.domain.metadata import DocumentMetadata, MetadataFilter
 
 
 class KeywordIndexError(Exception):
@@ -35,6 +39,7 @@ class KeywordDoc:
     parent_id: str | None
     tokens: Sequence[str]
     payload: Mapping[str, str] = attrs.field(factory=dict)
+    metadata: DocumentMetadata = attrs.field(factory=DocumentMetadata)
 
 
 @attrs.frozen
@@ -62,10 +67,23 @@ class KeywordIndex(Protocol):
         """
         ...
 
+    async def relabel_document(
+        self, user_id: str, dataset_id: str, doc_id: str, metadata: DocumentMetadata
+    ) -> None:
+        """Replace the metadata of every chunk of one document in one scope (tokens and
+        payload unchanged), searchable on return; raises KeywordWriteFailed."""
+        ...
+
     async def search(
-        self, user_id: str, dataset_id: str, tokens: Sequence[str], limit: int
+        self,
+        user_id: str,
+        dataset_id: str,
+        tokens: Sequence[str],
+        limit: int,
+        where: MetadataFilter | None = None,
     ) -> list[KeywordHit]:
-        """BM25 hits within one scope, best first; no tokens gives no hits."""
+        """BM25 hits within one scope among the chunks `where` keeps, best first; no tokens
+        gives no hits."""
         ...
 
     async def close(self) -> None: ...

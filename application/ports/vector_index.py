@@ -3,6 +3,12 @@
 VECTORIZING writes the dense vector of each child chunk, SPARSE_VECTORIZING writes the sparse
 vector of the same point later; writing one never erases the other. Every query and delete is
 scoped by user_id + dataset_id: one tenant never sees another's chunks.
+
+Metadata filters: every point carries its document's metadata (`ChunkPayload.metadata`,
+stored in the flat form `DocumentMetadata.indexed()`), and a query's `where` is applied by
+the engine while it ranks, so a filtered query returns `limit` hits whenever that many
+points match (never fewer by filtering afterwards). `relabel_document` replaces the
+metadata of a document's points when it changes (`PUT .../documents/{id}/metadata`).
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ import attrs
 
 from ragline.application.ports.embedder import EmbeddingDimensionMismatch
 from ragline.application.ports.sparse_encoder import SparseVector
+from ragline.domain.metadata import DocumentMetadata, MetadataFilter
 
 __all__ = [
     "ChunkPayload",
@@ -44,6 +51,8 @@ class ChunkPayload:
     doc_id: str
     parent_id: str | None = None
     extra: Mapping[str, str] = attrs.field(factory=dict)
+    metadata: DocumentMetadata = attrs.field(factory=DocumentMetadata)
+    """The document's metadata, written with the point; hits do not read it back."""
 
 
 @attrs.frozen
@@ -89,22 +98,41 @@ class VectorIndex(Protocol):
         """Remove every point of one document in one scope (nothing else)."""
         ...
 
+    async def relabel_document(
+        self, user_id: str, dataset_id: str, doc_id: str, metadata: DocumentMetadata
+    ) -> None:
+        """Replace the metadata of every point of one document in one scope (vectors and
+        the rest of the payload unchanged); nothing stored is a no-op."""
+        ...
+
     async def delete_chunks(self, user_id: str, dataset_id: str, chunk_ids: Sequence[str]) -> None:
         """Remove these chunks' points (dense and sparse) in one scope; absent ids are no
         error. A chunk switched off by its owner leaves every retriever this way."""
         ...
 
     async def query_dense(
-        self, user_id: str, dataset_id: str, vector: Sequence[float], limit: int
+        self,
+        user_id: str,
+        dataset_id: str,
+        vector: Sequence[float],
+        limit: int,
+        where: MetadataFilter | None = None,
     ) -> list[VectorHit]:
-        """Cosine nearest neighbours within one scope, best first."""
+        """Cosine nearest neighbours within one scope among the points `where` keeps
+        (`ragline.domain.metadata.matches`), best first."""
         ...
 
     async def query_sparse(
-        self, user_id: str, dataset_id: str, sparse: SparseVector, limit: int
+        self,
+        user_id: str,
+        dataset_id: str,
+        sparse: SparseVector,
+        limit: int,
+        where: MetadataFilter | None = None,
     ) -> list[VectorHit]:
-        """Sparse dot-product (IDF-weighted by the index) hits within one scope, best first;
-        an empty query vector gives no hits."""
+        """Sparse dot-product (IDF-weighted by the index) hits within one scope among the
+        points `where` keeps, best first; an empty query vector gives no hits. The IDF
+        counts every point of the scope, filtered or not."""
         ...
 
     async def close(self) -> None: ...

@@ -9,6 +9,12 @@ parents from their children, drop duplicate texts and let a re-ranker re-order t
 `trace_many` gives what each retriever ranked, hydrated, besides the final hits: the input
 of `ragline eval`, so evaluation measures this very code rather than a copy of it.
 
+A metadata filter (`where`) is handed to every retriever, which applies it while it ranks
+(vector payload filters, keyword index filters), so each still returns its full candidate
+pool when enough chunks match; the chunk rows are then read back by id in the same scope.
+Nothing is filtered after fusion, so a filtered search returns top_k hits whenever top_k
+chunks match.
+
 A retriever whose engine is out of reach (its port's error: the vector index, the keyword
 index, the embedding model for dense; or no answer within `retriever_timeout`) does not
 cost the user the others' hits: the answer names it in `degraded` and the metrics count it.
@@ -39,6 +45,7 @@ from ragline.application.search.evidence import by_parent, dedupe
 from ragline.application.search.fusion import reciprocal_rank_fusion, score_fusion
 from ragline.application.search.tuning import RETRIEVERS, SearchTuning
 from ragline.application.tasks import ParseTaskCommand
+from ragline.domain.metadata import MetadataFilter
 
 log = logging.getLogger(__name__)
 
@@ -150,25 +157,36 @@ class HybridSearch:
         self._metrics = metrics
 
     async def search_many(
-        self, queries: Sequence[str], user_id: str, dataset_id: str, top_k: int
+        self,
+        queries: Sequence[str],
+        user_id: str,
+        dataset_id: str,
+        top_k: int,
+        where: MetadataFilter | None = None,
     ) -> list[SearchAnswer]:
-        """Answer `queries` in order; the dense model embeds them in one batch."""
+        """Answer `queries` in order, among the chunks `where` keeps; the dense model embeds
+        them in one batch."""
         vectors = await self._embed(queries, user_id)
         answers: list[SearchAnswer] = []
         for query, vector in zip(queries, vectors, strict=True):
-            candidates = await self._candidates(query, vector, user_id, dataset_id, top_k)
+            candidates = await self._candidates(query, vector, user_id, dataset_id, top_k, where)
             hits = await self._final(query, candidates, user_id, dataset_id, top_k)
             answers.append(SearchAnswer(hits, candidates.missing))
         return answers
 
     async def trace_many(
-        self, queries: Sequence[str], user_id: str, dataset_id: str, top_k: int
+        self,
+        queries: Sequence[str],
+        user_id: str,
+        dataset_id: str,
+        top_k: int,
+        where: MetadataFilter | None = None,
     ) -> list[SearchTrace]:
         """`search_many`, keeping every retriever's hydrated candidates (for evaluation)."""
         vectors = await self._embed(queries, user_id)
         traces: list[SearchTrace] = []
         for query, vector in zip(queries, vectors, strict=True):
-            candidates = await self._candidates(query, vector, user_id, dataset_id, top_k)
+            candidates = await self._candidates(query, vector, user_id, dataset_id, top_k, where)
             pool = {i for ids in candidates.ids.values() for i in ids}
             hydrated = {
                 h.chunk_id: h
@@ -201,7 +219,13 @@ class HybridSearch:
             return [None] * len(queries)
 
     async def _candidates(
-        self, query: str, vector: list[float] | None, user_id: str, dataset_id: str, top_k: int
+        self,
+        query: str,
+        vector: list[float] | None,
+        user_id: str,
+        dataset_id: str,
+        top_k: int,
+        where: MetadataFilter | None = None,
     ) -> _Candidates:
         if not query.strip():
             return _Candidates({name: [] for name in RETRIEVERS}, [])
@@ -210,11 +234,11 @@ class HybridSearch:
         sparse_query = self._sparse.encode_query(query)
         tokens = self._tokenizer.tokenize(query)
         calls: dict[str, Awaitable[Sequence[VectorHit | KeywordHit]]] = {
-            "sparse": self._vectors.query_sparse(user_id, dataset_id, sparse_query, pool),
-            "bm25": self._keywords.search(user_id, dataset_id, tokens, pool),
+            "sparse": self._vectors.query_sparse(user_id, dataset_id, sparse_query, pool, where),
+            "bm25": self._keywords.search(user_id, dataset_id, tokens, pool, where),
         }
         if vector is not None:
-            calls["dense"] = self._vectors.query_dense(user_id, dataset_id, vector, pool)
+            calls["dense"] = self._vectors.query_dense(user_id, dataset_id, vector, pool, where)
         deadline = tuning.retriever_timeout
         answered = await asyncio.gather(
             *(asyncio.wait_for(call, deadline) for call in calls.values()), return_exceptions=True

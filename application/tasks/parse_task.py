@@ -13,6 +13,7 @@ from enum import StrEnum
 
 import attrs
 
+from ragline.domain.metadata import DocumentMetadata
 from ragline.domain.parse_run import TaskIdentity
 
 _RETRY_SUFFIX = re.compile(r"-r(\d+)$")
@@ -74,6 +75,9 @@ class ParseTaskCommand:
     is_retry: bool = False
     previous_task_id: str | None = None
     issued_by: TaskIssuer = TaskIssuer.PRODUCER
+    metadata: DocumentMetadata | None = None
+    """ragline's extension: the document's metadata, stored when a producer's new task is
+    accepted (None: keep what the document has). Retries and re-indexes never apply it."""
 
     @property
     def identity(self) -> TaskIdentity:

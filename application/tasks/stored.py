@@ -20,6 +20,7 @@ from ragline.application.tasks.parse_task import (
     TaskIssuer,
     TriggerMode,
 )
+from ragline.domain.metadata import DocumentMetadata
 
 _ENUMS: dict[str, type[StrEnum]] = {
     "trigger_mode": TriggerMode,
@@ -45,10 +46,13 @@ def task_record(stored: StoredTask) -> dict[str, object]:
     every default written out), or `{"rejected": reason, "body": text}`."""
     if isinstance(stored, RejectedBody):
         return {"rejected": stored.reason, "body": stored.body_text}
-    return {
+    record: dict[str, object] = {
         name: value.value if isinstance(value, StrEnum) else value
-        for name, value in attrs.asdict(stored).items()
+        for name, value in attrs.asdict(stored, recurse=False).items()
     }
+    if stored.metadata is not None:
+        record["metadata"] = stored.metadata.as_plain()
+    return record
 
 
 def stored_task(record: object) -> StoredTask:
@@ -63,7 +67,9 @@ def stored_task(record: object) -> StoredTask:
         for name, enum in _ENUMS.items():
             if name in fields:
                 fields[name] = enum(fields[name])
+        if fields.get("metadata") is not None:
+            fields["metadata"] = DocumentMetadata.from_plain(fields["metadata"])
         return ParseTaskCommand(**fields)
-    except (TypeError, ValueError) as error:
+    except (TypeError, ValueError) as error:  # MetadataError is a ValueError
         text = repr(dict(record))[:BODY_TEXT_KEEP]
         return RejectedBody(reason=f"unreadable stored task: {error}", body_text=text)

@@ -8,10 +8,22 @@ bug surfaces as INVALID_TASK_CONTEXT instead of being silently reinterpreted.
 
 from __future__ import annotations
 
+import re
+from datetime import date
 from enum import StrEnum
 from typing import Annotated, Self
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+    model_validator,
+)
 from pydantic.config import JsonDict
 
 NonEmptyStr = Annotated[StrictStr, Field(min_length=1)]
@@ -31,6 +43,31 @@ it is a usable id (positive) is the pipeline's question (INVALID_TASK_CONTEXT)."
 TASK_ID_MAX_CHARS = 256
 TaskId = Annotated[StrictStr, Field(min_length=1, max_length=TASK_ID_MAX_CHARS, pattern=r"\S")]
 """Idempotency key: 1-256 characters, not only whitespace."""
+
+
+def _a_day(text: str) -> str:
+    if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
+        raise ValueError("a date is YYYY-MM-DD")
+    date.fromisoformat(text)  # a real day (raises ValueError)
+    return text
+
+
+class MetadataDate(BaseModel):
+    """A date metadata value: `{"date": "YYYY-MM-DD"}` (a bare string stays a string)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    date: Annotated[StrictStr, AfterValidator(_a_day)]
+
+
+METADATA_KEY = r"^[a-z][a-z0-9_]{0,63}$"
+MetadataString = Annotated[StrictStr, Field(max_length=256)]
+MetadataNumber = Annotated[StrictInt | StrictFloat, Field(ge=-1e12, le=1e12, allow_inf_nan=False)]
+MetadataValue = MetadataString | MetadataNumber | list[MetadataString] | MetadataDate
+Metadata = Annotated[
+    dict[Annotated[str, Field(pattern=METADATA_KEY)], MetadataValue], Field(max_length=32)
+]
+"""Bounded as `ragline.domain.metadata.DocumentMetadata` is (the domain checks again)."""
 
 
 class TriggerMode(StrEnum):
@@ -123,6 +160,18 @@ class ParseTask(BaseModel):
             "ragline: ragline issued it itself (an operator's retry or re-index); no "
             "ParseResult is published for it, its outcome is in the run tables."
         ),
+    )
+
+    metadata: Metadata | None = Field(
+        default=None,
+        description=(
+            "ragline extension, not in the seed contract (docs/wire-contracts.md): the"
+            " document's typed metadata, what search filters on. A string, a number, a list"
+            ' of strings or {"date": "YYYY-MM-DD"} per key (at most 32 keys, 1-64 of a-z,'
+            " 0-9, _; strings up to 256 characters, lists up to 32 items). Stored when a"
+            " producer's new task is accepted; absent or null keeps the document's metadata."
+        ),
+        examples=[{"author": "Ann", "year": 2021, "published": {"date": "2024-05-01"}}],
     )
 
     @model_validator(mode="after")

@@ -4,10 +4,15 @@ objects a live document still names (never another tenant's view)."""
 
 from __future__ import annotations
 
+from datetime import date
+
 import attrs
 
+from ragline.application.ports.repositories.documents import StoredMetadata
 from ragline.application.ports.repositories.runs import RunQuery
+from ragline.application.ports.repositories.scope import DocumentScope
 from ragline.application.ports.unit_of_work import UnitOfWorkFactory
+from ragline.domain.metadata import DocumentMetadata
 from ragline.domain.parse_run import (
     MarkdownLocation,
     Stage,
@@ -30,6 +35,31 @@ from ragline.testing.kits.persistence import (
 
 class DocumentRepositoryContract(StoreContract):
     """What every DocumentRepository must show; fixture `uow_factory`."""
+
+    async def test_metadata_is_a_compare_and_set_per_document(
+        self, uow_factory: UnitOfWorkFactory
+    ) -> None:
+        mine = DocumentScope(uid("u"), "d1", "doc-a")
+        theirs = attrs.evolve(mine, user_id=uid("u"))
+        first = DocumentMetadata({"author": "Ann", "year": 2021, "day": date(2024, 5, 1)})
+        second = DocumentMetadata({"tags": ["x", "y"], "title": "naïve 文档"})
+        async with uow_factory() as uow:
+            assert await uow.documents.metadata_of(mine) is None
+            assert await uow.documents.put_metadata(mine, first, expected_version=0) == 1
+            await uow.commit()
+        async with uow_factory() as uow:
+            assert await uow.documents.put_metadata(mine, second, expected_version=0) == 0
+            assert await uow.documents.put_metadata(mine, second, expected_version=2) == 0
+            assert await uow.documents.metadata_of(mine) == StoredMetadata(first, 1)
+            assert await uow.documents.metadata_of(theirs) is None
+            assert await uow.documents.put_metadata(mine, second, expected_version=1) == 1
+            await uow.commit()
+        async with uow_factory() as uow:
+            assert await uow.documents.metadata_of(mine) == StoredMetadata(second, 2)
+            assert await uow.documents.put_metadata(mine, first, expected_version=2) == 1
+            # not committed: rolled back on leaving
+        async with uow_factory() as uow:
+            assert await uow.documents.metadata_of(mine) == StoredMetadata(second, 2)
 
     async def test_latest_run_per_document(self, uow_factory: UnitOfWorkFactory) -> None:
         user = uid("u")

@@ -9,6 +9,10 @@ Subclass once per adapter and provide the `keyword_index` fixture: a fresh, empt
             index = MyKeywordIndex(...)
             yield index
 
+`MetadataFilterContract` (a capability mixin beside `KeywordIndexContract`): `search`'s
+metadata filter is applied inside the engine (every operator; a filtered search still fills
+its limit when enough chunks match), `relabel_document`, and never across tenants.
+
 Tokens are given directly (the index never re-analyses them), in the shape the PRETOKENIZE
 plan produces: lower-case words and jieba words, no whitespace inside a token.
 """
@@ -17,9 +21,12 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 
+import attrs
 import pytest
 
 from ragline.application.ports.keyword_index import KeywordDoc, KeywordHit, KeywordIndex
+from ragline.domain.metadata import DocumentMetadata, Eq, Exists, MetadataFilter
+from ragline.testing.kits.metadata_cases import CASES, LABELS
 
 USER, DATASET = "user-1", "dataset-1"
 
@@ -207,3 +214,73 @@ class KeywordIndexContract:
         assert ids(await index.search(USER, DATASET, ["token1234"], 10)) == ["c1234"]
         assert len(await index.search(USER, DATASET, ["bulk"], 2000)) == 1500
         assert await index.delete_document(USER, DATASET, "big") == 1500
+
+
+def labelled(chunk_id: str, tokens: str, doc_id: str, **kw: str) -> KeywordDoc:
+    return attrs.evolve(doc(chunk_id, tokens, doc_id=doc_id, **kw), metadata=LABELS[doc_id])
+
+
+class MetadataFilterContract:
+    """Capability: `where` is applied while the engine ranks; `relabel_document` replaces a
+    document's metadata. Needs the `index` fixture of `KeywordIndexContract`."""
+
+    async def _corpus(self, index: KeywordIndex) -> None:
+        await index.write(
+            [
+                labelled(f"{doc_id}#{k}", "tea " * (n + k + 1) + "water", doc_id)
+                for n, doc_id in enumerate(LABELS)
+                for k in range(2)
+            ]
+        )
+
+    @pytest.mark.parametrize(("name", "where", "kept"), CASES, ids=[c[0] for c in CASES])
+    async def test_every_operator_inside_the_search(
+        self, index: KeywordIndex, name: str, where: MetadataFilter, kept: set[str]
+    ) -> None:
+        await self._corpus(index)
+        hits = await index.search(USER, DATASET, ["tea"], 50, where)
+        assert {h.doc_id for h in hits} == kept, name
+        assert len(hits) == 2 * len(kept)
+
+    async def test_a_rare_match_still_fills_the_limit(self, index: KeywordIndex) -> None:
+        """300 chunks, 12 of them Ann's and all weaker matches: the top 10 are all hers."""
+        ann = DocumentMetadata({"author": "Ann"})
+        await index.write(
+            [
+                attrs.evolve(
+                    doc(f"c{i:03}", "tea" if i % 25 == 0 else "tea tea tea green", doc_id=f"d{i}"),
+                    metadata=ann if i % 25 == 0 else DocumentMetadata(),
+                )
+                for i in range(300)
+            ]
+        )
+        hits = await index.search(USER, DATASET, ["tea", "green"], 10, Eq("author", "Ann"))
+        assert len(hits) == 10
+        assert all(int(h.chunk_id[1:]) % 25 == 0 for h in hits)
+
+    async def test_relabel_replaces_a_documents_metadata(self, index: KeywordIndex) -> None:
+        await self._corpus(index)
+        await index.relabel_document(USER, DATASET, "ann-2019", DocumentMetadata({"author": "Dee"}))
+        ann = await index.search(USER, DATASET, ["tea"], 50, Eq("author", "Ann"))
+        assert {h.doc_id for h in ann} == {"ann-2021"}
+        dee = await index.search(USER, DATASET, ["water"], 50, Eq("author", "Dee"))
+        assert sorted(ids(dee)) == ["ann-2019#0", "ann-2019#1"]  # tokens kept
+        published = await index.search(USER, DATASET, ["tea"], 50, Exists("published"))
+        assert {h.doc_id for h in published} == {"bob-2020"}
+        assert await index.search(USER, DATASET, ["tea"], 50) != []
+        await index.relabel_document(USER, DATASET, "no-such-doc", DocumentMetadata())
+
+    async def test_a_filter_never_reaches_another_tenant(self, index: KeywordIndex) -> None:
+        await self._corpus(index)
+        await index.write(
+            [
+                labelled("theirs", "tea", "ann-2019", user_id="user-2"),
+                labelled("other-ds", "tea", "ann-2019", dataset_id="dataset-2"),
+            ]
+        )
+        for where in (Exists("author"), Eq("author", "Ann")):
+            hits = await index.search(USER, DATASET, ["tea"], 50, where)
+            assert "theirs" not in ids(hits) and "other-ds" not in ids(hits)
+        assert ids(await index.search("user-2", DATASET, ["tea"], 50, Exists("author"))) == [
+            "theirs"
+        ]

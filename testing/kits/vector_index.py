@@ -8,6 +8,9 @@ One class per capability (as Haystack's `haystack/testing/document_store.py` doe
 - `FilteredTopKContract`: a scoped dense query returns `limit` hits whenever the scope
   holds that many, even when the scope is 1% of the collection (an approximate index that
   filters after its candidate list would return fewer).
+- `MetadataFilterContract`: a query's metadata filter is applied inside the engine (every
+  operator of `ragline.domain.metadata`, a filtered query still fills its limit when enough
+  points match, relabelling a document, never across tenants).
 A real adapter combines them all; a test double leaves out a mixin it honestly lacks.
 
 Subclass once per adapter and provide the `vector_index` fixture: a fresh adapter whose
@@ -27,6 +30,7 @@ import math
 import random
 from collections.abc import AsyncIterator, Sequence
 
+import attrs
 import pytest
 
 from ragline.application.ports.embedder import EmbeddingDimensionMismatch
@@ -39,6 +43,8 @@ from ragline.application.ports.vector_index import (
     VectorIndex,
     VectorIndexError,
 )
+from ragline.domain.metadata import DocumentMetadata, Eq, Exists
+from ragline.testing.kits.metadata_cases import CASES, LABELS
 
 DIM = 4
 USER, DATASET = "user-1", "dataset-1"
@@ -292,3 +298,101 @@ class FilteredTopKContract:
 def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
     dot = sum(x * y for x, y in zip(a, b, strict=True))
     return dot / (math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b)))
+
+
+def labelled(chunk_id: str, vector: Sequence[float], doc_id: str, **kw: str) -> DensePoint:
+    base = payload(doc_id=doc_id, **kw)
+    return DensePoint(chunk_id, list(vector), attrs.evolve(base, metadata=LABELS[doc_id]))
+
+
+class MetadataFilterContract:
+    """Capability: `where` is applied while the engine ranks (not after), relabelling
+    replaces a document's metadata. Needs the `ready` fixture of `VectorIndexContract`."""
+
+    async def _corpus(self, index: VectorIndex) -> None:
+        dense_points, sparse_points = [], []
+        for n, doc_id in enumerate(LABELS):
+            for k in range(2):
+                point = labelled(f"{doc_id}#{k}", [1.0, n / 10, k / 10, 0], doc_id)
+                dense_points.append(point)
+                sparse_points.append(
+                    SparsePoint(point.chunk_id, sv({1: 1.0 + n + k}), point.payload)
+                )
+        await index.upsert_dense(dense_points)
+        await index.upsert_sparse(sparse_points)
+
+    @pytest.mark.parametrize(("name", "where", "kept"), CASES, ids=[c[0] for c in CASES])
+    async def test_every_operator_inside_both_queries(
+        self, ready: VectorIndex, name: str, where: object, kept: set[str]
+    ) -> None:
+        await self._corpus(ready)
+        for hits in (
+            await ready.query_dense(USER, DATASET, E1, 50, where),  # type: ignore[arg-type]
+            await ready.query_sparse(USER, DATASET, sv({1: 1.0}), 50, where),  # type: ignore[arg-type]
+        ):
+            assert {h.payload.doc_id for h in hits} == kept, name
+            assert len(hits) == 2 * len(kept)
+
+    async def test_a_rare_match_still_fills_the_limit(self, ready: VectorIndex) -> None:
+        """300 points, 12 of them Ann's and all far from the query: top 10 are all hers."""
+        ann = DocumentMetadata({"author": "Ann"})
+        points = [
+            DensePoint(
+                f"c{i:03}",
+                [1.0, 0, 0, 0] if i % 25 else [0, 0, 1.0, 0.1],
+                attrs.evolve(
+                    payload(doc_id=f"d{i}"), metadata=DocumentMetadata() if i % 25 else ann
+                ),
+            )
+            for i in range(300)
+        ]
+        await ready.upsert_dense(points)
+        await ready.upsert_sparse(
+            [
+                SparsePoint(
+                    p.chunk_id, sv({1: 1.0, 2: 0.1 if p.payload.metadata else 1.0}), p.payload
+                )
+                for p in points
+            ]
+        )
+        only_ann = Eq("author", "Ann")
+        dense_hits = await ready.query_dense(USER, DATASET, E1, 10, only_ann)
+        sparse_hits = await ready.query_sparse(USER, DATASET, sv({1: 1.0, 2: 1.0}), 10, only_ann)
+        for hits in (dense_hits, sparse_hits):
+            assert len(hits) == 10
+            assert all(int(h.chunk_id[1:]) % 25 == 0 for h in hits)
+        assert len(await ready.query_dense(USER, DATASET, E1, 50, only_ann)) == 12
+
+    async def test_relabel_replaces_a_documents_metadata(self, ready: VectorIndex) -> None:
+        await self._corpus(ready)
+        relabelled = DocumentMetadata({"author": "Dee"})
+        await ready.relabel_document(USER, DATASET, "ann-2019", relabelled)
+        ann = await ready.query_dense(USER, DATASET, E1, 50, Eq("author", "Ann"))
+        assert {h.payload.doc_id for h in ann} == {"ann-2021"}
+        dee = await ready.query_sparse(USER, DATASET, sv({1: 1.0}), 50, Eq("author", "Dee"))
+        assert sorted(ids(dee)) == ["ann-2019#0", "ann-2019#1"]
+        gone = await ready.query_dense(USER, DATASET, E1, 50, Exists("published"))
+        assert {h.payload.doc_id for h in gone} == {"bob-2020"}  # old keys are dropped
+        await ready.relabel_document(USER, DATASET, "no-such-doc", relabelled)  # no-op
+        await ready.relabel_document("user-2", DATASET, "ann-2021", relabelled)  # other scope
+        ann = await ready.query_dense(USER, DATASET, E1, 50, Eq("author", "Ann"))
+        assert {h.payload.doc_id for h in ann} == {"ann-2021"}
+
+    async def test_a_filter_never_reaches_another_tenant(self, ready: VectorIndex) -> None:
+        await self._corpus(ready)
+        await ready.upsert_dense(
+            [
+                labelled("theirs", E1, "ann-2019", user_id="user-2"),
+                labelled("other-ds", E1, "ann-2019", dataset_id="dataset-2"),
+            ]
+        )
+        await ready.relabel_document(
+            "user-2", DATASET, "ann-2019", DocumentMetadata({"author": "Ann"})
+        )
+        for where in (Exists("author"), Eq("author", "Ann")):
+            hits = await ready.query_dense(USER, DATASET, E1, 50, where)
+            assert {(h.payload.user_id, h.payload.dataset_id) for h in hits} == {(USER, DATASET)}
+            assert "theirs" not in ids(hits) and "other-ds" not in ids(hits)
+        assert ids(await ready.query_dense("user-2", DATASET, E1, 50, Exists("author"))) == [
+            "theirs"
+        ]

@@ -50,6 +50,7 @@ def test_the_generator_check_mode_exit_codes(tmp_path: Path, monkeypatch: Any) -
     [
         ("parse_task", "parse_task.first_parse.json"),
         ("parse_task", "parse_task.retry.json"),
+        ("parse_task", "parse_task.with_metadata.json"),
         ("parse_result", "parse_result.success.json"),
         ("parse_result", "parse_result.failed.json"),
     ],

@@ -1,10 +1,12 @@
 """In-memory vector and keyword indexes, scoped by user + dataset (+ document).
 
 Both hold the contract kits of their ports (tests/fakes/test_fakes_hold_the_kits.py):
-- FakeVectorIndex: `VectorIndexContract`; not `IdfSparseRankingContract` (sparse scores are
-  the plain dot product of the weights, no IDF).
-- FakeKeywordIndex: `KeywordIndexContract`; scores are the query terms' frequencies in the
-  chunk (more matches and more occurrences rank first), not BM25.
+- FakeVectorIndex: `VectorIndexContract` and `MetadataFilterContract` (`where` evaluated
+  by the domain's `matches` on each point before ranking); not `IdfSparseRankingContract`
+  (sparse scores are the plain dot product of the weights, no IDF).
+- FakeKeywordIndex: `KeywordIndexContract` and `MetadataFilterContract`; scores are the
+  query terms' frequencies in the chunk (more matches and more occurrences rank first),
+  not BM25.
 
 `dense`, `sparse` and `docs` are views keyed by chunk_id for assertions in tests that use
 one tenant; the stores behind them are keyed by (user_id, dataset_id, chunk_id), so the same
@@ -29,6 +31,7 @@ from ragline.application.ports.vector_index import (
     VectorHit,
     VectorIndexError,
 )
+from ragline.domain.metadata import DocumentMetadata, MetadataFilter, matches
 from tests.fakes.faults import Faults
 
 ScopedId = tuple[str, str, str]  # (user_id, dataset_id, chunk_id)
@@ -116,38 +119,62 @@ class FakeVectorIndex:
             != (user_id, dataset_id, doc_id)
         }
 
+    async def relabel_document(
+        self, user_id: str, dataset_id: str, doc_id: str, metadata: DocumentMetadata
+    ) -> None:
+        self.faults.check("vectors.relabel_document")
+        for key, p in self.points.items():
+            if key[:2] == (user_id, dataset_id) and p.payload.doc_id == doc_id:
+                p.payload = attrs.evolve(p.payload, metadata=metadata)
+
+    def _in_scope(
+        self, user_id: str, dataset_id: str, where: MetadataFilter | None = None
+    ) -> list[tuple[str, _Point]]:
+        return [
+            (key[2], p)
+            for key, p in self.points.items()
+            if key[:2] == (user_id, dataset_id) and matches(where, p.payload.metadata.indexed())
+        ]
+
     async def delete_chunks(self, user_id: str, dataset_id: str, chunk_ids: Sequence[str]) -> None:
         self.faults.check("vectors.delete_chunks")
         for chunk_id in chunk_ids:
             self.points.pop((user_id, dataset_id, chunk_id), None)
-
-    def _in_scope(self, user_id: str, dataset_id: str) -> list[tuple[str, _Point]]:
-        return [(key[2], p) for key, p in self.points.items() if key[:2] == (user_id, dataset_id)]
 
     @staticmethod
     def _best(hits: list[VectorHit], limit: int) -> list[VectorHit]:
         return sorted(hits, key=lambda h: (-h.score, h.chunk_id))[: max(limit, 0)]
 
     async def query_dense(
-        self, user_id: str, dataset_id: str, vector: Sequence[float], limit: int
+        self,
+        user_id: str,
+        dataset_id: str,
+        vector: Sequence[float],
+        limit: int,
+        where: MetadataFilter | None = None,
     ) -> list[VectorHit]:
         """Exact cosine similarity over the scope."""
         self.faults.check("vectors.query_dense")
         hits = [
             VectorHit(chunk_id, _cosine(p.vector, vector), p.payload)
-            for chunk_id, p in self._in_scope(user_id, dataset_id)
+            for chunk_id, p in self._in_scope(user_id, dataset_id, where)
             if p.vector is not None
         ]
         return self._best(hits, limit)
 
     async def query_sparse(
-        self, user_id: str, dataset_id: str, sparse: SparseVector, limit: int
+        self,
+        user_id: str,
+        dataset_id: str,
+        sparse: SparseVector,
+        limit: int,
+        where: MetadataFilter | None = None,
     ) -> list[VectorHit]:
         """Plain dot product of the weights (no IDF); only points sharing a term are hits."""
         self.faults.check("vectors.query_sparse")
         query = dict(zip(sparse.indices, sparse.values, strict=True))
         hits = []
-        for chunk_id, p in self._in_scope(user_id, dataset_id):
+        for chunk_id, p in self._in_scope(user_id, dataset_id, where):
             if p.sparse is None:
                 continue
             pairs = zip(p.sparse.indices, p.sparse.values, strict=True)
@@ -206,8 +233,20 @@ class FakeKeywordIndex:
             self._store(doc)
         self.writes += 1
 
+    async def relabel_document(
+        self, user_id: str, dataset_id: str, doc_id: str, metadata: DocumentMetadata
+    ) -> None:
+        self.faults.check("keywords.relabel")
+        for doc in self.of_document(user_id, dataset_id, doc_id):
+            self._store(attrs.evolve(doc, metadata=metadata))
+
     async def search(
-        self, user_id: str, dataset_id: str, tokens: Sequence[str], limit: int
+        self,
+        user_id: str,
+        dataset_id: str,
+        tokens: Sequence[str],
+        limit: int,
+        where: MetadataFilter | None = None,
     ) -> list[KeywordHit]:
         """Score = occurrences of the query's distinct tokens in the chunk (exact tokens)."""
         self.faults.check("keywords.search")
@@ -215,6 +254,8 @@ class FakeKeywordIndex:
         hits = []
         for d in self.entries.values():
             if (d.user_id, d.dataset_id) != (user_id, dataset_id):
+                continue
+            if not matches(where, d.metadata.indexed()):
                 continue
             counts = Counter(t for t in d.tokens if t in wanted)
             if counts:

@@ -23,6 +23,9 @@ from ragline.testing.kits.chunks import ChunkRepositoryContract
 from ragline.testing.kits.documents import DocumentRepositoryContract
 from ragline.testing.kits.embedder import EmbedderContract
 from ragline.testing.kits.keyword_index import KeywordIndexContract
+from ragline.testing.kits.keyword_index import (
+    MetadataFilterContract as KeywordMetadataFilterContract,
+)
 from ragline.testing.kits.messaging import MessagingContract, MessagingHarness
 from ragline.testing.kits.model_configs import ModelConfigRepositoryContract
 from ragline.testing.kits.object_storage import ObjectStorageContract
@@ -33,6 +36,7 @@ from ragline.testing.kits.runs import ParseRunRepositoryContract
 from ragline.testing.kits.unit_of_work import UnavailableDatabaseContract, UnitOfWorkContract
 from ragline.testing.kits.uploads import UploadRepositoryContract
 from ragline.testing.kits.vector_index import FilteredTopKContract, VectorIndexContract
+from ragline.testing.kits.vector_index import MetadataFilterContract as VectorMetadataFilterContract
 from ragline.testing.parse_run import ParseRunMachine, RunStore
 from ragline.testing.parse_run.uow_store import UnitOfWorkRunStore
 from tests.fakes.indexes import FakeKeywordIndex, FakeVectorIndex
@@ -93,7 +97,7 @@ class TestFakeParseBatches(FakeStore, ParseBatchContract):
     pass
 
 
-class TestFakeVectorIndex(VectorIndexContract, FilteredTopKContract):
+class TestFakeVectorIndex(VectorIndexContract, FilteredTopKContract, VectorMetadataFilterContract):
     """Leaves out `IdfSparseRankingContract`: sparse scores are the plain dot product of the
     weights; the fake keeps no document frequencies."""
 
@@ -102,7 +106,7 @@ class TestFakeVectorIndex(VectorIndexContract, FilteredTopKContract):
         yield FakeVectorIndex()
 
 
-class TestFakeKeywordIndex(KeywordIndexContract):
+class TestFakeKeywordIndex(KeywordIndexContract, KeywordMetadataFilterContract):
     """The whole kit. (Its scores count the query terms' occurrences, not BM25; the kit
     asks for the ranking that both give.)"""
 

@@ -29,6 +29,7 @@ from types import TracebackType
 from typing import Any, Self
 
 from ragline.application.ports.repositories.chunks import ChunkRecord
+from ragline.application.ports.repositories.documents import StoredMetadata
 from ragline.application.ports.repositories.errors import DatabaseUnavailable, PersistenceError
 from ragline.application.ports.repositories.model_configs import (
     ChatConfig,
@@ -64,6 +65,7 @@ class FakeDatabase:
         self.runs: dict[str, ParseRun] = {}
         self.run_order: dict[str, int] = {}  # task_id -> insertion order (the SQL id)
         self.document_deleted_at: dict[str, datetime] = {}  # task_id -> the tombstone
+        self.labels: dict[DocumentScope, StoredMetadata] = {}  # document metadata
         self.heartbeats: dict[str, datetime] = {}  # task_id -> heartbeat_at
         self.chunks: dict[DocumentScope, dict[str, ChunkRecord]] = {}
         self.configs: dict[str, EmbeddingConfig] = {}
@@ -144,6 +146,7 @@ class FakeUnitOfWork:
         self.pending_outbox: dict[str, OutboxMessage] = {}
         self.pending_puts: list[str] = []
         self.pending_tombstones: dict[str, datetime] = {}
+        self.pending_labels: dict[DocumentScope, StoredMetadata] = {}
         self.pending_batches: dict[int, ParseBatch] = {}
         self.pending_holdings: set[tuple[str, str]] = set()
         self.pending_uploads: dict[tuple[str, str], UploadRecord] = {}
@@ -205,6 +208,7 @@ class FakeUnitOfWork:
         db.outbox.update(self.pending_outbox)
         db.outbox_puts.update(self.pending_puts)
         db.document_deleted_at.update(self.pending_tombstones)
+        db.labels.update(self.pending_labels)
         db.parse_batches.update(self.pending_batches)
         db.parse_holdings.update(self.pending_holdings)
         db.heartbeats.update(self.pending_heartbeats)
@@ -242,6 +246,7 @@ class FakeUnitOfWork:
         self.pending_logs, self.pending_runs, self.pending_chunks = {}, {}, {}
         self.pending_configs, self.pending_outbox, self.pending_tombstones = {}, {}, {}
         self.pending_batches = {}
+        self.pending_labels = {}
         self.pending_holdings = set()
         self.pending_heartbeats = {}
         self.pending_uploads = {}

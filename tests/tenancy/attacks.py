@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 import httpx
 from hypothesis import strategies as st
 
+from ragline.domain.metadata import Eq
 from tests.tenancy.world import (
     CACHE,
     CACHE_PREFIX,
@@ -447,6 +448,35 @@ def delete_own(world: World, draw: Draw, user: str, victim: Doc) -> None:
     assert answer.status_code in (200, 404, 409), answer.text
 
 
+def relabel_victims_document(world: World, draw: Draw, user: str, victim: Doc) -> None:
+    """PUT metadata on the victim's document id (ids overlap: the attacker may have one of
+    its own, which alone is relabelled), then filter on the label it set: the victim's
+    chunks keep theirs, and whatever the attacker finds with it is its own."""
+    url = f"/api/v1/documents/{victim.doc}/metadata"
+    label = f"set-by-{user}"
+    body = {"metadata": {"owner": user, "shared": label, "doc": victim.doc}}
+    theirs = marker(victim.user, victim.dataset, victim.doc)
+    labelled_before = world.raw(victim.user, victim.dataset, theirs, Eq("owner", victim.user))
+    answer = world.as_tenant(
+        user, "PUT", url, params={"dataset_id": victim.dataset, "user_id": victim.user}, json=body
+    )
+    world.settle(user, f"PUT metadata {user} -> {victim.user}/{victim.dataset}/{victim.doc}")
+    assert answer.status_code in (200, 404), answer.text
+    moved = world.raw(victim.user, victim.dataset, theirs, Eq("shared", label))
+    assert not any(moved.values()), f"{user}'s PUT relabelled {victim.user}'s chunks: {moved}"
+    labelled_after = world.raw(victim.user, victim.dataset, theirs, Eq("owner", victim.user))
+    for retriever, ids in labelled_before.items():
+        assert set(labelled_after[retriever]) == set(ids), (
+            f"{user}'s PUT changed {victim.user}'s labels ({retriever})"
+        )
+    owners = world.owners()
+    for ids in world.raw(user, victim.dataset, theirs, Eq("shared", label)).values():
+        for chunk_id in ids:
+            held = {(u, d) for (u, d, _) in owners.get(chunk_id, set())}
+            assert (user, victim.dataset) in held, f"{user} found {chunk_id} of {held}"
+    world.checks += 1
+
+
 def list_own(world: World, draw: Draw, user: str, victim: Doc) -> None:
     """The attacker's runs and documents (answers checked for foreign bytes)."""
     runs = world.as_tenant(user, "GET", "/api/v1/runs", params={"page_size": 200})
@@ -599,6 +629,7 @@ ATTACKS: tuple[Attack, ...] = (
     retry_victims_run,
     retry_message_for_victims_run,
     reindex_own,
+    relabel_victims_document,
     delete_own,
     list_own,
     parse_own,

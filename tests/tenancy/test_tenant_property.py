@@ -26,9 +26,12 @@ then the answer agreed for it (a 403 problem naming the field; a 404 exactly lik
 unknown sha256 or run; FAILED INVALID_TASK_CONTEXT on the broker).
 
 After the ingests, for every (user, dataset), as before: the three retrievers' raw results
-hold only the tenant's chunks; search over HTTP returns only its documents, whatever user_id
-the body names; the runs listing has only its runs; another tenant's run and its retry are
-404; a delete by one tenant leaves every other tenant's chunks, points and keyword docs.
+hold only the tenant's chunks, also under metadata filters every tenant's documents match
+(every task carries the label shared=tea and its owner's id; an upload carries none), and a
+filter naming another tenant's label finds nothing; search over HTTP (also with a filter)
+returns only its documents, whatever user_id the body names; the runs listing has only its
+runs; another tenant's run and its retry are 404; a delete by one tenant leaves every other
+tenant's chunks, points and keyword docs.
 
 CI size: 12 examples; `RAGLINE_CAMPAIGN=full` runs 100. The figures (examples, actions,
 checks, time) go to the JSON file named by `RAGLINE_CAMPAIGN_JSON`, if set.
@@ -48,6 +51,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from ragline.application.health import obtain
+from ragline.domain.metadata import AllOf, Eq, Exists, MetadataFilter, Range
 from tests.tenancy.attacks import ATTACKS, pick, victims_for
 from tests.tenancy.world import (
     DATASETS,
@@ -94,6 +98,12 @@ documents = st.lists(
 )
 
 
+FILTERS_EVERYONE_MATCHES: tuple[MetadataFilter, ...] = (
+    Eq("shared", "tea"),
+    AllOf((Exists("owner"), Range("doc", gte=0))),
+)
+
+
 def check_isolation(world: World, query: str) -> None:
     owners = world.owners()
     runs = [(d.user, d.dataset, d.doc) for d in world.docs.values()]
@@ -101,12 +111,29 @@ def check_isolation(world: World, query: str) -> None:
     for user, dataset in sorted(everyone):
         others = [(u, d, doc) for (u, d, doc) in runs if (u, d) != (user, dataset)]
         for text in [query, *(marker(*o) for o in others[:3])]:
-            for retriever, ids in world.raw(user, dataset, text).items():
-                for chunk_id in ids:
-                    held = {(u, d) for (u, d, _) in owners.get(chunk_id, set())}
-                    assert (user, dataset) in held, (
-                        f"{retriever} for {user}/{dataset} returned {chunk_id} of {held}"
-                    )
+            for where in (None, *FILTERS_EVERYONE_MATCHES):
+                for retriever, ids in world.raw(user, dataset, text, where).items():
+                    for chunk_id in ids:
+                        held = {(u, d) for (u, d, _) in owners.get(chunk_id, set())}
+                        assert (user, dataset) in held, (
+                            f"{retriever} for {user}/{dataset} returned {chunk_id} of {held}"
+                            f" (filter {where})"
+                        )
+        for other_owner in {u for (u, _, _) in others if u != user}:
+            found = world.raw(user, dataset, query, Eq("owner", other_owner))
+            assert not any(found.values()), f"{user}/{dataset} found {other_owner}'s label"
+        # a filtered search over HTTP, the body naming another user
+        labelled = {
+            "query": query,
+            "dataset_ids": [int(dataset)],
+            "top_k": 50,
+            "user_id": next(u for u in USERS if u != user),
+            "filter": {"eq": {"shared": "tea"}},
+        }
+        response = world.as_tenant(user, "POST", "/api/v1/search", json=labelled)
+        assert response.status_code == 200, response.text
+        for hit in response.json()["hits"]:
+            assert marker(user, dataset, int(hit["doc_id"])) in hit["text"], hit
         # over HTTP, with the user's token (the body names another user on purpose)
         other_user = next(u for u in USERS if u != user)
         body = {"query": query, "dataset_ids": [int(dataset)], "top_k": 50, "user_id": other_user}
@@ -240,11 +267,13 @@ def test_the_property_finds_a_leaky_retriever(tmp_path: Path) -> None:
             vectors = await obtain(leaky.container.vectors)
             honest = vectors.query_dense
 
-            async def everyone(user: str, dataset: str, vector: Any, limit: int) -> Any:
+            async def everyone(
+                user: str, dataset: str, vector: Any, limit: int, where: Any = None
+            ) -> Any:
                 hits = []
                 for u in USERS:
                     for d in DATASETS:
-                        hits += await honest(u, d, vector, limit)
+                        hits += await honest(u, d, vector, limit, where)
                 return sorted(hits, key=lambda h: -h.score)[:limit]
 
             vectors.query_dense = everyone

@@ -32,6 +32,7 @@ from ragline.adapters.inbound.http import ApiTokens, create_app
 from ragline.application.health import obtain
 from ragline.bootstrap.container import Container, container_for
 from ragline.bootstrap.entry import entry_for
+from ragline.domain.metadata import MetadataFilter
 from tests.fakes.models import FakeEmbedderResolver
 from tests.http.conftest import bearer
 
@@ -194,6 +195,9 @@ class World:
             "source_filename": f"{marker(doc.user, doc.dataset, doc.doc)}.{doc.file_type}",
             "md_bucket": MARKDOWN,
             "md_object_key": doc.md_key,
+            # every document carries the same shared label and its owner's: a metadata
+            # filter that leaked across tenants would match another tenant's chunks
+            "metadata": {"owner": doc.user, "shared": "tea", "doc": doc.doc},
         }
         if doc.image_prefix:
             body.update(image_bucket=MARKDOWN, image_prefix=doc.image_prefix)
@@ -345,17 +349,21 @@ class World:
         with sqlite3.connect(self.data_dir / "ragline.db") as db:
             return list(db.execute("SELECT chunk_id, text FROM chunk WHERE user_id = ?", (user,)))
 
-    def raw(self, user: str, dataset: str, query: str) -> dict[str, list[str]]:
-        """What each retriever returns for one tenant, before fusion."""
+    def raw(
+        self, user: str, dataset: str, query: str, where: MetadataFilter | None = None
+    ) -> dict[str, list[str]]:
+        """What each retriever returns for one tenant, before fusion (among the chunks
+        `where` keeps)."""
 
         async def ask() -> dict[str, list[str]]:
             c = self.container
             vectors, keywords = await obtain(c.vectors), await obtain(c.keywords)
             tokenizer, sparse = c.tokenizer(), c.sparse()
             embedder = await c.embedders().resolve(await self._config(user))
-            dense = await vectors.query_dense(user, dataset, embedder.embed_query(query), 500)
-            sparse_hits = await vectors.query_sparse(user, dataset, sparse.encode_query(query), 500)
-            bm25 = await keywords.search(user, dataset, tokenizer.tokenize(query), 500)
+            vector, sparse_query = embedder.embed_query(query), sparse.encode_query(query)
+            dense = await vectors.query_dense(user, dataset, vector, 500, where)
+            sparse_hits = await vectors.query_sparse(user, dataset, sparse_query, 500, where)
+            bm25 = await keywords.search(user, dataset, tokenizer.tokenize(query), 500, where)
             return {
                 "dense": [h.chunk_id for h in dense],
                 "sparse": [h.chunk_id for h in sparse_hits],

@@ -22,6 +22,13 @@ from ragline.application.search.use_case import (
     SearchHit,
     SearchUnavailable,
 )
+from ragline.domain.metadata import (
+    AllOf,
+    MetadataError,
+    MetadataFilter,
+    check_size,
+    parse_condition,
+)
 
 err = Console(stderr=True)
 
@@ -84,6 +91,17 @@ def _show(query: str, hits: list[SearchHit], explain: bool) -> None:
         )
 
 
+def metadata_filter(texts: list[str]) -> MetadataFilter | None:
+    """The `--filter` options as one filter: each one's condition, all of them required."""
+    try:
+        conditions = [parse_condition(text) for text in texts]
+        if not conditions:
+            return None
+        return conditions[0] if len(conditions) == 1 else check_size(AllOf(tuple(conditions)))
+    except MetadataError as error:
+        raise typer.BadParameter(str(error), param_hint="--filter") from None
+
+
 def _read_batch(handle: TextIO) -> list[tuple[str, str]]:
     queries: list[tuple[str, str]] = []
     for number, line in enumerate(handle, start=1):
@@ -113,11 +131,22 @@ def search(
     explain: bool = typer.Option(
         False, "--explain", help="Show each hit's rank in every retriever and its fused score."
     ),
+    filters: list[str] = typer.Option(
+        [],
+        "--filter",
+        metavar="CONDITION",
+        help=(
+            "Only documents whose metadata matches (repeat: all must): key=value,"
+            " key=a|b (any of), key>=v, key>v, key<=v, key<v (numbers or YYYY-MM-DD),"
+            " key? (has a value), 'A or B'; quote a value to keep it a string: key='\"2020\"'."
+        ),
+    ),
     data_dir: Path | None = DATA_DIR_OPTION,
 ) -> None:
     """Dense + sparse + BM25 retrieval, fused by weighted rank; child hits with parents."""
     if (query is None) == (batch is None):
         raise typer.BadParameter("give a QUERY or --batch FILE (not both)")
+    where = metadata_filter(filters)
     entry = entry_of(ctx, data_dir)
 
     def search_many(texts: list[str]) -> list[SearchAnswer]:
@@ -125,7 +154,7 @@ def search(
             hybrid_search = await entry.use_cases.hybrid_search()
             try:
                 answers: list[SearchAnswer] = await hybrid_search.search_many(
-                    texts, user, dataset, top_k
+                    texts, user, dataset, top_k, where
                 )
             except NoEmbeddingConfig:  # nothing of this user's was ever embedded: no hits
                 return [SearchAnswer([]) for _ in texts]

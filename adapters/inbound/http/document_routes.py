@@ -1,6 +1,7 @@
 """A dataset's documents: list them with their state (their index owner's), newest run and
 chunk counts; delete one from the chunk table, the vector and keyword indexes and the
-Markdown store; re-index one from its stored Markdown.
+Markdown store; re-index one from its stored Markdown; set its metadata (what search
+filters on).
 
 A user token acts for its own user whatever `user_id` says; another user's document is not
 found (404).
@@ -21,16 +22,22 @@ from ragline.adapters.inbound.http.schemas import (
     DeletedDocumentView,
     DocumentPageView,
     DocumentView,
+    MetadataBody,
+    MetadataView,
     Submitted,
+    plain_metadata,
 )
 from ragline.application.documents import (
     DeletedDocument,
     DocumentBusy,
     DocumentList,
     DocumentNotFound,
+    MetadataConflict,
     NotReindexable,
 )
+from ragline.application.ports.repositories.documents import StoredMetadata
 from ragline.application.tasks import ParseTaskCommand
+from ragline.domain.metadata import DocumentMetadata, MetadataError
 
 router = APIRouter(prefix="/api/v1", tags=["documents"], responses=PROBLEM_RESPONSES)
 
@@ -153,3 +160,35 @@ async def reindex_document(
     except (DocumentBusy, NotReindexable) as error:
         raise HTTPException(status.HTTP_409_CONFLICT, str(error)) from None
     return Submitted(task_id=task.task_id, routing_key=task.routing_key)
+
+
+@router.put("/documents/{doc_id}/metadata", response_model=MetadataView, responses=BUSY)
+async def set_document_metadata(
+    cases: UseCasesDep,
+    doc_id: Annotated[str, _id("12345")],
+    dataset_id: DatasetQuery,
+    body: MetadataBody,
+    caller: Annotated[Principal, Depends(principal)],
+    user_id: UserQuery = None,
+) -> MetadataView:
+    """Replace the document's metadata (the whole set: a key left out is removed) and
+    relabel its chunks in the vector and keyword indexes, so `filter` in POST
+    /api/v1/search sees the new values. Stored first, then relabelled: a 5xx after the
+    store leaves the indexes on the old values until the same PUT is repeated. Another
+    tenant's document, or one that does not exist, is not found (404); 409 when concurrent
+    writes kept winning."""
+    user = caller.acting_user(user_id)
+    try:
+        metadata = DocumentMetadata.from_plain(plain_metadata(body.metadata))
+    except MetadataError as error:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(error)) from None
+    set_metadata = await cases.set_document_metadata()
+    try:
+        stored: StoredMetadata = await set_metadata(
+            caller.caller, user, dataset_id, doc_id, metadata
+        )
+    except DocumentNotFound:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, "no such document") from None
+    except MetadataConflict as error:
+        raise HTTPException(status.HTTP_409_CONFLICT, str(error)) from None
+    return MetadataView(doc_id=doc_id, metadata=stored.metadata.as_plain(), version=stored.version)

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import date, datetime
 from importlib import resources
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, StrictFloat, StrictInt, StrictStr
 
 MAX_ID = 2**63 - 1
 """No id a route takes is larger (what a 64-bit column or a Java long holds): past it, a 422."""
@@ -96,6 +96,68 @@ class RetryResult(BaseModel):
     user_message: str | None
 
 
+FILTER_EXAMPLE: dict[str, JsonValue] = {
+    "and": [{"eq": {"author": "Ann"}}, {"range": {"year": {"gte": 2020}}}]
+}
+METADATA_EXAMPLE: dict[str, JsonValue] = {
+    "author": "Ann",
+    "year": 2021,
+    "tags": ["tea", "green"],
+    "published": {"date": "2024-05-01"},
+}
+
+
+class DateValue(BaseModel):
+    """A date metadata value (a bare string stays a string)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    date: date
+
+
+MetadataValue = StrictStr | StrictInt | StrictFloat | list[StrictStr] | DateValue
+MetadataValues = Annotated[
+    dict[str, MetadataValue],
+    Field(
+        max_length=32,
+        description=(
+            'Typed values: a string, a number, a list of strings or {"date": "YYYY-MM-DD"};'
+            " keys are 1-64 of a-z, 0-9 and _ starting with a letter; at most 32 keys,"
+            " strings of at most 256 characters, lists of at most 32 items,"
+            " numbers within ±1e12."
+        ),
+        examples=[METADATA_EXAMPLE],
+    ),
+]
+
+
+def plain_metadata(values: dict[str, MetadataValue] | None) -> dict[str, JsonValue] | None:
+    """The body's metadata as DocumentMetadata.from_plain reads it."""
+    if values is None:
+        return None
+    plain: dict[str, JsonValue] = {}
+    for key, value in values.items():
+        if isinstance(value, DateValue):
+            plain[key] = {"date": value.date.isoformat()}
+        elif isinstance(value, list):
+            plain[key] = list[JsonValue](value)
+        else:
+            plain[key] = value
+    return plain
+
+
+class MetadataBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    metadata: MetadataValues
+
+
+class MetadataView(BaseModel):
+    doc_id: str
+    metadata: dict[str, JsonValue] = Field(examples=[METADATA_EXAMPLE])
+    version: int = Field(description="Grows by one with every write.", examples=[1])
+
+
 class SearchRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -109,6 +171,18 @@ class SearchRequest(BaseModel):
     )
     doc_ids: list[str] | None = Field(
         None, max_length=200, description="Only hits of these documents (original_file_id)."
+    )
+    filter: dict[str, JsonValue] | None = Field(
+        None,
+        description=(
+            "Only chunks of documents whose metadata matches, applied inside every retriever"
+            " (a filtered search still returns top_k hits when that many chunks match). One"
+            ' operator per object: {"eq": {key: value}}, {"in": {key: [strings]}},'
+            ' {"range": {key: {"gte"|"gt"|"lte"|"lt": number or "YYYY-MM-DD"}}},'
+            ' {"exists": key}, {"and": [...]}, {"or": [...]}; a date value is'
+            ' {"date": "YYYY-MM-DD"} (docs/retrieval.md#metadata-filters).'
+        ),
+        examples=[FILTER_EXAMPLE],
     )
 
 

@@ -2,7 +2,11 @@
 
 Index layout: `text` is analysed by a whitespace-only analyzer (no lower-casing, no stemming),
 so the terms are exactly the PRETOKENIZE plan's tokens; chunk_id, doc_id, user_id, dataset_id
-and parent_id are `keyword` fields; `payload` is kept in `_source` but not indexed. The
+and parent_id are `keyword` fields; `payload` is kept in `_source` but not indexed; `meta`
+holds the document's metadata in the flat form, each field typed by its name's prefix
+through dynamic templates (`s_*` keyword, `n_*` double, `d_*` long: epoch days), so a search
+filter is a bool filter clause beside the scope's. Every distinct metadata key adds one
+field to the mapping (Elasticsearch bounds a mapping at 1000 fields by default). The
 document `_id` is a digest of (user_id, dataset_id, chunk_id), so rewriting a chunk replaces it.
 
 Writes: bulk requests of at most `bulk_size` actions, then one refresh so the data is
@@ -26,6 +30,15 @@ from ragline.application.ports.keyword_index import (
     KeywordIndexUnavailable,
     KeywordWriteFailed,
 )
+from ragline.domain.metadata import (
+    AllOf,
+    AnyOf,
+    DocumentMetadata,
+    Eq,
+    Exists,
+    In,
+    MetadataFilter,
+)
 
 _ERRORS = (TransportError, ApiError)  # connection errors and timeouts are TransportErrors
 MAX_QUERY_TERMS = 1024  # well under the default indices.query.bool.max_clause_count
@@ -43,7 +56,13 @@ MAPPINGS: dict[str, Any] = {
         "parent_id": {"type": "keyword"},
         "text": {"type": "text", "analyzer": "ragline_whitespace"},
         "payload": {"type": "object", "enabled": False},
+        "meta": {"type": "object", "dynamic": True},
     },
+    "dynamic_templates": [
+        {"meta_strings": {"path_match": "meta.s_*", "mapping": {"type": "keyword"}}},
+        {"meta_numbers": {"path_match": "meta.n_*", "mapping": {"type": "double"}}},
+        {"meta_days": {"path_match": "meta.d_*", "mapping": {"type": "long"}}},
+    ],
 }
 
 
@@ -88,7 +107,14 @@ class ElasticsearchKeywordIndex:
         if self._ready:
             return
         try:
-            if not await self._client.indices.exists(index=self._index):
+            if await self._client.indices.exists(index=self._index):
+                # an index from before metadata filters gains the `meta` mapping (additive)
+                await self._client.indices.put_mapping(
+                    index=self._index,
+                    properties={"meta": MAPPINGS["properties"]["meta"]},
+                    dynamic_templates=MAPPINGS["dynamic_templates"],
+                )
+            else:
                 try:
                     await self._client.indices.create(
                         index=self._index, settings=self._settings, mappings=MAPPINGS
@@ -143,6 +169,26 @@ class ElasticsearchKeywordIndex:
             raise KeywordWriteFailed(f"delete_by_query failures: {response['failures'][:1]}")
         return int(response.get("deleted", 0))
 
+    async def relabel_document(
+        self, user_id: str, dataset_id: str, doc_id: str, metadata: DocumentMetadata
+    ) -> None:
+        await self.ensure_index()
+        try:
+            response = await self._client.update_by_query(
+                index=self._index,
+                query={"bool": {"filter": _scope(user_id, dataset_id, doc_id=doc_id)}},
+                script={
+                    "source": "ctx._source.meta = params.meta",
+                    "lang": "painless",
+                    "params": {"meta": metadata.indexed()},
+                },
+                refresh=True,
+            )
+        except _ERRORS as exc:
+            raise KeywordWriteFailed(f"elasticsearch update_by_query: {exc}") from exc
+        if response.get("failures"):
+            raise KeywordWriteFailed(f"update_by_query failures: {response['failures'][:1]}")
+
     async def delete_chunks(self, user_id: str, dataset_id: str, chunk_ids: Sequence[str]) -> None:
         ids = list(dict.fromkeys(chunk_ids))
         if not ids:
@@ -163,14 +209,22 @@ class ElasticsearchKeywordIndex:
             raise KeywordWriteFailed(f"delete_by_query failures: {response['failures'][:1]}")
 
     async def search(
-        self, user_id: str, dataset_id: str, tokens: Sequence[str], limit: int
+        self,
+        user_id: str,
+        dataset_id: str,
+        tokens: Sequence[str],
+        limit: int,
+        where: MetadataFilter | None = None,
     ) -> list[KeywordHit]:
         terms = list(dict.fromkeys(t for t in tokens if t))[:MAX_QUERY_TERMS]
         if not terms or limit <= 0:
             return []
+        scope = _scope(user_id, dataset_id)
+        if where is not None:
+            scope.append(meta_clause(where))
         query = {
             "bool": {
-                "filter": _scope(user_id, dataset_id),
+                "filter": scope,
                 "should": [{"term": {"text": term}} for term in terms],
                 "minimum_should_match": 1,
             }
@@ -231,9 +285,28 @@ def _source(doc: KeywordDoc) -> dict[str, Any]:
         "parent_id": doc.parent_id,
         "text": " ".join(doc.tokens),
         "payload": dict(doc.payload),
+        "meta": doc.metadata.indexed(),
     }
 
 
 def _scope(user_id: str, dataset_id: str, **more: str) -> list[dict[str, Any]]:
     fields = {"user_id": user_id, "dataset_id": dataset_id, **more}
     return [{"term": {field: value}} for field, value in fields.items()]
+
+
+def meta_clause(where: MetadataFilter) -> dict[str, Any]:
+    """`where` as a query clause on the `meta` fields (used in filter context: no score)."""
+    if isinstance(where, AllOf):
+        return {"bool": {"filter": [meta_clause(part) for part in where.parts]}}
+    if isinstance(where, AnyOf):
+        parts = [meta_clause(part) for part in where.parts]
+        return {"bool": {"should": parts, "minimum_should_match": 1}}
+    if isinstance(where, Exists):
+        present = [{"exists": {"field": f"meta.{f}"}} for f in where.fields]
+        return {"bool": {"should": present, "minimum_should_match": 1}}
+    if isinstance(where, In):
+        return {"terms": {f"meta.{where.field}": list(where.values)}}
+    if isinstance(where, Eq):
+        return {"term": {f"meta.{where.field}": where.target}}
+    bounds = dict(zip(("gte", "gt", "lte", "lt"), where.indexed(), strict=True))
+    return {"range": {f"meta.{where.field}": {k: v for k, v in bounds.items() if v is not None}}}

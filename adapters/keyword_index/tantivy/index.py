@@ -3,7 +3,10 @@
 Fields: chunk_id, doc_id, user_id, dataset_id, parent_id (raw, stored), `uid` (raw: one term
 per chunk and scope, for replace-by-chunk), `text` (the plan's tokens joined by spaces, split
 back by Tantivy's whitespace tokenizer: no lower-casing, no stemming, so the PRETOKENIZE plan
-alone decides the terms), and `payload` (stored JSON bytes, not indexed).
+alone decides the terms; stored, so a relabel can rewrite a chunk), `payload` (stored JSON
+bytes, not indexed) and `meta` (the document's metadata, a JSON fast field: see where.py).
+An index written before `meta` existed (schema 1) does not open: delete its folder and
+re-index (`ragline ingest --force`).
 
 Concurrency: Tantivy allows one writer per index directory (a lock file, across processes).
 This adapter opens its writer on the first write or delete and keeps it until `close()`.
@@ -28,16 +31,18 @@ from typing import Any, TypeVar
 import tantivy
 
 from ragline.adapters.keyword_index.tantivy.group_commit import GroupCommitter
+from ragline.adapters.keyword_index.tantivy.where import meta_query, stored_meta
 from ragline.application.ports.keyword_index import (
     KeywordDoc,
     KeywordHit,
     KeywordIndexUnavailable,
     KeywordWriteFailed,
 )
+from ragline.domain.metadata import DocumentMetadata, MetadataFilter
 
 T = TypeVar("T")
 _SEP = "\x1f"  # unit separator: cannot be typed into an id by accident
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 def build_schema() -> tantivy.Schema:
@@ -45,8 +50,11 @@ def build_schema() -> tantivy.Schema:
     for name in ("chunk_id", "doc_id", "user_id", "dataset_id", "parent_id"):
         builder.add_text_field(name, stored=True, tokenizer_name="raw", index_option="basic")
     builder.add_text_field("uid", stored=False, tokenizer_name="raw", index_option="basic")
-    builder.add_text_field("text", stored=False, tokenizer_name="whitespace", index_option="freq")
+    builder.add_text_field("text", stored=True, tokenizer_name="whitespace", index_option="freq")
     builder.add_bytes_field("payload", stored=True, indexed=False)
+    builder.add_json_field(
+        "meta", stored=False, fast=True, tokenizer_name="raw", index_option="basic"
+    )
     return builder.build()
 
 
@@ -111,6 +119,30 @@ class TantivyKeywordIndex:
         await self._write(lambda: self._committer.submit(apply))
         return removed
 
+    async def relabel_document(
+        self, user_id: str, dataset_id: str, doc_id: str, metadata: DocumentMetadata
+    ) -> None:
+        query = self._scope(user_id, dataset_id, ("doc_id", doc_id))
+        meta = stored_meta(metadata.indexed())
+
+        def apply(writer: Any) -> bool:
+            # current searcher: this process holds the only writer (see delete_document)
+            searcher = self._index.searcher()
+            count = self._count(query)
+            if not count:
+                return False
+            for _, address in searcher.search(query, limit=count).hits:
+                stored = searcher.doc(address).to_dict()
+                fields = {name: values[0] for name, values in stored.items() if name != "meta"}
+                fields["uid"] = _uid(user_id, dataset_id, fields["chunk_id"])
+                if meta:
+                    fields["meta"] = meta
+                writer.delete_documents_by_term("uid", fields["uid"])
+                writer.add_document(tantivy.Document(**fields))
+            return True
+
+        await self._write(lambda: self._committer.submit(apply))
+
     async def delete_chunks(self, user_id: str, dataset_id: str, chunk_ids: Sequence[str]) -> None:
         uids = [_uid(user_id, dataset_id, c) for c in dict.fromkeys(chunk_ids)]
         if not uids:
@@ -124,12 +156,17 @@ class TantivyKeywordIndex:
         await self._write(lambda: self._committer.submit(apply))
 
     async def search(
-        self, user_id: str, dataset_id: str, tokens: Sequence[str], limit: int
+        self,
+        user_id: str,
+        dataset_id: str,
+        tokens: Sequence[str],
+        limit: int,
+        where: MetadataFilter | None = None,
     ) -> list[KeywordHit]:
         terms = list(dict.fromkeys(t for t in tokens if t))
         if not terms or limit <= 0:
             return []
-        return await self._run(lambda: self._search(user_id, dataset_id, terms, limit))
+        return await self._run(lambda: self._search(user_id, dataset_id, terms, limit, where))
 
     async def close(self) -> None:
         """Release the writer (and its lock file) after merges finish; idempotent."""
@@ -157,6 +194,8 @@ class TantivyKeywordIndex:
             "text": " ".join(doc.tokens),
             "payload": json.dumps(dict(doc.payload), ensure_ascii=False).encode("utf-8"),
         }
+        if doc.metadata:
+            fields["meta"] = stored_meta(doc.metadata.indexed())
         if doc.parent_id is not None:
             fields["parent_id"] = doc.parent_id
         return tantivy.Document(**fields)
@@ -182,7 +221,12 @@ class TantivyKeywordIndex:
         )
 
     def _search(
-        self, user_id: str, dataset_id: str, terms: list[str], limit: int
+        self,
+        user_id: str,
+        dataset_id: str,
+        terms: list[str],
+        limit: int,
+        where: MetadataFilter | None,
     ) -> list[KeywordHit]:
         text = tantivy.Query.boolean_query(
             [
@@ -199,6 +243,18 @@ class TantivyKeywordIndex:
                     tantivy.Query.const_score_query(self._scope(user_id, dataset_id), 0.0),
                 ),
             ]
+            + (
+                []
+                if where is None  # the metadata filter: also a constant-0 Must clause
+                else [
+                    (
+                        tantivy.Occur.Must,
+                        tantivy.Query.const_score_query(
+                            meta_query(self._index, self._schema, where), 0.0
+                        ),
+                    )
+                ]
+            )
         )
         self._index.reload()  # see the last commit, also one made by another process
         searcher = self._index.searcher()

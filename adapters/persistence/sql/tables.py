@@ -5,8 +5,9 @@ Tables: parsed_log (snapshot of each task as received), parse_run (the run state
 one column group per stage as in the source design), chunk (chunk truth rows), model_config
 (per-user model settings, API key encrypted), outbox (results waiting to be published),
 parse_batch (the parse cache: what was parsed, at which tier, which pages),
-parse_plan_lock (one row per (sha256, tier), locked while a request is planned) and
-parse_holding (which user holds which bytes: who may see their batches).
+parse_plan_lock (one row per (sha256, tier), locked while a request is planned),
+parse_holding (which user holds which bytes: who may see their batches) and
+document_metadata (a document's typed metadata, versioned for compare-and-set).
 The views the Java side reads (document_parsed_log, document_parse_pipeline) are created by
 migration 0008_java_views; this metadata holds tables only.
 """
@@ -280,5 +281,19 @@ parse_holding = Table(
     # user_id leads: the one question asked is "which of these sha256s does this user hold"
     Column("user_id", String(TENANT_ID), primary_key=True),
     Column("sha256", String(SHA256), primary_key=True),
+    **MYSQL_TABLE_ARGS,
+)
+
+document_metadata = Table(
+    "document_metadata",
+    metadata,
+    # one row per document and tenant scope (migration 0011); `metadata_json` is
+    # DocumentMetadata.as_plain() as JSON, `version` the compare-and-set counter
+    Column("user_id", String(TENANT_ID), primary_key=True),
+    Column("dataset_id", String(TENANT_ID), primary_key=True),
+    Column("doc_id", String(DOC_ID), primary_key=True),
+    Column("metadata_json", long_text(), nullable=False),
+    Column("version", Integer(), nullable=False),
+    Column("updated_at", UtcDateTime(), nullable=False),
     **MYSQL_TABLE_ARGS,
 )

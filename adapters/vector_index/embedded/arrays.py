@@ -114,17 +114,22 @@ class DenseMatrix:
             filled = end
         return cls(ids=ids, vectors=vectors)
 
-    def search(self, query: npt.ArrayLike, limit: int) -> tuple[Ids, Scores]:
-        """Cosine similarity (stored rows are unit length; the query is normalised here)."""
-        if not len(self.ids):
-            return self.ids, np.empty(0)
+    def search(
+        self, query: npt.ArrayLike, limit: int, allowed: Ids | None = None
+    ) -> tuple[Ids, Scores]:
+        """Cosine similarity (stored rows are unit length; the query is normalised here),
+        among the rows whose ids are in `allowed` if given (a metadata filter)."""
+        rows = None if allowed is None else np.flatnonzero(np.isin(self.ids, allowed))
+        if not len(self.ids) or (rows is not None and not len(rows)):
+            return self.ids[:0], np.empty(0)
         q = np.asarray(query, dtype=FLOAT)
         norm = float(np.linalg.norm(q))
         if norm > 0:
             q = q / norm
-        scores = self.vectors @ q
+        ids = self.ids if rows is None else self.ids[rows]
+        scores = (self.vectors if rows is None else self.vectors[rows]) @ q
         chosen = best(scores, limit)
-        return self.ids[chosen], scores[chosen].astype(np.float64)
+        return ids[chosen], scores[chosen].astype(np.float64)
 
 
 @attrs.frozen(eq=False)
@@ -180,10 +185,13 @@ class SparseColumns:
         )
         return cls(ids=ids, terms=terms[order], rows=owners[order], weights=weights[order])
 
-    def search(self, query: SparseVector, limit: int) -> tuple[Ids, Scores]:
+    def search(
+        self, query: SparseVector, limit: int, allowed: Ids | None = None
+    ) -> tuple[Ids, Scores]:
         """Qdrant's IDF modifier: score = sum over query terms t present in the point of
         q_t * w_t * ln((N - n_t + 0.5) / (n_t + 0.5) + 1), N = points with a sparse vector,
-        n_t = those holding t. Only points sharing a term with the query are hits."""
+        n_t = those holding t. Only points sharing a term with the query are hits, and with
+        `allowed` only those whose ids are in it (the IDF still counts every point)."""
         wanted = [
             (int(t), float(v))
             for t, v in zip(query.indices, query.values, strict=True)
@@ -212,6 +220,8 @@ class SparseColumns:
         ).astype(np.float64, copy=False)
         touched = np.zeros(n, dtype=bool)
         touched[hit_rows] = True
+        if allowed is not None:
+            touched &= np.isin(self.ids, allowed)
         candidates = np.flatnonzero(touched)
         chosen = candidates[best(totals[candidates], limit)]
         return self.ids[chosen], totals[chosen]

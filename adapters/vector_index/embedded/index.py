@@ -43,6 +43,7 @@ from ragline.adapters.vector_index.embedded.store import (
     PoolClosed,
     transaction,
 )
+from ragline.adapters.vector_index.embedded.where import condition
 from ragline.application.ports.embedder import EmbeddingDimensionMismatch
 from ragline.application.ports.sparse_encoder import SparseVector
 from ragline.application.ports.vector_index import (
@@ -53,6 +54,7 @@ from ragline.application.ports.vector_index import (
     VectorIndexError,
     VectorIndexUnavailable,
 )
+from ragline.domain.metadata import DocumentMetadata, MetadataFilter
 
 T = TypeVar("T")
 DENSE, SPARSE = "dense", "sparse"
@@ -62,12 +64,13 @@ WHERE = "the embedded vector index"  # in errors, instead of the file's path
 _BUSY = object()  # an inline attempt that would have waited for a lock
 
 _UPSERT = """
-INSERT INTO points (scope_id, chunk_id, doc_id, parent_id, extra, {column})
-VALUES (?, ?, ?, ?, ?, ?)
+INSERT INTO points (scope_id, chunk_id, doc_id, parent_id, extra, meta, {column})
+VALUES (?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (scope_id, chunk_id) DO UPDATE SET
     doc_id = excluded.doc_id,
     parent_id = excluded.parent_id,
     extra = excluded.extra,
+    meta = excluded.meta,
     {column} = excluded.{column}
 """
 _BUMP = "UPDATE scopes SET {column}_generation = {column}_generation + 1 WHERE id = ?"
@@ -173,6 +176,7 @@ class EmbeddedVectorIndex:
                         p.doc_id,
                         p.parent_id,
                         _extra_json(p.extra),
+                        _meta_json(p.metadata),
                         blob,
                     )
                     for (chunk_id, p), blob in zip(chunks, blobs, strict=True)
@@ -305,6 +309,36 @@ class EmbeddedVectorIndex:
             for column in (DENSE, SPARSE):
                 self._cache.drop((column, scope_id))
 
+    async def relabel_document(
+        self, user_id: str, dataset_id: str, doc_id: str, metadata: DocumentMetadata
+    ) -> None:
+        def relabel(connection: sqlite3.Connection) -> None:
+            with transaction(connection, write=True):
+                connection.execute(
+                    "UPDATE points SET meta = ? WHERE doc_id = ? AND scope_id ="
+                    " (SELECT id FROM scopes WHERE user_id = ? AND dataset_id = ?)",
+                    (_meta_json(metadata), doc_id, user_id, dataset_id),
+                )
+
+        await self._run(relabel)
+
+    @staticmethod
+    def _allowed(
+        connection: sqlite3.Connection, scope_id: int, column: str, where: MetadataFilter | None
+    ) -> Ids | None:
+        """The ids of the scope's points `where` keeps (None: no filter), read in the
+        caller's snapshot; the search then ranks only those."""
+        if where is None:
+            return None
+        params: list[object] = [scope_id]
+        sql = condition(where, params)
+        rows = connection.execute(
+            f"SELECT id FROM points WHERE scope_id = ? AND {column} IS NOT NULL"  # nosec B608
+            f" AND {sql}",  # only ? marks: the condition's values are parameters
+            params,
+        ).fetchall()
+        return np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
+
     async def delete_chunks(self, user_id: str, dataset_id: str, chunk_ids: Sequence[str]) -> None:
         ids = list(dict.fromkeys(chunk_ids))
         if not ids:
@@ -334,7 +368,12 @@ class EmbeddedVectorIndex:
                 self._cache.drop((column, scope_id))
 
     async def query_dense(
-        self, user_id: str, dataset_id: str, vector: Sequence[float], limit: int
+        self,
+        user_id: str,
+        dataset_id: str,
+        vector: Sequence[float],
+        limit: int,
+        where: MetadataFilter | None = None,
     ) -> list[VectorHit]:
         if limit < 1:
             return []
@@ -355,13 +394,19 @@ class EmbeddedVectorIndex:
                 if not isinstance(matrix, DenseMatrix):
                     matrix = DenseMatrix.load(connection, scope[0], dimension)
                     self._cache.put(key, generation, matrix)
-                ids, scores = matrix.search(query, limit)
+                allowed = self._allowed(connection, scope[0], DENSE, where)
+                ids, scores = matrix.search(query, limit, allowed)
                 return self._hits(connection, user_id, dataset_id, ids, scores)
 
         return await self._run(search)
 
     async def query_sparse(
-        self, user_id: str, dataset_id: str, sparse: SparseVector, limit: int
+        self,
+        user_id: str,
+        dataset_id: str,
+        sparse: SparseVector,
+        limit: int,
+        where: MetadataFilter | None = None,
     ) -> list[VectorHit]:
         if limit < 1 or sparse.is_empty():
             return []
@@ -376,7 +421,8 @@ class EmbeddedVectorIndex:
                 if not isinstance(columns, SparseColumns):
                     columns = SparseColumns.load(connection, scope[0])
                     self._cache.put(key, generation, columns)
-                ids, scores = columns.search(sparse, limit)
+                allowed = self._allowed(connection, scope[0], SPARSE, where)
+                ids, scores = columns.search(sparse, limit, allowed)
                 return self._hits(connection, user_id, dataset_id, ids, scores)
 
         return await self._run(search)
@@ -395,6 +441,12 @@ def _is_busy(error: sqlite3.OperationalError) -> bool:
     if code is not None:
         return code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
     return "locked" in str(error)
+
+
+def _meta_json(metadata: DocumentMetadata) -> str | None:
+    if not metadata:
+        return None
+    return json.dumps(metadata.indexed(), ensure_ascii=False, separators=(",", ":"))
 
 
 def _extra_json(extra: Mapping[str, str]) -> str | None:

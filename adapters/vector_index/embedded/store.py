@@ -24,7 +24,9 @@ FORMAT = "1"  # bump when the blob layout or the tables change
 
 # `scopes` gives each (user_id, dataset_id) a small integer id and two generation counters,
 # bumped in the same transaction as every write that changes that scope's dense or sparse
-# vectors, so a process holding arrays in memory knows when they are stale. Rows of `scopes`
+# vectors, so a process holding arrays in memory knows when they are stale. `points.meta` is
+# the document's metadata in the flat form (JSON), read by SQL only: relabelling a document
+# changes no vector, so it bumps no generation. Rows of `scopes`
 # are never deleted: a generation never goes back, so (scope id, generation) names one state.
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (
@@ -46,6 +48,7 @@ CREATE TABLE IF NOT EXISTS points (
     doc_id TEXT NOT NULL,
     parent_id TEXT,
     extra TEXT,
+    meta TEXT,
     dense BLOB,
     sparse BLOB,
     UNIQUE (scope_id, chunk_id)
@@ -142,6 +145,9 @@ class Connections:
             for statement in SCHEMA.split(";"):
                 if statement.strip():
                     connection.execute(statement)
+            columns = {row[1] for row in connection.execute("PRAGMA table_info(points)")}
+            if "meta" not in columns:  # a file from before metadata filters: same format
+                connection.execute("ALTER TABLE points ADD COLUMN meta TEXT")
             row = connection.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
             if row is None:
                 connection.execute("INSERT INTO meta (key, value) VALUES ('format', ?)", (FORMAT,))

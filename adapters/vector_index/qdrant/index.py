@@ -26,6 +26,7 @@ from qdrant_client import models
 from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
 
 from ragline.adapters.vector_index.qdrant import clients
+from ragline.adapters.vector_index.qdrant.where import payload_filter
 from ragline.application.ports.embedder import EmbeddingDimensionMismatch
 from ragline.application.ports.sparse_encoder import SparseVector
 from ragline.application.ports.vector_index import (
@@ -36,6 +37,7 @@ from ragline.application.ports.vector_index import (
     VectorIndexError,
     VectorIndexUnavailable,
 )
+from ragline.domain.metadata import DocumentMetadata, MetadataFilter
 
 DENSE = "dense"
 SPARSE = "sparse"
@@ -110,7 +112,13 @@ class QdrantVectorIndex:
         key = f"{user_id}\x1f{dataset_id}".encode("utf-8", "surrogatepass")
         return f"{self._collection}__{hashlib.sha256(key).hexdigest()[:32]}"
 
-    def _filter(self, user_id: str, dataset_id: str, doc_id: str | None) -> models.Filter | None:
+    def _filter(
+        self,
+        user_id: str,
+        dataset_id: str,
+        doc_id: str | None,
+        where: MetadataFilter | None = None,
+    ) -> models.Filter | None:
         wanted = {"doc_id": doc_id}
         if self._remote:
             wanted.update(user_id=user_id, dataset_id=dataset_id)
@@ -119,6 +127,8 @@ class QdrantVectorIndex:
             for key, value in wanted.items()
             if value is not None
         ]
+        if where is not None:
+            must.append(payload_filter(where))
         return models.Filter(must=must) if must else None
 
     @staticmethod
@@ -130,6 +140,7 @@ class QdrantVectorIndex:
             "doc_id": payload.doc_id,
             "parent_id": payload.parent_id,
             "extra": dict(payload.extra),
+            "meta": payload.metadata.indexed(),
         }
 
     @staticmethod
@@ -289,6 +300,22 @@ class QdrantVectorIndex:
 
         await self._run(delete)
 
+    async def relabel_document(
+        self, user_id: str, dataset_id: str, doc_id: str, metadata: DocumentMetadata
+    ) -> None:
+        name = self._name(user_id, dataset_id)
+        document = self._filter(user_id, dataset_id, doc_id)
+        assert document is not None  # doc_id always narrows it  # nosec B101
+        labels = {"meta": metadata.indexed()}  # a top-level key: replaced whole
+
+        def relabel() -> None:
+            if self._exists(name):
+                self._shared.client.set_payload(
+                    name, labels, points=models.FilterSelector(filter=document), wait=True
+                )
+
+        await self._run(relabel)
+
     async def delete_chunks(self, user_id: str, dataset_id: str, chunk_ids: Sequence[str]) -> None:
         name = self._name(user_id, dataset_id)
         ids: list[models.ExtendedPointId] = [
@@ -305,21 +332,31 @@ class QdrantVectorIndex:
         await self._run(delete)
 
     async def query_dense(
-        self, user_id: str, dataset_id: str, vector: Sequence[float], limit: int
+        self,
+        user_id: str,
+        dataset_id: str,
+        vector: Sequence[float],
+        limit: int,
+        where: MetadataFilter | None = None,
     ) -> list[VectorHit]:
         if limit < 1:
             return []
         if self._dimension is not None and len(vector) != self._dimension:
             raise EmbeddingDimensionMismatch(self._dimension, len(vector), "query")
         query = [float(x) for x in vector]
-        return await self._query(user_id, dataset_id, query, DENSE, limit)
+        return await self._query(user_id, dataset_id, query, DENSE, limit, where)
 
     async def query_sparse(
-        self, user_id: str, dataset_id: str, sparse: SparseVector, limit: int
+        self,
+        user_id: str,
+        dataset_id: str,
+        sparse: SparseVector,
+        limit: int,
+        where: MetadataFilter | None = None,
     ) -> list[VectorHit]:
         if limit < 1 or not sparse.indices:
             return []
-        return await self._query(user_id, dataset_id, _sparse(sparse), SPARSE, limit)
+        return await self._query(user_id, dataset_id, _sparse(sparse), SPARSE, limit, where)
 
     async def _query(
         self,
@@ -328,9 +365,10 @@ class QdrantVectorIndex:
         query: list[float] | models.SparseVector,
         using: str,
         limit: int,
+        where: MetadataFilter | None,
     ) -> list[VectorHit]:
         name = self._name(user_id, dataset_id)
-        query_filter = self._filter(user_id, dataset_id, None)
+        query_filter = self._filter(user_id, dataset_id, None, where)
 
         def search() -> list[VectorHit]:
             if not self._exists(name):

@@ -24,6 +24,7 @@ from ragline.application.tasks import (
     body_text,
 )
 from ragline.contracts import wire
+from ragline.domain.metadata import DocumentMetadata
 
 _SALVAGED_IDS = ("original_file_id", "document_parse_task_id", "user_id", "dataset_id")
 
@@ -34,16 +35,23 @@ def _plain(fields: dict[str, Any]) -> dict[str, Any]:
 
 
 def command_of(task: wire.ParseTask) -> ParseTaskCommand:
+    """The command of a decoded task. The wire model bounds the metadata as the domain
+    does; should the two ever disagree, MetadataError (a ValueError) is raised here."""
     fields = _plain(task.model_dump())
     fields["trigger_mode"] = TriggerMode(fields["trigger_mode"])
     fields["issued_by"] = TaskIssuer(fields["issued_by"])
     fields["pdf_parser_backend"] = PdfParserBackend(fields["pdf_parser_backend"])
+    if fields.get("metadata") is not None:
+        fields["metadata"] = DocumentMetadata.from_plain(fields["metadata"])
     return ParseTaskCommand(**fields)
 
 
 def task_message(task: ParseTaskCommand) -> wire.ParseTask:
     """The wire model of a command (validated: a command the schema refuses raises)."""
-    return wire.ParseTask.model_validate(_plain(attrs.asdict(task)))
+    fields = _plain(attrs.asdict(task, recurse=False))
+    if task.metadata is not None:
+        fields["metadata"] = task.metadata.as_plain()
+    return wire.ParseTask.model_validate(fields)
 
 
 def result_message(result: TaskResult) -> wire.ParseResult:

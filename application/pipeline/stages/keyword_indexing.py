@@ -12,7 +12,10 @@ import asyncio
 import contextlib
 from typing import ClassVar, Protocol
 
+import attrs
+
 from ragline.application.error_text import StageFailure, describe
+from ragline.application.metadata import catch_up, labels_of
 from ragline.application.pipeline.context import RunContext
 from ragline.application.pipeline.keyword_plan import KeywordPlan
 from ragline.application.pipeline.outputs import StageInputs, Takes
@@ -23,6 +26,7 @@ from ragline.application.pipeline.stages.pretokenize import (
     build_keyword_plan,
 )
 from ragline.application.ports.keyword_index import KeywordIndex, KeywordIndexUnavailable
+from ragline.domain.metadata import DocumentMetadata
 from ragline.domain.parse_run import FailureCode, Stage
 
 WRITE_BATCH = 5000  # docs per index write (each write commits)
@@ -64,6 +68,7 @@ class KeywordIndexingStage(PipelineStage[None]):
 
     async def _rebuild(self, ctx: RunContext, plan: KeywordPlan) -> None:
         index, scope = self.services.keywords, ctx.scope
+        labels = await labels_of(self.services.uow, scope)
         try:
             await index.delete_document(scope.user_id, scope.dataset_id, scope.doc_id)
         except Exception as error:
@@ -71,7 +76,16 @@ class KeywordIndexingStage(PipelineStage[None]):
         batches = plan.batches(WRITE_BATCH)
         try:
             while batch := await asyncio.to_thread(next, batches, None):
+                if labels.metadata:
+                    batch = [attrs.evolve(doc, metadata=labels.metadata) for doc in batch]
                 await index.write(batch)
+
+            async def relabel(metadata: DocumentMetadata) -> None:
+                await index.relabel_document(
+                    scope.user_id, scope.dataset_id, scope.doc_id, metadata
+                )
+
+            await catch_up(self.services.uow, scope, labels, relabel)
         except Exception as error:
             code = (
                 FailureCode.KEYWORD_INDEX_UNAVAILABLE

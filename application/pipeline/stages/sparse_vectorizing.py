@@ -9,7 +9,8 @@ import asyncio
 from collections.abc import AsyncIterator, Sequence
 from typing import ClassVar, Protocol
 
-from ragline.application.error_text import StageFailure
+from ragline.application.error_text import StageFailure, describe
+from ragline.application.metadata import catch_up, labels_of
 from ragline.application.pipeline.chunk_header import indexed_text
 from ragline.application.pipeline.context import RunContext
 from ragline.application.pipeline.outputs import StageInputs, Takes
@@ -25,6 +26,7 @@ from ragline.application.pipeline.stages.vectorizing import chunk_payload
 from ragline.application.ports.repositories.chunks import ChunkRecord
 from ragline.application.ports.sparse_encoder import SparseEncoder
 from ragline.application.ports.vector_index import SparsePoint
+from ragline.domain.metadata import DocumentMetadata
 from ragline.domain.parse_run import ChunkIndexStatus, FailureCode, Stage
 
 
@@ -67,6 +69,7 @@ class SparseVectorizingStage(PipelineStage[None]):
         tokenized = inputs.take(TokenizedChildren)
         known = tokenized.tokens if tokenized is not None else None
         headers, filename = services.settings.contextual_headers, ctx.task.source_filename
+        labels = await labels_of(services.uow, scope)
 
         async def encode_and_upsert(batch: Sequence[ChunkRecord]) -> None:
             if known is not None and all(c.chunk_id in known for c in batch):
@@ -82,7 +85,7 @@ class SparseVectorizingStage(PipelineStage[None]):
                 )
             await vectors.upsert_sparse(
                 [
-                    SparsePoint(c.chunk_id, s, chunk_payload(c))
+                    SparsePoint(c.chunk_id, s, chunk_payload(c, labels.metadata))
                     for c, s in zip(batch, sparse, strict=True)
                 ]
             )
@@ -99,4 +102,12 @@ class SparseVectorizingStage(PipelineStage[None]):
         )
         if not seen:
             raise StageFailure(FailureCode.SPARSE_VECTORIZING_FAILED, "the document has no chunks")
+
+        async def relabel(metadata: DocumentMetadata) -> None:
+            await vectors.relabel_document(scope.user_id, scope.dataset_id, scope.doc_id, metadata)
+
+        try:
+            await catch_up(services.uow, scope, labels, relabel)
+        except Exception as error:
+            raise StageFailure(FailureCode.SPARSE_VECTORIZING_FAILED, describe(error)) from error
         return None

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import ClassVar, Protocol
 
 from ragline.application.error_text import StageFailure, describe
+from ragline.application.metadata import catch_up, labels_of
 from ragline.application.pipeline.chunk_header import indexed_text
 from ragline.application.pipeline.context import RunContext
 from ragline.application.pipeline.outputs import StageInputs
@@ -30,12 +31,15 @@ from ragline.application.pipeline.stages.needs import HasVectors, TemplateNeeds
 from ragline.application.ports.embedder import Embedder, EmbeddingDimensionMismatch
 from ragline.application.ports.embedder_resolver import EmbedderResolver, UnusableEmbeddingConfig
 from ragline.application.ports.repositories.chunks import ChunkRecord
+from ragline.application.ports.repositories.documents import StoredMetadata
 from ragline.application.ports.vector_index import ChunkPayload, DensePoint
+from ragline.domain.metadata import DocumentMetadata
 from ragline.domain.parse_run import FailureCode, Stage
 
 
-def chunk_payload(chunk: ChunkRecord) -> ChunkPayload:
-    """What a vector point carries: tenant scope, document, parent and where it came from."""
+def chunk_payload(chunk: ChunkRecord, metadata: DocumentMetadata) -> ChunkPayload:
+    """What a vector point carries: tenant scope, document, parent, where it came from and
+    the document's metadata (what search filters on)."""
     scope = chunk.scope
     return ChunkPayload(
         user_id=scope.user_id,
@@ -43,6 +47,7 @@ def chunk_payload(chunk: ChunkRecord) -> ChunkPayload:
         doc_id=scope.doc_id,
         parent_id=chunk.parent_id,
         extra={"task_id": chunk.task_id, "canonical_path": chunk.canonical_path},
+        metadata=metadata,
     )
 
 
@@ -78,6 +83,7 @@ class VectorizingStage(PipelineStage[RememberedChildren | None]):
         )
 
         headers, filename = self.services.settings.contextual_headers, ctx.task.source_filename
+        labels = await labels_of(self.services.uow, ctx.scope)
 
         async def embed_and_upsert(batch: Sequence[ChunkRecord]) -> None:
             started = time.perf_counter()
@@ -94,7 +100,7 @@ class VectorizingStage(PipelineStage[RememberedChildren | None]):
                     raise EmbeddingDimensionMismatch(embedder.dimension, len(vector), "output")
             await self.services.vectors.upsert_dense(
                 [
-                    DensePoint(c.chunk_id, v, chunk_payload(c))
+                    DensePoint(c.chunk_id, v, chunk_payload(c, labels.metadata))
                     for c, v in zip(batch, vectors, strict=True)
                 ]
             )
@@ -108,7 +114,19 @@ class VectorizingStage(PipelineStage[RememberedChildren | None]):
         )
         if not seen:
             raise StageFailure(FailureCode.VECTORIZING_FAILED, "the document has no chunks")
+        await self._catch_up(ctx, labels)
         return kept if kept.children is not None else None
+
+    async def _catch_up(self, ctx: RunContext, labels: StoredMetadata) -> None:
+        scope, vectors = ctx.scope, self.services.vectors
+
+        async def relabel(metadata: DocumentMetadata) -> None:
+            await vectors.relabel_document(scope.user_id, scope.dataset_id, scope.doc_id, metadata)
+
+        try:
+            await catch_up(self.services.uow, scope, labels, relabel)
+        except Exception as error:
+            raise StageFailure(FailureCode.VECTORIZING_FAILED, describe(error)) from error
 
     async def _embedder(self, ctx: RunContext) -> Embedder:
         """Resolve and check the user's embedder before any chunk status moves."""

@@ -2,7 +2,8 @@
 
 A read model over the parse-run rows (the deletion mark is its one write, outside the
 aggregate): which documents a dataset has, which run owns a document's index, which stored
-objects a live document still names.
+objects a live document still names. Beside it, each document's metadata (its own table,
+written by compare-and-set on a version).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Protocol
 import attrs
 
 from ragline.application.ports.repositories.scope import DocumentScope
+from ragline.domain.metadata import DocumentMetadata
 from ragline.domain.parse_run import MarkdownLocation, ParseRun
 
 
@@ -59,6 +61,26 @@ class DocumentRepository(Protocol):
         its Markdown, or a run of `besides` that converted it as its source (file_type not
         md/markdown: a re-index run's source is the document's own converted Markdown)."""
         ...
+
+    async def metadata_of(self, scope: DocumentScope) -> StoredMetadata | None:
+        """The document's metadata and its version, or None if none was ever set."""
+        ...
+
+    async def put_metadata(
+        self, scope: DocumentScope, metadata: DocumentMetadata, *, expected_version: int
+    ) -> int:
+        """Compare-and-set: `expected_version` 0 inserts the row at version 1 (0 if a row
+        exists already); otherwise `UPDATE ... SET version = version + 1 WHERE version =
+        :expected_version`. Returns the rowcount (0: someone else wrote first)."""
+        ...
+
+
+@attrs.frozen
+class StoredMetadata:
+    """A document's metadata as stored; `version` grows by one with every write."""
+
+    metadata: DocumentMetadata
+    version: int
 
 
 @attrs.frozen

@@ -15,11 +15,16 @@ from ragline.application.ports.keyword_index import (
     KeywordIndexUnavailable,
     KeywordWriteFailed,
 )
-from ragline.testing.kits.keyword_index import KeywordIndexContract, doc, ids
+from ragline.testing.kits.keyword_index import (
+    KeywordIndexContract,
+    MetadataFilterContract,
+    doc,
+    ids,
+)
 from ragline.testing.services.fixtures import free_port
 
 
-class TestElasticsearchKeywordIndex(KeywordIndexContract):
+class TestElasticsearchKeywordIndex(KeywordIndexContract, MetadataFilterContract):
     @pytest.fixture
     async def keyword_index(self, elasticsearch_url: str) -> AsyncIterator[KeywordIndex]:
         yield ElasticsearchKeywordIndex(elasticsearch_url, index=f"kit-{uuid.uuid4().hex}")

@@ -13,10 +13,15 @@ from ragline.application.ports.keyword_index import (
     KeywordIndex,
     KeywordIndexUnavailable,
 )
-from ragline.testing.kits.keyword_index import KeywordIndexContract, doc, ids
+from ragline.testing.kits.keyword_index import (
+    KeywordIndexContract,
+    MetadataFilterContract,
+    doc,
+    ids,
+)
 
 
-class TestTantivyKeywordIndex(KeywordIndexContract):
+class TestTantivyKeywordIndex(KeywordIndexContract, MetadataFilterContract):
     @pytest.fixture
     async def keyword_index(self, tmp_path: Path) -> AsyncIterator[KeywordIndex]:
         yield TantivyKeywordIndex(tmp_path / "keyword")

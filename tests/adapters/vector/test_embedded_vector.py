@@ -31,6 +31,7 @@ from ragline.testing.kits.vector_index import (
     USER,
     FilteredTopKContract,
     IdfSparseRankingContract,
+    MetadataFilterContract,
     VectorIndexContract,
     dense,
     ids,
@@ -39,7 +40,9 @@ from ragline.testing.kits.vector_index import (
 )
 
 
-class TestEmbeddedVectorIndex(VectorIndexContract, IdfSparseRankingContract, FilteredTopKContract):
+class TestEmbeddedVectorIndex(
+    VectorIndexContract, IdfSparseRankingContract, FilteredTopKContract, MetadataFilterContract
+):
     @pytest.fixture
     async def vector_index(self, tmp_path: Path) -> AsyncIterator[VectorIndex]:
         yield EmbeddedVectorIndex(tmp_path / "vectors")

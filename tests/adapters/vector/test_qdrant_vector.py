@@ -26,6 +26,7 @@ from ragline.testing.kits.vector_index import (
     USER,
     FilteredTopKContract,
     IdfSparseRankingContract,
+    MetadataFilterContract,
     VectorIndexContract,
     dense,
     ids,
@@ -34,13 +35,17 @@ from ragline.testing.kits.vector_index import (
 )
 
 
-class TestQdrantLocalPath(VectorIndexContract, IdfSparseRankingContract, FilteredTopKContract):
+class TestQdrantLocalPath(
+    VectorIndexContract, IdfSparseRankingContract, FilteredTopKContract, MetadataFilterContract
+):
     @pytest.fixture
     async def vector_index(self, tmp_path: Path) -> AsyncIterator[VectorIndex]:
         yield QdrantVectorIndex("kit", path=str(tmp_path / "qdrant"))
 
 
-class TestQdrantInMemory(VectorIndexContract, IdfSparseRankingContract, FilteredTopKContract):
+class TestQdrantInMemory(
+    VectorIndexContract, IdfSparseRankingContract, FilteredTopKContract, MetadataFilterContract
+):
     @pytest.fixture
     async def vector_index(self) -> AsyncIterator[VectorIndex]:
         yield QdrantVectorIndex("kit", location=":memory:")

@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from ragline.application.ports.repositories.documents import DocumentPage
+from ragline.application.ports.repositories.documents import DocumentPage, StoredMetadata
 from ragline.application.ports.repositories.scope import DocumentScope
+from ragline.domain.metadata import DocumentMetadata
 from ragline.domain.parse_run import (
     MarkdownLocation,
     ParseRun,
@@ -17,6 +18,26 @@ from tests.fakes.repositories.base import FakeRepository, snapshot, utc
 
 class FakeDocuments(FakeRepository):
     """The documents view over the runs this unit sees (committed and its own)."""
+
+    def _labels(self, scope: DocumentScope) -> StoredMetadata | None:
+        if scope in self.uow.pending_labels:
+            return self.uow.pending_labels[scope]
+        return self.db.labels.get(scope)
+
+    async def metadata_of(self, scope: DocumentScope) -> StoredMetadata | None:
+        await self.check("documents.metadata_of")
+        return self._labels(scope)
+
+    async def put_metadata(
+        self, scope: DocumentScope, metadata: DocumentMetadata, *, expected_version: int
+    ) -> int:
+        await self.check("documents.put_metadata")
+        await self.uow.lock(("labels", scope))
+        stored = self._labels(scope)
+        if (stored.version if stored is not None else 0) != expected_version:
+            return 0
+        self.uow.pending_labels[scope] = StoredMetadata(metadata, expected_version + 1)
+        return 1
 
     def _all(self) -> list[ParseRun]:
         merged = dict(self.db.runs) | self.uow.pending_runs

@@ -1,21 +1,29 @@
 """The documents view on parse_run: a dataset's documents through their newest runs, the
 deletion mark (a compare-and-set on `document_deleted_at IS NULL`), and which stored objects
-a live document still names."""
+a live document still names; each document's metadata (a compare-and-set on `version`)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import ColumnElement, and_, false, func, not_, or_, select, update
+from sqlalchemy.exc import IntegrityError
 
 from ragline.adapters.persistence.sql.connection import ConnectionSlot
 from ragline.adapters.persistence.sql.errors import store_errors
 from ragline.adapters.persistence.sql.repositories.runs import row_to_run, rows_to_runs
-from ragline.adapters.persistence.sql.tables import parse_run, parsed_log, stage_prefix
-from ragline.application.ports.repositories.documents import DocumentPage
+from ragline.adapters.persistence.sql.tables import (
+    document_metadata,
+    parse_run,
+    parsed_log,
+    stage_prefix,
+)
+from ragline.application.ports.repositories.documents import DocumentPage, StoredMetadata
 from ragline.application.ports.repositories.scope import DocumentScope
+from ragline.domain.metadata import DocumentMetadata
 from ragline.domain.parse_run import MarkdownLocation, ParseRun, Stage, StageStatus
 
 PASSTHROUGH = ("md", "markdown")  # application.pipeline.context.MARKDOWN_PASSTHROUGH_TYPES
@@ -25,6 +33,59 @@ IN_USE_CHUNK = 50  # objects asked about per statement (each is one OR-ed pair o
 class SqlDocumentRepository:
     def __init__(self, slot: ConnectionSlot) -> None:
         self._slot = slot
+
+    @staticmethod
+    def _document(scope: DocumentScope) -> ColumnElement[bool]:
+        return and_(
+            document_metadata.c.user_id == scope.user_id,
+            document_metadata.c.dataset_id == scope.dataset_id,
+            document_metadata.c.doc_id == scope.doc_id,
+        )
+
+    async def metadata_of(self, scope: DocumentScope) -> StoredMetadata | None:
+        with store_errors("document_metadata get"):
+            result = await self._slot.conn.execute(
+                select(document_metadata.c.metadata_json, document_metadata.c.version).where(
+                    self._document(scope)
+                )
+            )
+            row = result.first()
+        if row is None:
+            return None
+        values = row._mapping
+        plain = json.loads(values["metadata_json"])
+        return StoredMetadata(DocumentMetadata.from_plain(plain), int(values["version"]))
+
+    async def put_metadata(
+        self, scope: DocumentScope, metadata: DocumentMetadata, *, expected_version: int
+    ) -> int:
+        text = json.dumps(metadata.as_plain(), ensure_ascii=False, separators=(",", ":"))
+        now = datetime.now(UTC)
+        conn = self._slot.conn
+        with store_errors("document_metadata put"):
+            if expected_version == 0:
+                try:
+                    async with conn.begin_nested():
+                        await conn.execute(
+                            document_metadata.insert().values(
+                                user_id=scope.user_id,
+                                dataset_id=scope.dataset_id,
+                                doc_id=scope.doc_id,
+                                metadata_json=text,
+                                version=1,
+                                updated_at=now,
+                            )
+                        )
+                except IntegrityError:
+                    return 0  # a row exists: someone wrote first
+                return 1
+            result = await conn.execute(
+                update(document_metadata)
+                .where(self._document(scope))
+                .where(document_metadata.c.version == expected_version)
+                .values(metadata_json=text, version=expected_version + 1, updated_at=now)
+            )
+        return int(result.rowcount)
 
     async def latest_per_document(
         self, user_id: str, dataset_id: str, *, offset: int = 0, limit: int = 50
