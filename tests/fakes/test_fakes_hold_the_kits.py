@@ -29,6 +29,7 @@ from ragline.testing.kits.object_storage import ObjectStorageContract
 from ragline.testing.kits.outbox import OutboxRepositoryContract
 from ragline.testing.kits.parse_batches import ParseBatchContract
 from ragline.testing.kits.parsed_logs import ParsedLogRepositoryContract
+from ragline.testing.kits.reembeddings import ReembeddingContract
 from ragline.testing.kits.runs import ParseRunRepositoryContract
 from ragline.testing.kits.unit_of_work import UnavailableDatabaseContract, UnitOfWorkContract
 from ragline.testing.kits.vector_index import VectorIndexContract
@@ -85,6 +86,10 @@ class TestFakeOutbox(FakeStore, OutboxRepositoryContract):
 
 
 class TestFakeParseBatches(FakeStore, ParseBatchContract):
+    pass
+
+
+class TestFakeReembeddings(FakeStore, ReembeddingContract):
     pass
 
 
