@@ -32,7 +32,7 @@ from ragline.testing.kits.parsed_logs import ParsedLogRepositoryContract
 from ragline.testing.kits.reembeddings import ReembeddingContract
 from ragline.testing.kits.runs import ParseRunRepositoryContract
 from ragline.testing.kits.unit_of_work import UnavailableDatabaseContract, UnitOfWorkContract
-from ragline.testing.kits.vector_index import VectorIndexContract
+from ragline.testing.kits.vector_index import VectorIndexContract, VectorSpacesContract
 from ragline.testing.parse_run import ParseRunMachine, RunStore
 from ragline.testing.parse_run.uow_store import UnitOfWorkRunStore
 from tests.fakes.indexes import FakeKeywordIndex, FakeVectorIndex
@@ -93,7 +93,7 @@ class TestFakeReembeddings(FakeStore, ReembeddingContract):
     pass
 
 
-class TestFakeVectorIndex(VectorIndexContract):
+class TestFakeVectorIndex(VectorIndexContract, VectorSpacesContract):
     """Leaves out `IdfSparseRankingContract`: sparse scores are the plain dot product of the
     weights; the fake keeps no document frequencies."""
 

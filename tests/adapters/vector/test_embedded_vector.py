@@ -31,6 +31,7 @@ from ragline.testing.kits.vector_index import (
     USER,
     IdfSparseRankingContract,
     VectorIndexContract,
+    VectorSpacesContract,
     dense,
     ids,
     sparse,
@@ -38,7 +39,7 @@ from ragline.testing.kits.vector_index import (
 )
 
 
-class TestEmbeddedVectorIndex(VectorIndexContract, IdfSparseRankingContract):
+class TestEmbeddedVectorIndex(VectorIndexContract, IdfSparseRankingContract, VectorSpacesContract):
     @pytest.fixture
     async def vector_index(self, tmp_path: Path) -> AsyncIterator[VectorIndex]:
         yield EmbeddedVectorIndex(tmp_path / "vectors")

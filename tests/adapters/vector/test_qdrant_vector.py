@@ -26,6 +26,7 @@ from ragline.testing.kits.vector_index import (
     USER,
     IdfSparseRankingContract,
     VectorIndexContract,
+    VectorSpacesContract,
     dense,
     ids,
     sparse,
@@ -33,13 +34,13 @@ from ragline.testing.kits.vector_index import (
 )
 
 
-class TestQdrantLocalPath(VectorIndexContract, IdfSparseRankingContract):
+class TestQdrantLocalPath(VectorIndexContract, IdfSparseRankingContract, VectorSpacesContract):
     @pytest.fixture
     async def vector_index(self, tmp_path: Path) -> AsyncIterator[VectorIndex]:
         yield QdrantVectorIndex("kit", path=str(tmp_path / "qdrant"))
 
 
-class TestQdrantInMemory(VectorIndexContract, IdfSparseRankingContract):
+class TestQdrantInMemory(VectorIndexContract, IdfSparseRankingContract, VectorSpacesContract):
     @pytest.fixture
     async def vector_index(self) -> AsyncIterator[VectorIndex]:
         yield QdrantVectorIndex("kit", location=":memory:")
