@@ -55,6 +55,8 @@ class Reembedding:
     finished_at: datetime | None = None
     error: str | None = None
     version: int = 0
+    source_dimension: int | None = None
+    """The dense dimension of the source generation, so its space can be swept after the swap."""
 
     @classmethod
     def plan(
@@ -65,12 +67,21 @@ class Reembedding:
         target_generation: int,
         target: EmbeddingSpec,
         at: datetime,
+        source_dimension: int | None = None,
     ) -> Reembedding:
         if target_generation <= source_generation:
             raise IllegalReembeddingMove(
                 f"generation {target_generation} does not follow {source_generation}"
             )
-        return cls(id, user_id, source_generation, target_generation, target, at)
+        return cls(
+            id,
+            user_id,
+            source_generation,
+            target_generation,
+            target,
+            at,
+            source_dimension=source_dimension,
+        )
 
     @property
     def is_active(self) -> bool:

@@ -42,7 +42,13 @@ def user() -> str:
 
 def planned(user_id: str, target: int = 1) -> Reembedding:
     return Reembedding.plan(
-        uuid.uuid4().hex, user_id, target - 1, target, EmbeddingSpec("openai", "模型-y", 768), T0
+        uuid.uuid4().hex,
+        user_id,
+        target - 1,
+        target,
+        EmbeddingSpec("openai", "模型-y", 768),
+        T0,
+        source_dimension=384,
     )
 
 

@@ -291,6 +291,7 @@ reembedding = Table(
     Column("provider", String(64), nullable=False),
     Column("model", String(255), nullable=False),
     Column("dimension", Integer(), nullable=False),
+    Column("source_dimension", Integer(), nullable=True),
     Column("status", String(STATUS), nullable=False),
     Column("total", Integer(), nullable=False),
     Column("done", Integer(), nullable=False),

@@ -69,6 +69,7 @@ def _to_reembedding(row: Row[Any]) -> Reembedding:
         finished_at=m["finished_at"],
         error=m["error"],
         version=int(m["version"]),
+        source_dimension=m["source_dimension"],
     )
 
 
@@ -209,6 +210,7 @@ class SqlReembeddingRepository:
             "provider": reembedding_.target.provider,
             "model": reembedding_.target.model,
             "dimension": reembedding_.target.dimension,
+            "source_dimension": reembedding_.source_dimension,
             "created_at": reembedding_.created_at,
         } | _state_columns(reembedding_)
         with store_errors("reembedding add"):

@@ -53,6 +53,7 @@ def upgrade() -> None:
         sa.Column("provider", sa.String(64), nullable=False),
         sa.Column("model", sa.String(255), nullable=False),
         sa.Column("dimension", sa.Integer(), nullable=False),
+        sa.Column("source_dimension", sa.Integer(), nullable=True),
         sa.Column("status", sa.String(16), nullable=False),
         sa.Column("total", sa.Integer(), nullable=False),
         sa.Column("done", sa.Integer(), nullable=False),
