@@ -125,9 +125,18 @@ class Reembeddings:
 
     async def cancel(self, reembedding_id: str, user_id: str | None, now: datetime) -> Reembedding:
         """One transaction: CANCELLED and the shadow dropped; then its points are removed."""
-        item = await self.get(reembedding_id, user_id)
+        await self.get(reembedding_id, user_id)
+        return await self._end(reembedding_id, now, None)
+
+    async def _end(self, reembedding_id: str, now: datetime, error: str | None) -> Reembedding:
+        """CANCELLED (no error) or FAILED, with the shadow dropped in the same transaction."""
+        async with self.uow() as uow:
+            item = await self._fresh(uow, reembedding_id)
         expected = item.version
-        item.cancel(now)
+        if error is None:
+            item.cancel(now)
+        else:
+            item.fail(error, now)
         async with self.uow() as uow:
             gens = await uow.reembeddings.generations(item.user_id)
             await uow.reembeddings.save(item, expected)
@@ -148,6 +157,9 @@ class Reembeddings:
                     return True
             except ConcurrentUpdate:
                 return True  # another worker moved it: look again next step
+            except EmbeddingDimensionMismatch as error:  # the model can never fill this space
+                await self._end(item.id, now, f"EMBEDDING_DIMENSION_UNSUPPORTED: {error}")
+                return True
         return False
 
     # -- the moves ------------------------------------------------------------------------
