@@ -16,7 +16,13 @@ import attrs
 from ragline.application.chunking.chunk_document import ChunkDocument
 from ragline.application.chunking.preview import PreviewChunks
 from ragline.application.debug import ExtractMarkdown, PublishTaskMessage, SubmitTask
-from ragline.application.documents import DeleteDocument, ListDocuments, ReindexDocument
+from ragline.application.documents import (
+    DeleteDocument,
+    EditChunk,
+    ListChunks,
+    ListDocuments,
+    ReindexDocument,
+)
 from ragline.application.evaluation import EvaluateRetrieval
 from ragline.application.health import CheckHealth
 from ragline.application.ingest.use_case import IngestFiles
@@ -26,6 +32,7 @@ from ragline.application.provisioning import ManageModelConfigs, ProvisionEmbedd
 from ragline.application.redrive import RedriveTaskDeadLetters
 from ragline.application.runs import ListRuns, RetryRun
 from ragline.application.search.use_case import HybridSearch
+from ragline.application.uploads import UploadDocument
 
 T = TypeVar("T")
 Build = Callable[[], Awaitable[T]]
@@ -48,6 +55,9 @@ class UseCases:
     list_documents: Build[ListDocuments]
     delete_document: Build[DeleteDocument]
     reindex_document: Build[ReindexDocument]
+    list_chunks: Build[ListChunks]
+    edit_chunk: Build[EditChunk]
+    upload_document: Build[UploadDocument]
     check_health: Build[CheckHealth]
     submit_task: Build[SubmitTask]
     publish_task_message: Build[PublishTaskMessage]

@@ -303,6 +303,10 @@ def pdf_backend(settings: Settings) -> PdfParserBackend:
     return PdfParserBackend(settings.pdf_backend)
 
 
+def upload_max_bytes(settings: Settings) -> int:
+    return settings.upload_max_mb * 1024 * 1024
+
+
 def page_counter() -> PageCounter:
     from ragline.adapters.page_counter.pdfium import PdfiumPageCounter
 

@@ -338,6 +338,12 @@ class Settings(BaseSettings):
         "only, as the default user.",
     )
     http_max_body_mb: int = Field(64, ge=1, description="Largest request body (uploads).")
+    upload_max_mb: int = Field(
+        64,
+        ge=1,
+        description="Largest file `POST /api/v1/datasets/{id}/documents` takes (413 past it, "
+        "nothing stored); a body is also bounded by http_max_body_mb.",
+    )
     http_header_timeout_seconds: float = Field(
         10.0,
         gt=0,

@@ -50,6 +50,11 @@ class KeywordIndex(Protocol):
         """Remove every chunk of one document in one scope; returns how many were removed."""
         ...
 
+    async def delete_chunks(self, user_id: str, dataset_id: str, chunk_ids: Sequence[str]) -> None:
+        """Remove these chunks in one scope (absent ids are no error); unsearchable on
+        return."""
+        ...
+
     async def write(self, docs: Sequence[KeywordDoc]) -> None:
         """Index (or replace, by chunk_id within the scope) the docs; searchable on return.
 

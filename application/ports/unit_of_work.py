@@ -26,6 +26,7 @@ from ragline.application.ports.repositories.parse_batches import ParseBatchRepos
 from ragline.application.ports.repositories.parsed_logs import ParsedLogRepository
 from ragline.application.ports.repositories.reembeddings import ReembeddingRepository
 from ragline.application.ports.repositories.runs import ParseRunRepository
+from ragline.application.ports.repositories.uploads import UploadRepository
 from ragline.domain.parse_run import RunEvent
 
 
@@ -54,6 +55,9 @@ class UnitOfWork(Protocol):
 
     @property
     def reembeddings(self) -> ReembeddingRepository: ...
+
+    @property
+    def uploads(self) -> UploadRepository: ...
 
     async def __aenter__(self) -> Self: ...
 

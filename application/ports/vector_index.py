@@ -91,6 +91,11 @@ class VectorIndex(Protocol):
         """Remove every point of one document in one scope (nothing else)."""
         ...
 
+    async def delete_chunks(self, user_id: str, dataset_id: str, chunk_ids: Sequence[str]) -> None:
+        """Remove these chunks' points (dense and sparse) in one scope; absent ids are no
+        error. A chunk switched off by its owner leaves every retriever this way."""
+        ...
+
     async def query_dense(
         self, user_id: str, dataset_id: str, vector: Sequence[float], limit: int
     ) -> list[VectorHit]:

@@ -33,7 +33,8 @@ VECTOR_INDEX: Port[VectorVendor, Build] = Port(
     part="vector_index",
     setting="vector_index",
     names=VectorVendor,
-    vendors={  # a new vendor: its factory above and one line here (docs/design/0007)
+    # a new vendor: its factory above and one line here (docs/design/0007-vendor-registry.md)
+    vendors={
         VectorVendor.EMBEDDED: Vendor(embedded, "embedded"),
         VectorVendor.QDRANT: Vendor(qdrant, "qdrant", lambda s: s.qdrant.url or "local"),
     },

@@ -266,9 +266,85 @@ class ChunkRepositoryContract(StoreContract):
                 pages += [(c.chunk_id, c.scope.dataset_id) for c in page]
                 after = pages[-1]
             assert pages == indexed  # children with a vector only, every dataset, once
+            disabled = indexed[0]
+            where = here if disabled[1] == here.dataset_id else there
+            assert await uow.chunks.set_enabled(where, disabled[0], enabled=False) == 1
+            page = await uow.chunks.list_user_children(user, limit=len(indexed))
+            assert [(c.chunk_id, c.scope.dataset_id) for c in page] == indexed[1:]
+            indexed = indexed[1:]
             first, last = indexed[1][0], indexed[-2][0]
             ranged = await uow.chunks.list_user_children(user, first=first, last=last)
             assert [(c.chunk_id, c.scope.dataset_id) for c in ranged] == [
                 x for x in indexed if first <= x[0] <= last
             ]
             assert all(c.text for c in ranged)
+
+    async def test_parents_page_with_their_children(self, uow_factory: UnitOfWorkFactory) -> None:
+        doc, neighbour = scope(), scope(doc_id=uid("doc"))
+        records = chunk_set(doc, uid("task"), parents=3, per_parent=2)
+        async with uow_factory() as uow:
+            await uow.chunks.replace_document(doc, records)
+            await uow.chunks.replace_document(neighbour, chunk_set(neighbour, uid("task")))
+            await uow.commit()
+        parents = [r for r in records if r.is_parent]
+        async with uow_factory() as uow:
+            first = await uow.chunks.list_parents(doc, limit=2)
+            rest = await uow.chunks.list_parents(doc, after_order_index=first[-1].order_index)
+            kids = await uow.chunks.children_of(doc, [p.chunk_id for p in first])
+            assert await uow.chunks.children_of(neighbour, [p.chunk_id for p in first]) == []
+        assert [*first, *rest] == parents
+        assert kids == [r for r in children(records) if r.parent_id in {p.chunk_id for p in first}]
+
+    async def test_enabled_is_a_compare_and_set(self, uow_factory: UnitOfWorkFactory) -> None:
+        doc = scope()
+        records = chunk_set(doc, uid("task"), parents=1, per_parent=3)
+        kid = children(records)[1]
+        async with uow_factory() as uow:
+            await uow.chunks.replace_document(doc, records)
+            await uow.commit()
+        async with uow_factory() as uow:
+            assert await uow.chunks.set_enabled(doc, kid.chunk_id, enabled=True) == 0  # already
+            assert await uow.chunks.set_enabled(doc, kid.chunk_id, enabled=False) == 1
+            assert await uow.chunks.set_enabled(doc, kid.chunk_id, enabled=False) == 0
+            other = scope(doc_id=uid("doc"))
+            assert await uow.chunks.set_enabled(other, kid.chunk_id, enabled=True) == 0
+            await uow.commit()
+        async with uow_factory() as uow:
+            stored = {r.chunk_id: r for r in await uow.chunks.list_document(doc)}
+            # a disabled chunk is listed but never paged for indexing
+            indexed = await uow.chunks.list_children(doc)
+            assert stored[kid.chunk_id].enabled is False
+            assert kid.chunk_id not in {c.chunk_id for c in indexed}
+            assert len(indexed) == 2
+            assert await uow.chunks.set_enabled(doc, kid.chunk_id, enabled=True) == 1
+            await uow.commit()
+        async with uow_factory() as uow:
+            assert len(await uow.chunks.list_children(doc)) == 3
+
+    async def test_replace_text_is_a_compare_and_set(self, uow_factory: UnitOfWorkFactory) -> None:
+        doc = scope()
+        records = chunk_set(doc, uid("task"), parents=1, per_parent=2)
+        parent, kid = records[0], children(records)[0]
+        async with uow_factory() as uow:
+            await uow.chunks.replace_document(doc, records)
+            await uow.chunks.move_dense(doc, [kid.chunk_id], BEGIN_INDEXING)
+            await uow.chunks.move_dense(doc, [kid.chunk_id], COMPLETE)
+            await uow.commit()
+        new = "新的文本 edited text"
+        async with uow_factory() as uow:
+            assert await uow.chunks.replace_text(doc, kid.chunk_id, expected="stale", text=new) == 0
+            assert (
+                await uow.chunks.replace_text(doc, parent.chunk_id, expected=parent.text, text=new)
+                == 0
+            )  # a parent is not edited
+            assert (
+                await uow.chunks.replace_text(doc, kid.chunk_id, expected=kid.text, text=new) == 1
+            )
+            assert (
+                await uow.chunks.replace_text(doc, kid.chunk_id, expected=kid.text, text=new) == 0
+            )
+            await uow.commit()
+        async with uow_factory() as uow:
+            (stored,) = await uow.chunks.get_many(doc.user_id, doc.dataset_id, [kid.chunk_id])
+        assert (stored.text, stored.edited) == (new, True)
+        assert stored.dense_status is stored.sparse_status is ChunkIndexStatus.PENDING

@@ -147,6 +147,19 @@ class KeywordIndexContract:
         assert await index.delete_document(USER, DATASET, "A") == 0
         assert await index.delete_document(USER, DATASET, "never-written") == 0
 
+    async def test_delete_chunks_removes_only_those(self, index: KeywordIndex) -> None:
+        await index.write(
+            [
+                doc("a1", "common alpha"),
+                doc("a2", "common alpha two"),
+                doc("a1", "common other scope", user_id="other"),
+            ]
+        )
+        await index.delete_chunks(USER, DATASET, ["a1", "never-written"])
+        assert ids(await index.search(USER, DATASET, ["common"], 10)) == ["a2"]
+        assert ids(await index.search("other", DATASET, ["common"], 10)) == ["a1"]
+        await index.delete_chunks(USER, DATASET, ["a1"])  # again: no error
+
     async def test_rewrite_after_delete(self, index: KeywordIndex) -> None:
         await index.write([doc("c1", "old words", doc_id="A"), doc("c2", "old text", doc_id="A")])
         assert await index.delete_document(USER, DATASET, "A") == 2

@@ -190,6 +190,22 @@ class VectorIndexContract:
         assert ids(await ready.query_dense(USER, "dataset-2", E1, 10)) == ["other-dataset"]
         await ready.delete_document(USER, DATASET, "doc-a")  # again: nothing left, no error
 
+    async def test_delete_chunks_removes_only_those_points(self, ready: VectorIndex) -> None:
+        await ready.upsert_dense(
+            [
+                dense("a1", E1),
+                dense("a2", E1),
+                dense("a1", E1, user_id="user-2"),  # the same id in another scope stays
+            ]
+        )
+        await ready.upsert_sparse([sparse("a1", {1: 1.0}), sparse("a2", {1: 1.0})])
+        await ready.delete_chunks(USER, DATASET, ["a1", "never-written"])
+        assert ids(await ready.query_dense(USER, DATASET, E1, 10)) == ["a2"]
+        assert ids(await ready.query_sparse(USER, DATASET, sv({1: 1.0}), 10)) == ["a2"]
+        assert ids(await ready.query_dense("user-2", DATASET, E1, 10)) == ["a1"]
+        await ready.delete_chunks(USER, DATASET, ["a1"])  # again: no error
+        await ready.delete_chunks("nobody", DATASET, ["a1"])  # a scope never written
+
     async def test_tenants_never_see_each_other(self, ready: VectorIndex) -> None:
         scopes = [(USER, DATASET), ("user-2", DATASET), (USER, "dataset-2")]
         for user_id, dataset_id in scopes:

@@ -118,6 +118,11 @@ class FakeVectorIndex:
             != (user_id, dataset_id, doc_id)
         }
 
+    async def delete_chunks(self, user_id: str, dataset_id: str, chunk_ids: Sequence[str]) -> None:
+        self.faults.check("vectors.delete_chunks")
+        for chunk_id in chunk_ids:
+            self.points.pop((user_id, dataset_id, chunk_id), None)
+
     def _in_scope(self, user_id: str, dataset_id: str) -> list[tuple[str, _Point]]:
         return [(key[2], p) for key, p in self.points.items() if key[:2] == (user_id, dataset_id)]
 
@@ -197,6 +202,11 @@ class FakeKeywordIndex:
             del self.entries[(doc.user_id, doc.dataset_id, doc.chunk_id)]
         self.deletes += 1
         return len(gone)
+
+    async def delete_chunks(self, user_id: str, dataset_id: str, chunk_ids: Sequence[str]) -> None:
+        self.faults.check("keywords.delete_chunks")
+        for chunk_id in chunk_ids:
+            self.entries.pop((user_id, dataset_id, chunk_id), None)
 
     def _store(self, doc: KeywordDoc) -> None:
         key = (doc.user_id, doc.dataset_id, doc.chunk_id)

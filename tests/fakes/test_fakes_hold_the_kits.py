@@ -32,6 +32,7 @@ from ragline.testing.kits.parsed_logs import ParsedLogRepositoryContract
 from ragline.testing.kits.reembeddings import ReembeddingContract
 from ragline.testing.kits.runs import ParseRunRepositoryContract
 from ragline.testing.kits.unit_of_work import UnavailableDatabaseContract, UnitOfWorkContract
+from ragline.testing.kits.uploads import UploadRepositoryContract
 from ragline.testing.kits.vector_index import VectorIndexContract, VectorSpacesContract
 from ragline.testing.parse_run import ParseRunMachine, RunStore
 from ragline.testing.parse_run.uow_store import UnitOfWorkRunStore
@@ -73,6 +74,10 @@ class TestFakeParsedLogs(FakeStore, ParsedLogRepositoryContract):
 
 
 class TestFakeChunks(FakeStore, ChunkRepositoryContract):
+    pass
+
+
+class TestFakeUploads(FakeStore, UploadRepositoryContract):
     pass
 
 

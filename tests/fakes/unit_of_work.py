@@ -38,6 +38,7 @@ from ragline.application.ports.repositories.model_configs import (
 from ragline.application.ports.repositories.outbox import OutboxMessage
 from ragline.application.ports.repositories.parsed_logs import ParsedLog
 from ragline.application.ports.repositories.scope import DocumentScope
+from ragline.application.ports.repositories.uploads import UploadRecord
 from ragline.domain.parse_batch import ParseBatch
 from ragline.domain.parse_run import ParseRun, RunEvent
 from ragline.domain.reembedding import CopyBatch, Generations, Reembedding
@@ -50,6 +51,7 @@ from tests.fakes.repositories.parse_batches import FakeParseBatches
 from tests.fakes.repositories.parsed_logs import FakeParsedLogs
 from tests.fakes.repositories.reembeddings import FakeReembeddings
 from tests.fakes.repositories.runs import FakeRuns
+from tests.fakes.repositories.uploads import FakeUploads
 
 LOCK_TIMEOUT_SECONDS = 5.0
 
@@ -76,6 +78,7 @@ class FakeDatabase:
         self.generations: dict[str, Generations] = {}
         self.reembeddings: dict[str, Reembedding] = {}
         self.copy_batches: dict[tuple[str, int], CopyBatch] = {}  # (reembedding_id, seq)
+        self.uploads: dict[tuple[str, str], UploadRecord] = {}  # (user_id, key)
         self.outbox_puts: Counter[str] = Counter()  # committed outbox.put calls per task_id
         self.commits = 0
         self.units_opened = 0  # units of work asked of the factory
@@ -148,6 +151,7 @@ class FakeUnitOfWork:
         self.pending_tombstones: dict[str, datetime] = {}
         self.pending_batches: dict[int, ParseBatch] = {}
         self.pending_holdings: set[tuple[str, str]] = set()
+        self.pending_uploads: dict[tuple[str, str], UploadRecord] = {}
         self.pending_heartbeats: dict[str, datetime] = {}
         self.pending_generations: dict[str, Generations] = {}
         self.pending_reembeddings: dict[str, Reembedding] = {}
@@ -162,6 +166,7 @@ class FakeUnitOfWork:
         self.outbox = FakeOutbox(self)
         self.parse_batches = FakeParseBatches(self)
         self.reembeddings = FakeReembeddings(self)
+        self.uploads = FakeUploads(self)
         self._active = False
         self._owner = object()
 
@@ -215,6 +220,7 @@ class FakeUnitOfWork:
         db.generations.update(self.pending_generations)
         db.reembeddings.update(self.pending_reembeddings)
         db.copy_batches.update(self.pending_copy_batches)
+        db.uploads.update(self.pending_uploads)
         if any(
             (
                 self.pending_logs,
@@ -255,4 +261,5 @@ class FakeUnitOfWork:
         self.pending_heartbeats = {}
         self.pending_generations, self.pending_reembeddings = {}, {}
         self.pending_copy_batches = {}
+        self.pending_uploads = {}
         self.pending_puts = []

@@ -12,6 +12,7 @@ broker). So a leaky check shows as the byte it leaked, not only as a wrong statu
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
@@ -503,6 +504,75 @@ def redrive_every_tenants_tasks(world: World, draw: Draw, user: str, victim: Doc
     assert answer.status_code == 403, answer.text
 
 
+def chunks_of_victim(world: World, draw: Draw, user: str, victim: Doc) -> None:
+    """GET the chunks of the victim's document id (ids overlap): the attacker's own
+    document of that id, or 404; never a row of the victim's (the answer is checked for
+    its bytes)."""
+    url = f"/api/v1/documents/{victim.doc}/chunks"
+    params = {"dataset_id": victim.dataset, "user_id": victim.user, "limit": 100}
+    answer = world.as_tenant(user, "GET", url, params=params)
+    assert answer.status_code in (200, 404), answer.text
+    if answer.status_code == 200:
+        owners = world.owners()
+        mine = (user, victim.dataset, str(victim.doc))
+        for family in answer.json()["parents"]:
+            for chunk in (family["parent"], *family["children"]):
+                assert mine in owners[chunk["chunk_id"]], f"{chunk['chunk_id']} is not {user}'s"
+    world.settle(user, f"chunks of {victim.dataset}/{victim.doc}")
+
+
+def patch_victims_chunk(world: World, draw: Draw, user: str, victim: Doc) -> None:
+    """Switch off or re-word a chunk of the victim's document: 404, and the victim's rows
+    and what each retriever returns it are as they were."""
+    scope = (victim.user, victim.dataset, str(victim.doc))
+    chunk_id = pick(draw, sorted(c for c, held in world.owners().items() if scope in held))
+    chunk_id = chunk_id or f"gone-{victim.task_id}"  # its owner deleted it meanwhile
+    body = draw(st.sampled_from([{"enabled": False}, {"text": f"{marker(user, '0', 0)} mine"}]))
+    query = marker(victim.user, victim.dataset, victim.doc)
+    rows, found = world.chunk_texts(victim.user), world.raw(victim.user, victim.dataset, query)
+    url = f"/api/v1/documents/{victim.doc}/chunks/{chunk_id}"
+    params = {"dataset_id": victim.dataset, "user_id": victim.user}
+    answer = world.as_tenant(user, "PATCH", url, params=params, json=body)
+    assert answer.status_code == 404, answer.text
+    assert world.chunk_texts(victim.user) == rows, "another tenant's PATCH changed the rows"
+    assert world.raw(victim.user, victim.dataset, query) == found, "the retrievers changed"
+    world.settle(user, f"patch {chunk_id}")
+
+
+def upload_own(world: World, draw: Draw, user: str, victim: Doc) -> None:
+    """Upload bytes naming the victim's user, dataset and document id: stored under the
+    attacker's own prefix as the attacker's document; the victim's rows unchanged."""
+    words = draw(st.lists(st.sampled_from(SHARED), min_size=2, max_size=5))
+    data = " ".join([marker(user, victim.dataset, victim.doc), *words]).encode()
+    world.held[user].add(hashlib.sha256(data).hexdigest())
+    rows = world.chunk_texts(victim.user)
+    answer = world.as_tenant(
+        user,
+        "POST",
+        f"/api/v1/datasets/{victim.dataset}/documents",
+        params={"user_id": victim.user},
+        files={"file": ("notes.txt", data)},
+        data={"doc_id": str(victim.doc)},
+    )
+    assert answer.status_code == 202, answer.text
+    body = answer.json()
+    assert body["source_object_key"].startswith(f"{user}/uploads/"), body
+    run = world.finished(body["task_id"])
+    world.docs[body["task_id"]] = Doc(
+        body["task_id"],
+        user,
+        victim.dataset,
+        victim.doc,
+        body["file_type"],
+        body["source_object_key"],
+        "",
+        None,
+        run["pipeline_status"],
+    )
+    world.settle(user, f"upload as {victim.dataset}/{victim.doc}")
+    assert world.chunk_texts(victim.user) == rows, "an upload changed another tenant's rows"
+
+
 ATTACKS: tuple[Attack, ...] = (
     submit_source_of_victim,
     submit_source_markdown_of_victim,
@@ -533,6 +603,9 @@ ATTACKS: tuple[Attack, ...] = (
     list_own,
     parse_own,
     redrive_every_tenants_tasks,
+    chunks_of_victim,
+    patch_victims_chunk,
+    upload_own,
 )
 
 NEEDS_A_FAILED_RUN = frozenset({retry_victims_run, retry_message_for_victims_run})

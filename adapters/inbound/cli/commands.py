@@ -2,6 +2,7 @@
 
 from ragline.adapters.inbound.cli import (  # noqa: F401
     chunk,
+    chunks,
     doctor,
     evaluate,
     ingest,

@@ -20,6 +20,7 @@ from ragline.adapters.inbound.entry import Entry
 from ragline.adapters.inbound.http import (
     chunk_routes,
     debug_routes,
+    document_chunk_routes,
     document_routes,
     health_routes,
     model_config_routes,
@@ -29,9 +30,11 @@ from ragline.adapters.inbound.http import (
     run_routes,
     search_routes,
     task_routes,
+    upload_routes,
 )
 from ragline.adapters.inbound.http.auth import ApiTokens
 from ragline.adapters.inbound.http.body_limit import BodyLimit
+from ragline.adapters.inbound.http.console import install as install_console
 from ragline.adapters.inbound.http.loopback import LoopbackGuard
 from ragline.adapters.inbound.http.work_gate import WorkGate
 
@@ -89,7 +92,9 @@ def create_app(
     for module in (
         debug_routes,
         run_routes,
+        document_chunk_routes,  # first: its examples run before the re-index example's run
         document_routes,
+        upload_routes,
         model_config_routes,
         search_routes,
         chunk_routes,
@@ -100,6 +105,7 @@ def create_app(
     ):
         app.include_router(module.router)
     app.include_router(parse_routes.adr_router)
+    install_console(app)
 
     @app.middleware("http")
     async def measured(

@@ -143,6 +143,25 @@ class ElasticsearchKeywordIndex:
             raise KeywordWriteFailed(f"delete_by_query failures: {response['failures'][:1]}")
         return int(response.get("deleted", 0))
 
+    async def delete_chunks(self, user_id: str, dataset_id: str, chunk_ids: Sequence[str]) -> None:
+        ids = list(dict.fromkeys(chunk_ids))
+        if not ids:
+            return
+        await self.ensure_index()
+        try:
+            response = await self._client.delete_by_query(
+                index=self._index,
+                query={
+                    "bool": {"filter": [*_scope(user_id, dataset_id), {"terms": {"chunk_id": ids}}]}
+                },
+                refresh=True,
+                conflicts="proceed",
+            )
+        except _ERRORS as exc:
+            raise KeywordWriteFailed(f"elasticsearch delete_by_query: {exc}") from exc
+        if response.get("failures"):
+            raise KeywordWriteFailed(f"delete_by_query failures: {response['failures'][:1]}")
+
     async def search(
         self, user_id: str, dataset_id: str, tokens: Sequence[str], limit: int
     ) -> list[KeywordHit]:

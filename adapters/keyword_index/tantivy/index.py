@@ -111,6 +111,18 @@ class TantivyKeywordIndex:
         await self._write(lambda: self._committer.submit(apply))
         return removed
 
+    async def delete_chunks(self, user_id: str, dataset_id: str, chunk_ids: Sequence[str]) -> None:
+        uids = [_uid(user_id, dataset_id, c) for c in dict.fromkeys(chunk_ids)]
+        if not uids:
+            return
+
+        def apply(writer: Any) -> bool:
+            for uid in uids:
+                writer.delete_documents_by_term("uid", uid)
+            return True
+
+        await self._write(lambda: self._committer.submit(apply))
+
     async def search(
         self, user_id: str, dataset_id: str, tokens: Sequence[str], limit: int
     ) -> list[KeywordHit]:

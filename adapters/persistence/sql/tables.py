@@ -25,6 +25,7 @@ from sqlalchemy import (
     String,
     Table,
     UniqueConstraint,
+    text,
 )
 
 from ragline.adapters.persistence.sql.types import UtcDateTime, long_binary, long_text
@@ -34,6 +35,7 @@ TASK_ID = 256  # contracts.wire.parse_task.TASK_ID_MAX_CHARS
 CLAIM_OWNER = 64  # an outbox relay pass: "<relay id>/<pass>"
 TENANT_ID = 64  # user_id, dataset_id
 DOC_ID = 128
+UPLOAD_KEY = 128  # the Idempotency-Key header of an upload
 CHUNK_ID = 128
 BUCKET = 255
 OBJECT_KEY = 1024
@@ -169,9 +171,24 @@ chunk = Table(
     Column("span_end", Integer(), nullable=False),
     Column("dense_status", String(STATUS), nullable=True),
     Column("sparse_status", String(STATUS), nullable=True),
+    Column("enabled", Boolean(), nullable=False, server_default=text("TRUE")),
+    Column("edited", Boolean(), nullable=False, server_default=text("FALSE")),
     # doc_id first: a lookup by (user_id, dataset_id, chunk_id) must not be able to use
     # this index by its prefix (see repositories/chunks.py); listing uses all four columns.
     Index(None, "doc_id", "user_id", "dataset_id", "order_index"),
+    **MYSQL_TABLE_ARGS,
+)
+
+upload = Table(
+    "upload",
+    metadata,
+    Column("user_id", String(TENANT_ID), primary_key=True),
+    Column("idempotency_key", String(UPLOAD_KEY), primary_key=True),
+    Column("sha256", String(64), nullable=False),
+    Column("dataset_id", String(TENANT_ID), nullable=False),
+    Column("doc_id", String(DOC_ID), nullable=False),
+    Column("task_id", String(TASK_ID), nullable=False),
+    Column("created_at", UtcDateTime(), nullable=False),
     **MYSQL_TABLE_ARGS,
 )
 

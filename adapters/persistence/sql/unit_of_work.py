@@ -23,6 +23,7 @@ from ragline.adapters.persistence.sql.repositories.parse_batches import SqlParse
 from ragline.adapters.persistence.sql.repositories.parsed_logs import SqlParsedLogRepository
 from ragline.adapters.persistence.sql.repositories.reembeddings import SqlReembeddingRepository
 from ragline.adapters.persistence.sql.repositories.runs import SqlParseRunRepository
+from ragline.adapters.persistence.sql.repositories.uploads import SqlUploadRepository
 from ragline.adapters.persistence.sql.sqlite_connection import InlineEngine
 from ragline.application.ports.clock import Clock
 from ragline.application.ports.repositories.errors import PersistenceError
@@ -50,6 +51,7 @@ class SqlUnitOfWork:
         self.outbox = SqlOutboxRepository(self._slot, clock)
         self.parse_batches = SqlParseBatchRepository(self._slot)
         self.reembeddings = SqlReembeddingRepository(self._slot)
+        self.uploads = SqlUploadRepository(self._slot)
         self._events: list[RunEvent] = []
 
     async def __aenter__(self) -> Self:

@@ -308,6 +308,34 @@ class EmbeddedVectorIndex:
             for column in (DENSE, SPARSE):
                 self._cache.drop((column, scope_id))
 
+    async def delete_chunks(self, user_id: str, dataset_id: str, chunk_ids: Sequence[str]) -> None:
+        ids = list(dict.fromkeys(chunk_ids))
+        if not ids:
+            return
+
+        def delete(connection: sqlite3.Connection) -> int | None:
+            with transaction(connection, write=True):
+                scope = self._scope(connection, user_id, dataset_id, DENSE)
+                if scope is None:
+                    return None
+                deleted = 0
+                for start in range(0, len(ids), 500):
+                    part = ids[start : start + 500]
+                    marks = ", ".join("?" * len(part))
+                    deleted += connection.execute(
+                        f"DELETE FROM points WHERE scope_id = ? AND chunk_id IN ({marks})",  # nosec B608
+                        (scope[0], *part),
+                    ).rowcount
+                if deleted:
+                    for column in (DENSE, SPARSE):
+                        connection.execute(_BUMP.format(column=column), (scope[0],))
+                return scope[0]
+
+        scope_id = await self._run(delete)
+        if scope_id is not None:
+            for column in (DENSE, SPARSE):
+                self._cache.drop((column, scope_id))
+
     async def query_dense(
         self, user_id: str, dataset_id: str, vector: Sequence[float], limit: int
     ) -> list[VectorHit]:

@@ -293,6 +293,21 @@ class QdrantVectorIndex:
 
         await self._run(delete)
 
+    async def delete_chunks(self, user_id: str, dataset_id: str, chunk_ids: Sequence[str]) -> None:
+        name = self._name(user_id, dataset_id)
+        ids: list[models.ExtendedPointId] = [
+            point_id(user_id, dataset_id, c) for c in dict.fromkeys(chunk_ids)
+        ]
+        if not ids:
+            return
+        selector = models.PointIdsList(points=ids)
+
+        def delete() -> None:
+            if self._exists(name):
+                self._shared.client.delete(name, points_selector=selector, wait=True)
+
+        await self._run(delete)
+
     async def query_dense(
         self, user_id: str, dataset_id: str, vector: Sequence[float], limit: int
     ) -> list[VectorHit]:

@@ -31,7 +31,7 @@ from ragline.application.ports.tokenizer import Tokenizer
 from ragline.domain.parse_run import FailureCode, Stage
 
 
-def _plan(
+def keyword_docs(
     tokenizer: Tokenizer, children: Sequence[ChunkRecord], filename: str, headers: bool
 ) -> list[KeywordDoc]:
     return [
@@ -75,12 +75,16 @@ async def build_keyword_plan(
     headers = services.settings.contextual_headers
     try:
         if known is not None:
-            docs = await asyncio.to_thread(_plan, services.tokenizer, known, filename, headers)
+            docs = await asyncio.to_thread(
+                keyword_docs, services.tokenizer, known, filename, headers
+            )
             tokens = {doc.chunk_id: list(doc.tokens) for doc in docs}
             await asyncio.to_thread(plan.add, docs)
         else:
             async for page in child_pages(services, scope):
-                docs = await asyncio.to_thread(_plan, services.tokenizer, page, filename, headers)
+                docs = await asyncio.to_thread(
+                    keyword_docs, services.tokenizer, page, filename, headers
+                )
                 await asyncio.to_thread(plan.add, docs)
         await asyncio.to_thread(plan.seal)
     except Exception as error:

@@ -35,6 +35,10 @@ class ChunkRecord:
     span_end: int
     dense_status: ChunkIndexStatus | None = None
     sparse_status: ChunkIndexStatus | None = None
+    enabled: bool = True
+    """False: switched off by its owner; in no index, skipped by indexing."""
+    edited: bool = False
+    """Its text was replaced by its owner (a re-chunking of the document drops edits)."""
 
     @property
     def is_parent(self) -> bool:
@@ -55,9 +59,37 @@ class ChunkRepository(Protocol):
     async def list_children(
         self, scope: DocumentScope, *, after_order_index: int = -1, limit: int = 1000
     ) -> list[ChunkRecord]:
-        """One page of the document's child chunks: order_index > `after_order_index`, in
-        order_index order, at most `limit`. Indexing pages through a document with it, so a
-        huge file never holds all its chunks in memory at once."""
+        """One page of the document's enabled child chunks: order_index >
+        `after_order_index`, in order_index order, at most `limit`. Indexing pages through a
+        document with it, so a huge file never holds all its chunks in memory at once, and a
+        disabled chunk is never indexed again."""
+        ...
+
+    async def list_parents(
+        self, scope: DocumentScope, *, after_order_index: int = -1, limit: int = 50
+    ) -> list[ChunkRecord]:
+        """One page of the document's parent chunks (order_index > `after_order_index`, in
+        order_index order, at most `limit`): the keyset a chunk listing pages by."""
+        ...
+
+    async def children_of(
+        self, scope: DocumentScope, parent_ids: Sequence[str]
+    ) -> list[ChunkRecord]:
+        """Every child (enabled or not) of these parents of the document, in order_index
+        order."""
+        ...
+
+    async def set_enabled(self, scope: DocumentScope, chunk_id: str, *, enabled: bool) -> int:
+        """`UPDATE ... SET enabled=:enabled WHERE <chunk> AND enabled = NOT :enabled`;
+        returns the rowcount (0: no such chunk, or it already was so)."""
+        ...
+
+    async def replace_text(
+        self, scope: DocumentScope, chunk_id: str, *, expected: str, text: str
+    ) -> int:
+        """A child's text from `expected` to `text` (compare-and-set on the old text), marked
+        edited, both index statuses back to PENDING; returns the rowcount (0: no such child,
+        or its text is no longer `expected`)."""
         ...
 
     async def get_many(
@@ -107,8 +139,8 @@ class ChunkRepository(Protocol):
         after: tuple[str, str] | None = None,
         limit: int = 1000,
     ) -> list[ChunkRecord]:
-        """One page of the user's child chunks (every dataset) whose dense vector is stored
-        (dense_status SUCCESS), `first <= chunk_id <= last` when given, past `after` (the
+        """One page of the user's enabled child chunks (every dataset) whose dense vector is
+        stored (dense_status SUCCESS), `first <= chunk_id <= last` when given, past `after` (the
         last page's (chunk_id, dataset_id)), in (chunk_id, dataset_id) order, at most
         `limit`: what a re-embedding copies (chunk ids are hex digests, so every store
         orders them alike)."""

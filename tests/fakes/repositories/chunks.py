@@ -52,9 +52,51 @@ class FakeChunks(FakeRepository):
         later = [
             c
             for c in self._doc(scope).values()
-            if not c.is_parent and c.order_index > after_order_index
+            if not c.is_parent and c.enabled and c.order_index > after_order_index
         ]
         return sorted(later, key=lambda c: c.order_index)[:limit]
+
+    async def list_parents(
+        self, scope: DocumentScope, *, after_order_index: int = -1, limit: int = 50
+    ) -> list[ChunkRecord]:
+        await self.check("chunks.list_parents")
+        later = [
+            c
+            for c in self._doc(scope).values()
+            if c.is_parent and c.order_index > after_order_index
+        ]
+        return sorted(later, key=lambda c: (c.order_index, c.chunk_id))[:limit]
+
+    async def children_of(
+        self, scope: DocumentScope, parent_ids: Sequence[str]
+    ) -> list[ChunkRecord]:
+        await self.check("chunks.children_of")
+        wanted = set(parent_ids)
+        kids = [c for c in self._doc(scope).values() if c.parent_id in wanted]
+        return sorted(kids, key=lambda c: (c.order_index, c.chunk_id))
+
+    async def set_enabled(self, scope: DocumentScope, chunk_id: str, *, enabled: bool) -> int:
+        await self.check("chunks.set_enabled")
+        rows = await self._writable(scope)
+        row = rows.get(chunk_id)
+        if row is None or row.enabled is enabled:
+            return 0
+        rows[chunk_id] = attrs.evolve(row, enabled=enabled)
+        return 1
+
+    async def replace_text(
+        self, scope: DocumentScope, chunk_id: str, *, expected: str, text: str
+    ) -> int:
+        await self.check("chunks.replace_text")
+        rows = await self._writable(scope)
+        row = rows.get(chunk_id)
+        if row is None or row.is_parent or row.text != expected:
+            return 0
+        pending = ChunkIndexStatus.PENDING
+        rows[chunk_id] = attrs.evolve(
+            row, text=text, edited=True, dense_status=pending, sparse_status=pending
+        )
+        return 1
 
     async def get_many(
         self, user_id: str, dataset_id: str, chunk_ids: Sequence[str]
@@ -155,6 +197,7 @@ class FakeChunks(FakeRepository):
                 if scope.user_id == user_id
                 for c in self._doc(scope).values()
                 if not c.is_parent
+                and c.enabled
                 and c.dense_status is ChunkIndexStatus.SUCCESS
                 and (first is None or c.chunk_id >= first)
                 and (last is None or c.chunk_id <= last)

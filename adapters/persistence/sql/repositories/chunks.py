@@ -27,6 +27,7 @@ from sqlalchemy import (
     func,
     or_,
     select,
+    true,
     update,
 )
 
@@ -77,6 +78,8 @@ def chunk_to_row(record: ChunkRecord) -> dict[str, Any]:
         "span_end": record.span_end,
         "dense_status": None if record.dense_status is None else record.dense_status.value,
         "sparse_status": None if record.sparse_status is None else record.sparse_status.value,
+        "enabled": record.enabled,
+        "edited": record.edited,
     }
 
 
@@ -86,7 +89,7 @@ def rows_to_chunks(rows: Iterable[Sequence[Any]]) -> list[ChunkRecord]:
     (or decoded) once per call."""
     (chunk_id, user_id, dataset_id, doc_id, task_id, parent_id, order_index, text) = range(8)
     (section_path, canonical_path, node_id, node_type, source_type) = range(8, 13)
-    (span_start, span_end, dense, sparse) = range(13, 17)
+    (span_start, span_end, dense, sparse, enabled, edited) = range(13, 19)
     scopes: dict[tuple[str, str, str], DocumentScope] = {}
     paths: dict[str, tuple[str, ...]] = {}
     records = []
@@ -116,6 +119,8 @@ def rows_to_chunks(rows: Iterable[Sequence[Any]]) -> list[ChunkRecord]:
                 span_end=int(row[span_end]),
                 dense_status=_status(row[dense]),
                 sparse_status=_status(row[sparse]),
+                enabled=bool(row[enabled]),
+                edited=bool(row[edited]),
             )
         )
     return records
@@ -139,6 +144,8 @@ _COLUMN_ORDER = (
     "span_end",
     "dense_status",
     "sparse_status",
+    "enabled",
+    "edited",
 )
 if tuple(c.name for c in chunk.columns) != _COLUMN_ORDER:  # not an assert: kept under -O
     raise RuntimeError("rows_to_chunks reads by position: the chunk columns changed order")
@@ -194,6 +201,7 @@ def _children_page(limit: int) -> Select[Any]:
         select(chunk)
         .where(_IN_DOCUMENT_BOUND)
         .where(chunk.c.parent_id.is_not(None))
+        .where(chunk.c.enabled == true())
         .where(chunk.c.order_index > bindparam("b_after", type_=chunk.c.order_index.type))
         .order_by(chunk.c.order_index, chunk.c.chunk_id)
         .limit(limit)
@@ -257,6 +265,59 @@ class SqlChunkRepository:
             )
             rows = result.all()
         return rows_to_chunks(rows)
+
+    async def list_parents(
+        self, scope: DocumentScope, *, after_order_index: int = -1, limit: int = 50
+    ) -> list[ChunkRecord]:
+        with store_errors("chunk list_parents"):
+            result = await self._slot.conn.execute(
+                select(chunk)
+                .where(_in_document(scope))
+                .where(chunk.c.parent_id.is_(None))
+                .where(chunk.c.order_index > after_order_index)
+                .order_by(chunk.c.order_index, chunk.c.chunk_id)
+                .limit(limit)
+            )
+            rows = result.all()
+        return rows_to_chunks(rows)
+
+    async def children_of(
+        self, scope: DocumentScope, parent_ids: Sequence[str]
+    ) -> list[ChunkRecord]:
+        found: list[ChunkRecord] = []
+        with store_errors("chunk children_of"):
+            for ids in _slices(parent_ids):
+                result = await self._slot.conn.execute(
+                    select(chunk).where(_in_document(scope)).where(chunk.c.parent_id.in_(ids))
+                )
+                found.extend(rows_to_chunks(result.all()))
+        return sorted(found, key=lambda c: (c.order_index, c.chunk_id))
+
+    async def set_enabled(self, scope: DocumentScope, chunk_id: str, *, enabled: bool) -> int:
+        with store_errors("chunk set_enabled"):
+            result = await self._slot.conn.execute(
+                update(chunk)
+                .where(_in_document(scope))
+                .where(chunk.c.chunk_id == chunk_id)
+                .where(chunk.c.enabled == (not enabled))
+                .values(enabled=enabled)
+            )
+        return int(result.rowcount)
+
+    async def replace_text(
+        self, scope: DocumentScope, chunk_id: str, *, expected: str, text: str
+    ) -> int:
+        pending = ChunkIndexStatus.PENDING.value
+        with store_errors("chunk replace_text"):
+            result = await self._slot.conn.execute(
+                update(chunk)
+                .where(_in_document(scope))
+                .where(chunk.c.chunk_id == chunk_id)
+                .where(chunk.c.parent_id.is_not(None))
+                .where(chunk.c.text == expected)
+                .values(text=text, edited=True, dense_status=pending, sparse_status=pending)
+            )
+        return int(result.rowcount)
 
     async def get_many(
         self, user_id: str, dataset_id: str, chunk_ids: Sequence[str]
@@ -365,6 +426,7 @@ class SqlChunkRepository:
             select(chunk)
             .where(chunk.c.user_id == user_id)
             .where(chunk.c.parent_id.is_not(None))
+            .where(chunk.c.enabled == true())
             .where(chunk.c.dense_status == ChunkIndexStatus.SUCCESS.value)
             .order_by(chunk.c.chunk_id, chunk.c.dataset_id)
             .limit(limit)

@@ -2,7 +2,7 @@
 shadow generation (issue 21). No backfill: a user without a row is at generation 0.
 
 Revision ID: 0012_reembeddings
-Revises: 0008_java_views
+Revises: 0010_chunks_uploads (the coordinator re-chains)
 Create Date: 2026-12-02
 """
 
@@ -15,7 +15,7 @@ from alembic import op
 from sqlalchemy.dialects import mysql
 
 revision = "0012_reembeddings"
-down_revision = "0008_java_views"
+down_revision = "0010_chunks_uploads"
 branch_labels = None
 depends_on = None
 
