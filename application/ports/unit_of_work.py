@@ -24,6 +24,7 @@ from ragline.application.ports.repositories.model_configs import ModelConfigRepo
 from ragline.application.ports.repositories.outbox import OutboxRepository
 from ragline.application.ports.repositories.parse_batches import ParseBatchRepository
 from ragline.application.ports.repositories.parsed_logs import ParsedLogRepository
+from ragline.application.ports.repositories.reembeddings import ReembeddingRepository
 from ragline.application.ports.repositories.runs import ParseRunRepository
 from ragline.application.ports.repositories.uploads import UploadRepository
 from ragline.domain.parse_run import RunEvent
@@ -51,6 +52,9 @@ class UnitOfWork(Protocol):
 
     @property
     def parse_batches(self) -> ParseBatchRepository: ...
+
+    @property
+    def reembeddings(self) -> ReembeddingRepository: ...
 
     @property
     def uploads(self) -> UploadRepository: ...

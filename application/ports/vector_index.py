@@ -31,6 +31,8 @@ __all__ = [
     "VectorIndex",
     "VectorIndexError",
     "VectorIndexUnavailable",
+    "VectorSpace",
+    "VectorSpaces",
 ]
 
 
@@ -136,3 +138,32 @@ class VectorIndex(Protocol):
         ...
 
     async def close(self) -> None: ...
+
+
+@attrs.frozen
+class VectorSpace:
+    """One embedding generation's vectors (issue 21): its number and its dense dimension.
+    Generation 0 is the index as it always was; a shadow generation's points live apart from
+    it, so two models (even of one dimension) never share a space."""
+
+    generation: int
+    dimension: int
+
+    def __attrs_post_init__(self) -> None:
+        if self.generation < 0 or self.dimension < 1:
+            raise ValueError(f"no vector space {self.generation}/{self.dimension}")
+
+
+class VectorSpaces(Protocol):
+    """The generation-aware capability: a VectorIndex per space, and a tenant's removal from
+    one. Search takes the user's active generation (`in_space(active)`); the copy writes into
+    the shadow's; cancel and the post-swap sweep call `delete_user` on the one left behind."""
+
+    async def in_space(self, space: VectorSpace) -> VectorIndex:
+        """The index of one space, its collection ensured at the space's dimension; generation
+        0 at this index's own dimension is this index. Closing this index closes them all."""
+        ...
+
+    async def delete_user(self, space: VectorSpace, user_id: str) -> None:
+        """Remove every point of `user_id` (all datasets) in one space, nothing else."""
+        ...

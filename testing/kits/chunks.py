@@ -242,6 +242,43 @@ class ChunkRepositoryContract(StoreContract):
             assert await uow.chunks.count_user_vectors(user) == 3
             assert await uow.chunks.count_user_vectors(uid("u")) == 0
 
+    async def test_user_children_with_vectors_page_by_id_across_datasets(
+        self, uow_factory: UnitOfWorkFactory
+    ) -> None:
+        user = uid("u")
+        here, there = scope(user), scope(user, dataset_id="other")
+        indexed: list[tuple[str, str]] = []
+        async with uow_factory() as uow:
+            for where in (here, there, scope(uid("u"))):
+                records = chunk_set(where, "t1")
+                await uow.chunks.replace_document(where, records)
+                ids = [c.chunk_id for c in children(records)]
+                assert await uow.chunks.move_dense(where, ids, BEGIN_INDEXING) == len(ids)
+                assert await uow.chunks.move_dense(where, ids[:-1], COMPLETE) == len(ids) - 1
+                if where.user_id == user:
+                    indexed += [(i, where.dataset_id) for i in ids[:-1]]
+            await uow.commit()
+        indexed.sort()
+        async with uow_factory() as uow:
+            pages: list[tuple[str, str]] = []
+            after = None
+            while page := await uow.chunks.list_user_children(user, after=after, limit=2):
+                pages += [(c.chunk_id, c.scope.dataset_id) for c in page]
+                after = pages[-1]
+            assert pages == indexed  # children with a vector only, every dataset, once
+            disabled = indexed[0]
+            where = here if disabled[1] == here.dataset_id else there
+            assert await uow.chunks.set_enabled(where, disabled[0], enabled=False) == 1
+            page = await uow.chunks.list_user_children(user, limit=len(indexed))
+            assert [(c.chunk_id, c.scope.dataset_id) for c in page] == indexed[1:]
+            indexed = indexed[1:]
+            first, last = indexed[1][0], indexed[-2][0]
+            ranged = await uow.chunks.list_user_children(user, first=first, last=last)
+            assert [(c.chunk_id, c.scope.dataset_id) for c in ranged] == [
+                x for x in indexed if first <= x[0] <= last
+            ]
+            assert all(c.text for c in ranged)
+
     async def test_parents_page_with_their_children(self, uow_factory: UnitOfWorkFactory) -> None:
         doc, neighbour = scope(), scope(doc_id=uid("doc"))
         records = chunk_set(doc, uid("task"), parents=3, per_parent=2)

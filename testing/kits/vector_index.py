@@ -11,6 +11,9 @@ One class per capability (as Haystack's `haystack/testing/document_store.py` doe
 - `MetadataFilterContract`: a query's metadata filter is applied inside the engine (every
   operator of `ragline.domain.metadata`, a filtered query still fills its limit when enough
   points match, relabelling a document, never across tenants).
+- `VectorSpacesContract`: embedding generations (issue 21, the `VectorSpaces` capability):
+  each (generation, dimension) space is a VectorIndex apart, generation 0 is the index
+  itself, two dimensions live side by side, `delete_user` empties one tenant of one space.
 A real adapter combines them all; a test double leaves out a mixin it honestly lacks.
 
 Subclass once per adapter and provide the `vector_index` fixture: a fresh adapter whose
@@ -29,6 +32,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import AsyncIterator, Sequence
+from typing import cast
 
 import attrs
 import pytest
@@ -42,6 +46,8 @@ from ragline.application.ports.vector_index import (
     VectorHit,
     VectorIndex,
     VectorIndexError,
+    VectorSpace,
+    VectorSpaces,
 )
 from ragline.domain.metadata import DocumentMetadata, Eq, Exists
 from ragline.testing.kits.metadata_cases import CASES, LABELS
@@ -396,3 +402,58 @@ class MetadataFilterContract:
         assert ids(await ready.query_dense("user-2", DATASET, E1, 50, Exists("author"))) == [
             "theirs"
         ]
+
+
+class VectorSpacesContract:
+    """Generations: a VectorIndex that also is `VectorSpaces`; mixed into its kit class."""
+
+    @staticmethod
+    async def spaces(index: VectorIndex) -> VectorSpaces:
+        assert hasattr(index, "in_space") and hasattr(index, "delete_user"), "no VectorSpaces"
+        return cast("VectorSpaces", index)
+
+    async def test_generation_zero_is_the_index_itself(self, ready: VectorIndex) -> None:
+        await ready.upsert_dense([dense("a", E1)])
+        zero = await (await self.spaces(ready)).in_space(VectorSpace(0, DIM))
+        assert ids(await zero.query_dense(USER, DATASET, E1, 5)) == ["a"]
+        with pytest.raises(EmbeddingDimensionMismatch):
+            await (await self.spaces(ready)).in_space(VectorSpace(0, DIM + 1))
+
+    async def test_spaces_stand_apart_at_any_dimension(self, ready: VectorIndex) -> None:
+        spaces = await self.spaces(ready)
+        await ready.upsert_dense([dense("old", E1)])
+        wide = await spaces.in_space(VectorSpace(1, 3))
+        same = await spaces.in_space(VectorSpace(2, DIM))
+        assert await spaces.in_space(VectorSpace(1, 3)) is wide  # one index per space
+        await wide.upsert_dense([dense("new", [1.0, 0, 0])])
+        await same.upsert_dense([dense("same-dim", E1)])
+        await wide.upsert_sparse([sparse("new", {7: 1.0})])
+        assert ids(await ready.query_dense(USER, DATASET, E1, 5)) == ["old"]
+        assert ids(await wide.query_dense(USER, DATASET, [1.0, 0, 0], 5)) == ["new"]
+        assert ids(await same.query_dense(USER, DATASET, E1, 5)) == ["same-dim"]
+        assert ids(await wide.query_sparse(USER, DATASET, sv({7: 1.0}), 5)) == ["new"]
+        assert await ready.query_sparse(USER, DATASET, sv({7: 1.0}), 5) == []
+        with pytest.raises(EmbeddingDimensionMismatch):
+            await wide.upsert_dense([dense("x", E1)])
+
+    async def test_delete_user_empties_one_tenant_of_one_space(self, ready: VectorIndex) -> None:
+        spaces = await self.spaces(ready)
+        space = VectorSpace(1, DIM)
+        shadow = await spaces.in_space(space)
+        for index in (ready, shadow):
+            await index.upsert_dense(
+                [
+                    dense("a1", E1),
+                    dense("a2", E2, dataset_id="dataset-2"),
+                    dense("b1", E1, user_id="user-2"),
+                ]
+            )
+        await spaces.delete_user(space, USER)
+        assert await shadow.query_dense(USER, DATASET, E1, 5) == []
+        assert await shadow.query_dense(USER, "dataset-2", E2, 5) == []
+        assert ids(await shadow.query_dense("user-2", DATASET, E1, 5)) == ["b1"]
+        assert ids(await ready.query_dense(USER, DATASET, E1, 5)) == ["a1"]  # generation 0 kept
+        assert ids(await ready.query_dense(USER, "dataset-2", E2, 5)) == ["a2"]
+        await spaces.delete_user(VectorSpace(3, DIM), USER)  # a space never written: no error
+        await shadow.upsert_dense([dense("a3", E3)])  # the space still takes writes
+        assert ids(await shadow.query_dense(USER, DATASET, E3, 5)) == ["a3"]

@@ -30,6 +30,7 @@ from ragline.application.ports.vector_index import (
     SparsePoint,
     VectorHit,
     VectorIndexError,
+    VectorSpace,
 )
 from ragline.domain.metadata import DocumentMetadata, MetadataFilter, matches
 from tests.fakes.faults import Faults
@@ -56,6 +57,7 @@ class FakeVectorIndex:
         self.points: dict[ScopedId, _Point] = {}
         self.dense_writes: list[str] = []
         self.sparse_writes: list[str] = []
+        self.spaces: dict[VectorSpace, FakeVectorIndex] = {}  # generations past 0
 
     @property
     def dense(self) -> dict[str, tuple[Sequence[float], ChunkPayload]]:
@@ -182,6 +184,20 @@ class FakeVectorIndex:
             if matched:
                 hits.append(VectorHit(chunk_id, sum(matched), p.payload))
         return self._best(hits, limit)
+
+    async def in_space(self, space: VectorSpace) -> FakeVectorIndex:
+        """Generation 0 is this index; each later space a FakeVectorIndex of its own."""
+        if space.generation == 0:
+            await self.ensure_collection(space.dimension)
+            return self
+        index = self.spaces.setdefault(space, FakeVectorIndex(self.faults))
+        await index.ensure_collection(space.dimension)
+        return index
+
+    async def delete_user(self, space: VectorSpace, user_id: str) -> None:
+        self.faults.check("vectors.delete_user")
+        index = await self.in_space(space)
+        index.points = {k: p for k, p in index.points.items() if k[0] != user_id}
 
     async def close(self) -> None:
         return None

@@ -32,10 +32,15 @@ from ragline.testing.kits.object_storage import ObjectStorageContract
 from ragline.testing.kits.outbox import OutboxRepositoryContract
 from ragline.testing.kits.parse_batches import ParseBatchContract
 from ragline.testing.kits.parsed_logs import ParsedLogRepositoryContract
+from ragline.testing.kits.reembeddings import ReembeddingContract
 from ragline.testing.kits.runs import ParseRunRepositoryContract
 from ragline.testing.kits.unit_of_work import UnavailableDatabaseContract, UnitOfWorkContract
 from ragline.testing.kits.uploads import UploadRepositoryContract
-from ragline.testing.kits.vector_index import FilteredTopKContract, VectorIndexContract
+from ragline.testing.kits.vector_index import (
+    FilteredTopKContract,
+    VectorIndexContract,
+    VectorSpacesContract,
+)
 from ragline.testing.kits.vector_index import MetadataFilterContract as VectorMetadataFilterContract
 from ragline.testing.parse_run import ParseRunMachine, RunStore
 from ragline.testing.parse_run.uow_store import UnitOfWorkRunStore
@@ -97,7 +102,13 @@ class TestFakeParseBatches(FakeStore, ParseBatchContract):
     pass
 
 
-class TestFakeVectorIndex(VectorIndexContract, FilteredTopKContract, VectorMetadataFilterContract):
+class TestFakeReembeddings(FakeStore, ReembeddingContract):
+    pass
+
+
+class TestFakeVectorIndex(
+    VectorIndexContract, FilteredTopKContract, VectorMetadataFilterContract, VectorSpacesContract
+):
     """Leaves out `IdfSparseRankingContract`: sparse scores are the plain dot product of the
     weights; the fake keeps no document frequencies."""
 

@@ -42,6 +42,7 @@ from ragline.application.ports.repositories.scope import DocumentScope
 from ragline.application.ports.repositories.uploads import UploadRecord
 from ragline.domain.parse_batch import ParseBatch
 from ragline.domain.parse_run import ParseRun, RunEvent
+from ragline.domain.reembedding import CopyBatch, Generations, Reembedding
 from tests.fakes.faults import Faults
 from tests.fakes.repositories.chunks import FakeChunks
 from tests.fakes.repositories.documents import FakeDocuments
@@ -49,6 +50,7 @@ from tests.fakes.repositories.model_configs import FakeModelConfigs
 from tests.fakes.repositories.outbox import FakeOutbox
 from tests.fakes.repositories.parse_batches import FakeParseBatches
 from tests.fakes.repositories.parsed_logs import FakeParsedLogs
+from tests.fakes.repositories.reembeddings import FakeReembeddings
 from tests.fakes.repositories.runs import FakeRuns
 from tests.fakes.repositories.uploads import FakeUploads
 
@@ -75,6 +77,9 @@ class FakeDatabase:
         self._batch_ids = itertools.count(1)
         self.source_tags: dict[int, str | None] = {}  # batch id -> source_tag (a column)
         self.parse_holdings: set[tuple[str, str]] = set()  # (user_id, sha256)
+        self.generations: dict[str, Generations] = {}
+        self.reembeddings: dict[str, Reembedding] = {}
+        self.copy_batches: dict[tuple[str, int], CopyBatch] = {}  # (reembedding_id, seq)
         self.uploads: dict[tuple[str, str], UploadRecord] = {}  # (user_id, key)
         self.outbox_puts: Counter[str] = Counter()  # committed outbox.put calls per task_id
         self.commits = 0
@@ -151,6 +156,9 @@ class FakeUnitOfWork:
         self.pending_holdings: set[tuple[str, str]] = set()
         self.pending_uploads: dict[tuple[str, str], UploadRecord] = {}
         self.pending_heartbeats: dict[str, datetime] = {}
+        self.pending_generations: dict[str, Generations] = {}
+        self.pending_reembeddings: dict[str, Reembedding] = {}
+        self.pending_copy_batches: dict[tuple[str, int], CopyBatch] = {}
         self.seen_runs: list[ParseRun] = []  # the caller's runs added or saved (their events)
         self.events: list[RunEvent] = []  # collected on commit
         self.parsed_logs = FakeParsedLogs(self)
@@ -160,6 +168,7 @@ class FakeUnitOfWork:
         self.model_configs = FakeModelConfigs(self)
         self.outbox = FakeOutbox(self)
         self.parse_batches = FakeParseBatches(self)
+        self.reembeddings = FakeReembeddings(self)
         self.uploads = FakeUploads(self)
         self._active = False
         self._owner = object()
@@ -212,6 +221,9 @@ class FakeUnitOfWork:
         db.parse_batches.update(self.pending_batches)
         db.parse_holdings.update(self.pending_holdings)
         db.heartbeats.update(self.pending_heartbeats)
+        db.generations.update(self.pending_generations)
+        db.reembeddings.update(self.pending_reembeddings)
+        db.copy_batches.update(self.pending_copy_batches)
         db.uploads.update(self.pending_uploads)
         if any(
             (
@@ -221,6 +233,9 @@ class FakeUnitOfWork:
                 self.pending_outbox,
                 self.pending_batches,
                 self.pending_holdings,
+                self.pending_generations,
+                self.pending_reembeddings,
+                self.pending_copy_batches,
             )
         ):
             db.commits += 1
@@ -249,5 +264,7 @@ class FakeUnitOfWork:
         self.pending_labels = {}
         self.pending_holdings = set()
         self.pending_heartbeats = {}
+        self.pending_generations, self.pending_reembeddings = {}, {}
+        self.pending_copy_batches = {}
         self.pending_uploads = {}
         self.pending_puts = []

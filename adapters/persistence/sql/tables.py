@@ -297,3 +297,59 @@ document_metadata = Table(
     Column("updated_at", UtcDateTime(), nullable=False),
     **MYSQL_TABLE_ARGS,
 )
+
+# -- re-embedding (issue 21): generations per user, re-embeddings, their copy batches --------
+
+embedding_generation = Table(
+    "embedding_generation",
+    metadata,
+    Column("user_id", String(TENANT_ID), primary_key=True),
+    Column("active", Integer(), nullable=False),
+    Column("shadow", Integer(), nullable=True),
+    Column("newest", Integer(), nullable=False),
+    Column("version", Integer(), nullable=False),
+    **MYSQL_TABLE_ARGS,
+)
+
+REEMBEDDING_ID = 64
+
+reembedding = Table(
+    "reembedding",
+    metadata,
+    Column("id", String(REEMBEDDING_ID), primary_key=True),
+    Column("user_id", String(TENANT_ID), nullable=False),
+    Column("source_generation", Integer(), nullable=False),
+    Column("target_generation", Integer(), nullable=False),
+    Column("provider", String(64), nullable=False),
+    Column("model", String(255), nullable=False),
+    Column("dimension", Integer(), nullable=False),
+    Column("source_dimension", Integer(), nullable=True),
+    Column("status", String(STATUS), nullable=False),
+    Column("total", Integer(), nullable=False),
+    Column("done", Integer(), nullable=False),
+    Column("created_at", UtcDateTime(), nullable=False),
+    Column("started_at", UtcDateTime(), nullable=True),
+    Column("ready_at", UtcDateTime(), nullable=True),
+    Column("finished_at", UtcDateTime(), nullable=True),
+    Column("error", long_text(), nullable=True),
+    Column("version", Integer(), nullable=False),
+    Index(None, "user_id", "status"),
+    Index(None, "status"),
+    **MYSQL_TABLE_ARGS,
+)
+
+reembedding_batch = Table(
+    "reembedding_batch",
+    metadata,
+    Column("reembedding_id", String(REEMBEDDING_ID), primary_key=True),
+    Column("seq", Integer(), primary_key=True, autoincrement=False),
+    Column("first_chunk_id", String(CHUNK_ID), nullable=False),
+    Column("last_chunk_id", String(CHUNK_ID), nullable=False),
+    Column("size", Integer(), nullable=False),
+    Column("status", String(STATUS), nullable=False),
+    Column("owner", String(128), nullable=True),
+    Column("lease_until", UtcDateTime(), nullable=True),
+    Column("claims", Integer(), nullable=False),
+    Column("copied", Integer(), nullable=False),
+    **MYSQL_TABLE_ARGS,
+)

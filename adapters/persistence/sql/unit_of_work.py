@@ -21,6 +21,7 @@ from ragline.adapters.persistence.sql.repositories.model_configs import SqlModel
 from ragline.adapters.persistence.sql.repositories.outbox import SqlOutboxRepository
 from ragline.adapters.persistence.sql.repositories.parse_batches import SqlParseBatchRepository
 from ragline.adapters.persistence.sql.repositories.parsed_logs import SqlParsedLogRepository
+from ragline.adapters.persistence.sql.repositories.reembeddings import SqlReembeddingRepository
 from ragline.adapters.persistence.sql.repositories.runs import SqlParseRunRepository
 from ragline.adapters.persistence.sql.repositories.uploads import SqlUploadRepository
 from ragline.adapters.persistence.sql.sqlite_connection import InlineEngine
@@ -49,6 +50,7 @@ class SqlUnitOfWork:
         self.model_configs = SqlModelConfigRepository(self._slot, cipher)
         self.outbox = SqlOutboxRepository(self._slot, clock)
         self.parse_batches = SqlParseBatchRepository(self._slot)
+        self.reembeddings = SqlReembeddingRepository(self._slot)
         self.uploads = SqlUploadRepository(self._slot)
         self._events: list[RunEvent] = []
 

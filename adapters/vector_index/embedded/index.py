@@ -53,6 +53,7 @@ from ragline.application.ports.vector_index import (
     VectorHit,
     VectorIndexError,
     VectorIndexUnavailable,
+    VectorSpace,
 )
 from ragline.domain.metadata import DocumentMetadata, MetadataFilter
 
@@ -86,6 +87,8 @@ class EmbeddedVectorIndex:
     def __init__(
         self, path: str | Path, *, busy_timeout_ms: int = 30_000, cache_mb: int = 1024
     ) -> None:
+        self._path, self._busy_timeout_ms, self._cache_mb = Path(path), busy_timeout_ms, cache_mb
+        self._spaces: dict[VectorSpace, EmbeddedVectorIndex] = {}
         self._connections = Connections(Path(path), busy_timeout_ms)
         self._cache: ScopeCache[DenseMatrix | SparseColumns] = ScopeCache(cache_mb * 2**20)
         self._dimension: int | None = None
@@ -427,10 +430,49 @@ class EmbeddedVectorIndex:
 
         return await self._run(search)
 
+    # -- generations (VectorSpaces): a shadow generation's space is a file of its own -------
+    async def in_space(self, space: VectorSpace) -> EmbeddedVectorIndex:
+        if space.generation == 0:
+            await self.ensure_collection(space.dimension)
+            return self
+        index = self._spaces.get(space)
+        if index is None:
+            index = EmbeddedVectorIndex(
+                self._path / "spaces" / f"g{space.generation}-d{space.dimension}",
+                busy_timeout_ms=self._busy_timeout_ms,
+                cache_mb=self._cache_mb,
+            )
+            self._spaces[space] = index
+        await index.ensure_collection(space.dimension)
+        return index
+
+    async def delete_user(self, space: VectorSpace, user_id: str) -> None:
+        index = await self.in_space(space)
+
+        def delete(connection: sqlite3.Connection) -> list[int]:
+            with transaction(connection, write=True):
+                scopes = [
+                    int(row[0])
+                    for row in connection.execute(
+                        "SELECT id FROM scopes WHERE user_id = ?", (user_id,)
+                    ).fetchall()
+                ]
+                for scope_id in scopes:
+                    connection.execute("DELETE FROM points WHERE scope_id = ?", (scope_id,))
+                    for column in (DENSE, SPARSE):
+                        connection.execute(_BUMP.format(column=column), (scope_id,))
+                return scopes
+
+        for scope_id in await index._run(delete):
+            for column in (DENSE, SPARSE):
+                index._cache.drop((column, scope_id))
+
     async def close(self) -> None:
         if self._closed:
             return
         self._closed = True
+        for index in self._spaces.values():
+            await index.close()
         self._cache.clear()
         await asyncio.to_thread(self._connections.close)
 

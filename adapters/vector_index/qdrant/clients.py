@@ -53,6 +53,12 @@ def remote(url: str, api_key: str | None, timeout: float) -> SharedClient:
     return SharedClient(client=client, lock=None, key=None)
 
 
+def borrow_again(shared: SharedClient) -> None:
+    """One more borrower of a client already borrowed (another collection on it)."""
+    with _registry_lock:
+        shared.borrowers += 1
+
+
 def give_back(shared: SharedClient) -> None:
     """Return a borrowed client; the last borrower closes it."""
     with _registry_lock:

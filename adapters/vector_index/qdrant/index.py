@@ -15,8 +15,10 @@ stall every other task.
 from __future__ import annotations
 
 import asyncio
+import copy
 import functools
 import hashlib
+import re
 import sqlite3
 import uuid
 from collections.abc import Callable, Sequence
@@ -36,6 +38,7 @@ from ragline.application.ports.vector_index import (
     VectorHit,
     VectorIndexError,
     VectorIndexUnavailable,
+    VectorSpace,
 )
 from ragline.domain.metadata import DocumentMetadata, MetadataFilter
 
@@ -87,6 +90,7 @@ class QdrantVectorIndex:
             raise VectorIndexUnavailable(f"cannot open qdrant: {exc}") from exc
         self._closed = False
         self._remote = url is not None
+        self._spaces: dict[VectorSpace, QdrantVectorIndex] = {}
 
     # -- plumbing -----------------------------------------------------------------------
     async def _run(self, call: Callable[[], T]) -> T:
@@ -385,10 +389,55 @@ class QdrantVectorIndex:
 
         return await self._run(search)
 
+    # -- generations (VectorSpaces): a shadow generation is a collection of its own ---------
+    async def in_space(self, space: VectorSpace) -> QdrantVectorIndex:
+        if space.generation == 0:
+            await self.ensure_collection(space.dimension)
+            return self
+        index = self._spaces.get(space)
+        if index is None:
+            index = self._sibling(f"{self._collection}_g{space.generation}_d{space.dimension}")
+            self._spaces[space] = index
+        await index.ensure_collection(space.dimension)
+        return index
+
+    def _sibling(self, collection: str) -> QdrantVectorIndex:
+        """Another logical collection on this index's client (borrowed once more)."""
+        sibling = copy.copy(self)
+        sibling._collection, sibling._dimension = collection, None
+        sibling._relaxed, sibling._spaces = set(), {}
+        clients.borrow_again(self._shared)
+        return sibling
+
+    async def delete_user(self, space: VectorSpace, user_id: str) -> None:
+        index = await self.in_space(space)
+        mine = models.Filter(
+            must=[models.FieldCondition(key="user_id", match=models.MatchValue(value=user_id))]
+        )
+        scope_collection = re.compile(re.escape(index._collection) + "__[0-9a-f]{32}")
+
+        def delete() -> None:
+            client = index._shared.client
+            if index._remote:
+                client.delete(index._collection, models.FilterSelector(filter=mine), wait=True)
+                return
+            # local mode: one collection per scope, each of one user; drop the user's
+            for found in client.get_collections().collections:
+                if not scope_collection.fullmatch(found.name):
+                    continue
+                points, _ = client.scroll(found.name, scroll_filter=mine, limit=1)
+                if points:
+                    client.delete_collection(found.name)
+                    index._relaxed.discard(found.name)
+
+        await index._run(delete)
+
     async def close(self) -> None:
         if self._closed:
             return
         self._closed = True
+        for index in self._spaces.values():
+            await index.close()
         await asyncio.to_thread(clients.give_back, self._shared)
 
 

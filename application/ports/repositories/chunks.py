@@ -130,6 +130,22 @@ class ChunkRepository(Protocol):
         embedding dimension guard asks it."""
         ...
 
+    async def list_user_children(
+        self,
+        user_id: str,
+        *,
+        first: str | None = None,
+        last: str | None = None,
+        after: tuple[str, str] | None = None,
+        limit: int = 1000,
+    ) -> list[ChunkRecord]:
+        """One page of the user's enabled child chunks (every dataset) whose dense vector is
+        stored (dense_status SUCCESS), `first <= chunk_id <= last` when given, past `after` (the
+        last page's (chunk_id, dataset_id)), in (chunk_id, dataset_id) order, at most
+        `limit`: what a re-embedding copies (chunk ids are hex digests, so every store
+        orders them alike)."""
+        ...
+
 
 @attrs.frozen
 class ChunkCounts:

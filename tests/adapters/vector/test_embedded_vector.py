@@ -33,6 +33,7 @@ from ragline.testing.kits.vector_index import (
     IdfSparseRankingContract,
     MetadataFilterContract,
     VectorIndexContract,
+    VectorSpacesContract,
     dense,
     ids,
     sparse,
@@ -41,7 +42,11 @@ from ragline.testing.kits.vector_index import (
 
 
 class TestEmbeddedVectorIndex(
-    VectorIndexContract, IdfSparseRankingContract, FilteredTopKContract, MetadataFilterContract
+    VectorIndexContract,
+    IdfSparseRankingContract,
+    FilteredTopKContract,
+    MetadataFilterContract,
+    VectorSpacesContract,
 ):
     @pytest.fixture
     async def vector_index(self, tmp_path: Path) -> AsyncIterator[VectorIndex]:

@@ -28,6 +28,7 @@ from ragline.testing.kits.vector_index import (
     IdfSparseRankingContract,
     MetadataFilterContract,
     VectorIndexContract,
+    VectorSpacesContract,
     dense,
     ids,
     sparse,
@@ -36,7 +37,11 @@ from ragline.testing.kits.vector_index import (
 
 
 class TestQdrantLocalPath(
-    VectorIndexContract, IdfSparseRankingContract, FilteredTopKContract, MetadataFilterContract
+    VectorIndexContract,
+    IdfSparseRankingContract,
+    FilteredTopKContract,
+    MetadataFilterContract,
+    VectorSpacesContract,
 ):
     @pytest.fixture
     async def vector_index(self, tmp_path: Path) -> AsyncIterator[VectorIndex]:
@@ -44,7 +49,11 @@ class TestQdrantLocalPath(
 
 
 class TestQdrantInMemory(
-    VectorIndexContract, IdfSparseRankingContract, FilteredTopKContract, MetadataFilterContract
+    VectorIndexContract,
+    IdfSparseRankingContract,
+    FilteredTopKContract,
+    MetadataFilterContract,
+    VectorSpacesContract,
 ):
     @pytest.fixture
     async def vector_index(self) -> AsyncIterator[VectorIndex]:

@@ -179,3 +179,30 @@ class FakeChunks(FakeRepository):
             for c in self._doc(scope).values()
             if c.dense_status in may_exist
         )
+
+    async def list_user_children(
+        self,
+        user_id: str,
+        *,
+        first: str | None = None,
+        last: str | None = None,
+        after: tuple[str, str] | None = None,
+        limit: int = 1000,
+    ) -> list[ChunkRecord]:
+        await self.check("chunks.list_user_children")
+        found = sorted(
+            (
+                c
+                for scope in self._scopes()
+                if scope.user_id == user_id
+                for c in self._doc(scope).values()
+                if not c.is_parent
+                and c.enabled
+                and c.dense_status is ChunkIndexStatus.SUCCESS
+                and (first is None or c.chunk_id >= first)
+                and (last is None or c.chunk_id <= last)
+                and (after is None or (c.chunk_id, c.scope.dataset_id) > after)
+            ),
+            key=lambda c: (c.chunk_id, c.scope.dataset_id),
+        )
+        return found[:limit]

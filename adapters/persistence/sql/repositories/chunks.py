@@ -25,6 +25,7 @@ from sqlalchemy import (
     case,
     delete,
     func,
+    or_,
     select,
     true,
     update,
@@ -411,3 +412,36 @@ class SqlChunkRepository:
                 .where(chunk.c.dense_status.in_(_VECTOR_MAY_EXIST))
             )
             return int(result.scalar_one())
+
+    async def list_user_children(
+        self,
+        user_id: str,
+        *,
+        first: str | None = None,
+        last: str | None = None,
+        after: tuple[str, str] | None = None,
+        limit: int = 1000,
+    ) -> list[ChunkRecord]:
+        query = (
+            select(chunk)
+            .where(chunk.c.user_id == user_id)
+            .where(chunk.c.parent_id.is_not(None))
+            .where(chunk.c.enabled == true())
+            .where(chunk.c.dense_status == ChunkIndexStatus.SUCCESS.value)
+            .order_by(chunk.c.chunk_id, chunk.c.dataset_id)
+            .limit(limit)
+        )
+        if first is not None:
+            query = query.where(chunk.c.chunk_id >= first)
+        if last is not None:
+            query = query.where(chunk.c.chunk_id <= last)
+        if after is not None:
+            query = query.where(
+                or_(
+                    chunk.c.chunk_id > after[0],
+                    and_(chunk.c.chunk_id == after[0], chunk.c.dataset_id > after[1]),
+                )
+            )
+        with store_errors("chunk list_user_children"):
+            result = await self._slot.conn.execute(query)
+            return rows_to_chunks(result.all())

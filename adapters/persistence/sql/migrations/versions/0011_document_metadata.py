@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from alembic import op
 from sqlalchemy.dialects import mysql
 
-revision = "0011"
+revision = "0011_document_metadata"
 down_revision = "0010_chunks_uploads"
 branch_labels = None
 depends_on = None

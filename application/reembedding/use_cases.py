@@ -1,0 +1,320 @@
+"""The re-embedding use cases: plan, one worker step (start, copy a batch, catch up, swap),
+cancel, and progress.
+
+Every write goes through a compare-and-set (the repository raises ConcurrentUpdate or
+answers False), so several workers may call `step` at once: a batch is copied by the claim
+that holds it, a start or a swap happens once. A worker killed mid-batch leaves a claim whose
+lease runs out; the next `step` anywhere takes it over (the chunks of that one batch are
+embedded again, nothing else).
+
+Coverage: the copy reads the chunks with a vector in the active generation from the chunk
+rows. Before READY and again before the swap every batch range is re-read; a range that now
+holds a chunk the batch did not copy becomes a catch-up batch (`Reembedding.catch_up`).
+Runs that land during the copy must also write into the shadow (`Generations.write_targets`,
+VECTORIZING's part, not wired yet): until then the range re-read is what catches them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from datetime import datetime, timedelta
+
+import attrs
+
+from ragline.application.metadata.labels import labels_of
+from ragline.application.pipeline.stages.vectorizing import chunk_payload
+from ragline.application.ports.embedder import Embedder, EmbeddingDimensionMismatch
+from ragline.application.ports.repositories.chunks import ChunkRecord
+from ragline.application.ports.repositories.errors import ConcurrentUpdate
+from ragline.application.ports.unit_of_work import UnitOfWork, UnitOfWorkFactory
+from ragline.application.ports.vector_index import DensePoint, VectorSpace, VectorSpaces
+from ragline.domain.reembedding import (
+    CopyBatch,
+    CopyBatchStatus,
+    EmbeddingSpec,
+    IllegalGenerationMove,
+    Reembedding,
+    ReembeddingStatus,
+    split,
+)
+
+PAGE = 1000
+
+
+class AlreadyReembedding(RuntimeError):
+    """The user has an active re-embedding: cancel it or wait for its swap."""
+
+
+class ReembeddingNotFound(LookupError):
+    """No re-embedding with this id that the caller may see."""
+
+
+@attrs.frozen
+class Progress:
+    """What `ragline models reembed status` and GET /api/v1/reembeddings/{id} show."""
+
+    id: str
+    status: ReembeddingStatus
+    done: int
+    total: int
+    rate_per_s: float | None
+    eta_s: float | None
+
+
+def progress(item: Reembedding, now: datetime) -> Progress:
+    rate = eta = None
+    if item.started_at is not None and item.done:
+        seconds = max((now - item.started_at).total_seconds(), 1e-6)
+        rate = item.done / seconds
+        eta = max(item.total - item.done, 0) / rate
+    return Progress(item.id, item.status, item.done, item.total, rate, eta)
+
+
+@attrs.frozen
+class Reembeddings:
+    """The use cases; `embedder_for` gives the model of a target spec (the resolver's job),
+    `text_of` the text a child chunk is embedded from (VECTORIZING's rule)."""
+
+    uow: UnitOfWorkFactory
+    vectors: VectorSpaces
+    embedder_for: Callable[[str, EmbeddingSpec], Embedder]
+    text_of: Callable[[ChunkRecord], str] = attrs.field(default=lambda c: c.text)
+    batch_size: int = 64
+    lease: timedelta = timedelta(minutes=2)
+
+    async def plan(
+        self,
+        reembedding_id: str,
+        user_id: str,
+        target: EmbeddingSpec,
+        now: datetime,
+        source_dimension: int,
+    ) -> Reembedding:
+        """One transaction: the shadow generation opened and the PLANNED row added;
+        `source_dimension` is the user's current model's (its space is swept after the swap)."""
+        async with self.uow() as uow:
+            gens = await uow.reembeddings.generations(user_id)
+            try:
+                opened = gens.open_shadow(gens.next_generation)
+            except IllegalGenerationMove:
+                raise AlreadyReembedding(f"user {user_id} is already re-embedding") from None
+            item = Reembedding.plan(
+                reembedding_id,
+                user_id,
+                gens.active,
+                opened.newest,
+                target,
+                now,
+                source_dimension=source_dimension,
+            )
+            try:
+                await uow.reembeddings.save_generations(opened, gens.version)
+            except ConcurrentUpdate:
+                raise AlreadyReembedding(f"user {user_id} is already re-embedding") from None
+            await uow.reembeddings.add(item)
+            await uow.commit()
+        return item
+
+    async def get(self, reembedding_id: str, user_id: str | None) -> Reembedding:
+        """The re-embedding, if `user_id` (None: the service) may see it."""
+        async with self.uow() as uow:
+            item = await uow.reembeddings.get(reembedding_id)
+        if item is None or (user_id is not None and item.user_id != user_id):
+            raise ReembeddingNotFound(reembedding_id)
+        return item
+
+    async def cancel(self, reembedding_id: str, user_id: str | None, now: datetime) -> Reembedding:
+        """One transaction: CANCELLED and the shadow dropped; then its points are removed."""
+        await self.get(reembedding_id, user_id)
+        return await self._end(reembedding_id, now, None)
+
+    async def _end(self, reembedding_id: str, now: datetime, error: str | None) -> Reembedding:
+        """CANCELLED (no error) or FAILED, with the shadow dropped in the same transaction."""
+        async with self.uow() as uow:
+            item = await self._fresh(uow, reembedding_id)
+        expected = item.version
+        if error is None:
+            item.cancel(now)
+        else:
+            item.fail(error, now)
+        async with self.uow() as uow:
+            gens = await uow.reembeddings.generations(item.user_id)
+            await uow.reembeddings.save(item, expected)
+            await uow.reembeddings.save_generations(
+                gens.drop_shadow(item.target_generation), gens.version
+            )
+            await uow.commit()
+        await self.vectors.delete_user(self._space(item), item.user_id)
+        return item
+
+    async def step(self, owner: str, now: datetime) -> bool:
+        """One unit of work on the oldest active re-embedding that has any; False when none."""
+        async with self.uow() as uow:
+            active = await uow.reembeddings.list_active()
+        for item in active:
+            try:
+                if await self._advance(item, owner, now):
+                    return True
+            except ConcurrentUpdate:
+                return True  # another worker moved it: look again next step
+            except EmbeddingDimensionMismatch as error:  # the model can never fill this space
+                await self._end(item.id, now, f"EMBEDDING_DIMENSION_UNSUPPORTED: {error}")
+                return True
+        return False
+
+    # -- the moves ------------------------------------------------------------------------
+
+    async def _advance(self, item: Reembedding, owner: str, now: datetime) -> bool:
+        if item.status is ReembeddingStatus.PLANNED:
+            return await self._start(item, now)
+        if item.status is ReembeddingStatus.COPYING:
+            return await self._copy_or_check(item, owner, now)
+        return await self._swap(item, now)
+
+    async def _start(self, item: Reembedding, now: datetime) -> bool:
+        await self.vectors.in_space(self._space(item))  # the shadow's collection exists
+        ids = await self._required(item.user_id)
+        batches = split(item.id, ids, self.batch_size)
+        expected = item.version
+        item.start(len(ids), now)
+        async with self.uow() as uow:
+            await uow.reembeddings.save(item, expected)
+            await uow.reembeddings.add_batches(batches)
+            await uow.commit()
+        return True
+
+    async def _copy_or_check(self, item: Reembedding, owner: str, now: datetime) -> bool:
+        async with self.uow() as uow:
+            claimed = await uow.reembeddings.claim_batch(item.id, owner, now, now + self.lease)
+            await uow.commit()
+        if claimed is not None:
+            await self._copy(item, claimed)
+            return True
+        async with self.uow() as uow:
+            batches = await uow.reembeddings.batches(item.id)
+        if any(b.status is not CopyBatchStatus.DONE for b in batches):
+            return False  # others hold the rest under their leases
+        missing = await self._missing(item, batches)
+        expected = item.version
+        async with self.uow() as uow:
+            if missing:
+                item.catch_up(len(missing))
+                more = split(item.id, missing, self.batch_size, first_seq=len(batches))
+                await uow.reembeddings.add_batches(more)
+            else:
+                item.mark_ready(0, now)
+            await uow.reembeddings.save(item, expected)
+            await uow.commit()
+        return True
+
+    async def _copy(self, item: Reembedding, batch: CopyBatch) -> None:
+        records = await self._in_range(item.user_id, batch)
+        embedder = self.embedder_for(item.user_id, item.target)
+        vectors = await asyncio.to_thread(
+            embedder.embed_documents, [self.text_of(c) for c in records]
+        )
+        for vector in vectors:
+            if len(vector) != item.target.dimension:
+                raise EmbeddingDimensionMismatch(item.target.dimension, len(vector), "re-embed")
+        labels = {  # the copy carries each document's metadata, as VECTORIZING's points do
+            scope: (await labels_of(self.uow, scope)).metadata
+            for scope in {c.scope for c in records}
+        }
+        shadow = await self.vectors.in_space(self._space(item))
+        await shadow.upsert_dense(
+            [
+                DensePoint(c.chunk_id, v, chunk_payload(c, labels[c.scope]))
+                for c, v in zip(records, vectors, strict=True)
+            ]
+        )
+        async with self.uow() as uow:
+            if not await uow.reembeddings.finish_batch(
+                item.id, batch.seq, batch.owner or "", batch.claims, len(records)
+            ):
+                return  # the claim was lost (lease ran out): its successor counts it
+            fresh = await self._fresh(uow, item.id)
+            expected = fresh.version
+            fresh.copied(len(records))
+            await uow.reembeddings.save(fresh, expected)
+            await uow.commit()
+
+    async def _swap(self, item: Reembedding, now: datetime) -> bool:
+        async with self.uow() as uow:
+            batches = await uow.reembeddings.batches(item.id)
+        missing = await self._missing(item, batches)
+        expected = item.version
+        async with self.uow() as uow:
+            if missing:
+                item.catch_up(len(missing))
+                more = split(item.id, missing, self.batch_size, first_seq=len(batches))
+                await uow.reembeddings.add_batches(more)
+                await uow.reembeddings.save(item, expected)
+                await uow.commit()
+                return True
+            gens = await uow.reembeddings.generations(item.user_id)
+            item.swap(0, now)
+            await uow.reembeddings.save(item, expected)
+            await uow.reembeddings.save_generations(gens.swap(item.target_generation), gens.version)
+            await uow.commit()
+        if item.source_dimension is not None:
+            # the old generation's points go (generation 0's too: its space is shared, the
+            # delete is by user); a grace period for rollback is not implemented yet
+            old = VectorSpace(item.source_generation, item.source_dimension)
+            await self.vectors.delete_user(old, item.user_id)
+        return True
+
+    # -- reading --------------------------------------------------------------------------
+
+    @staticmethod
+    def _space(item: Reembedding) -> VectorSpace:
+        return VectorSpace(item.target_generation, item.target.dimension)
+
+    async def _required(self, user_id: str) -> list[str]:
+        ids: list[str] = []
+        after: tuple[str, str] | None = None
+        while True:
+            async with self.uow() as uow:
+                page = await uow.chunks.list_user_children(user_id, after=after, limit=PAGE)
+            if not page:
+                return sorted(set(ids))
+            ids += [c.chunk_id for c in page]
+            after = (page[-1].chunk_id, page[-1].scope.dataset_id)
+
+    async def _in_range(self, user_id: str, batch: CopyBatch) -> list[ChunkRecord]:
+        found: list[ChunkRecord] = []
+        after: tuple[str, str] | None = None
+        while True:
+            async with self.uow() as uow:
+                page = await uow.chunks.list_user_children(
+                    user_id,
+                    first=batch.first_chunk_id,
+                    last=batch.last_chunk_id,
+                    after=after,
+                    limit=PAGE,
+                )
+            if not page:
+                return found
+            found += page
+            after = (page[-1].chunk_id, page[-1].scope.dataset_id)
+
+    async def _missing(self, item: Reembedding, batches: list[CopyBatch]) -> list[str]:
+        """Chunks with a vector now that no done batch copied: outside every range, or in a
+        range that holds more chunks than its batch copied."""
+        required = await self._required(item.user_id)
+        missing: list[str] = []
+        covered: set[str] = set()
+        for batch in batches:
+            inside = [i for i in required if batch.first_chunk_id <= i <= batch.last_chunk_id]
+            covered.update(inside)
+            if len(inside) > batch.copied:
+                missing += inside
+        missing += [i for i in required if i not in covered]
+        return sorted(set(missing))
+
+    @staticmethod
+    async def _fresh(uow: UnitOfWork, reembedding_id: str) -> Reembedding:
+        item = await uow.reembeddings.get(reembedding_id)
+        if item is None:
+            raise ConcurrentUpdate(f"re-embedding {reembedding_id} is gone")
+        return item

@@ -1,0 +1,187 @@
+"""The re-embedding use cases (issue 21): plan, the worker step (start, leased batches,
+catch-up, swap), a worker killed mid-copy, cancel; tenant B is never touched. Each runs on the
+fakes and on real stores (SQLite + the embedded vector index)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from ragline.adapters.persistence.sql import create_unit_of_work_factory, upgrade_to_head
+from ragline.adapters.vector_index.embedded import EmbeddedVectorIndex
+from ragline.application.ports.unit_of_work import UnitOfWorkFactory
+from ragline.application.ports.vector_index import (
+    ChunkPayload,
+    DensePoint,
+    VectorIndex,
+    VectorSpace,
+    VectorSpaces,
+)
+from ragline.application.reembedding import (
+    AlreadyReembedding,
+    ReembeddingNotFound,
+    Reembeddings,
+    progress,
+)
+from ragline.domain.parse_run import BEGIN_INDEXING, COMPLETE
+from ragline.domain.reembedding import EmbeddingSpec, Generations, ReembeddingStatus
+from ragline.testing.kits.persistence import children, chunk_set, scope
+from tests.fakes.indexes import FakeVectorIndex
+from tests.fakes.models import FakeEmbedder
+from tests.fakes.unit_of_work import FakeDatabase
+
+T0 = datetime(2026, 12, 2, 6, 0, tzinfo=UTC)
+OLD, NEW = 4, 3
+TARGET = EmbeddingSpec("fake", "fake-3", NEW)
+
+
+async def indexed_document(db: UnitOfWorkFactory, index: VectorIndex, user: str) -> list[str]:
+    """One document's chunks stored with dense SUCCESS and their generation-0 points."""
+    where = scope(user)
+    records = chunk_set(where, "t1")
+    kids = children(records)
+    ids = [c.chunk_id for c in kids]
+    async with db() as uow:
+        await uow.chunks.replace_document(where, records)
+        await uow.chunks.move_dense(where, ids, BEGIN_INDEXING)
+        await uow.chunks.move_dense(where, ids, COMPLETE)
+        await uow.commit()
+    await index.upsert_dense(
+        [
+            DensePoint(i, [1.0, 0, 0, 0], ChunkPayload(user, where.dataset_id, where.doc_id, "p"))
+            for i in ids
+        ]
+    )
+    return ids
+
+
+class World:
+    def __init__(self, db: UnitOfWorkFactory, index: VectorIndex, spaces: VectorSpaces) -> None:
+        self.db, self.index, self.spaces = db, index, spaces
+        self.embedder = FakeEmbedder(NEW)
+        self.use = Reembeddings(db, spaces, lambda _user, _spec: self.embedder, batch_size=2)
+
+    async def points(self, space: VectorSpace, user: str) -> set[str]:
+        index = await self.spaces.in_space(space)
+        probe = [1.0] + [0.0] * (space.dimension - 1)
+        return {hit.chunk_id for hit in await index.query_dense(user, "d1", probe, 1000)}
+
+    async def gens(self, user: str) -> Generations:
+        async with self.db() as uow:
+            return await uow.reembeddings.generations(user)
+
+    async def run_out(self, owner: str, now: datetime, limit: int = 100) -> int:
+        steps = 0
+        while await self.use.step(owner, now):
+            steps += 1
+            assert steps < limit
+        return steps
+
+
+@pytest.fixture(params=["fakes", "sqlite+embedded"])
+async def world(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[World]:
+    if request.param == "fakes":
+        fake = FakeVectorIndex(dimension=OLD)
+        yield World(FakeDatabase(), fake, fake)
+        return
+    url = f"sqlite:///{tmp_path / 'ragline.db'}"
+    upgrade_to_head(url)
+    factory = create_unit_of_work_factory(url)
+    index = EmbeddedVectorIndex(tmp_path / "vectors")
+    await index.ensure_collection(OLD)
+    yield World(factory, index, index)
+    await index.close()
+    await factory.dispose()
+
+
+async def test_plan_copy_swap_leaves_tenant_b_alone(world: World) -> None:
+    a = await indexed_document(world.db, world.index, "A")
+    b = await indexed_document(world.db, world.index, "B")
+    item = await world.use.plan("r1", "A", TARGET, T0, source_dimension=OLD)
+    with pytest.raises(AlreadyReembedding):
+        await world.use.plan("r2", "A", TARGET, T0, source_dimension=OLD)
+    assert await world.gens("A") == Generations("A", active=0, shadow=1, newest=1, version=1)
+    await world.run_out("w1", T0)
+    done = await world.use.get(item.id, "A")
+    assert (done.status, done.done, done.total) == (ReembeddingStatus.SWAPPED, len(a), len(a))
+    assert (await world.gens("A")).active == 1
+    assert (await world.points(VectorSpace(1, NEW), "A")) == set(a)
+    assert (await world.points(VectorSpace(0, OLD), "A")) == set()  # the old generation swept
+    assert (await world.points(VectorSpace(0, OLD), "B")) == set(b)
+    assert await world.gens("B") == Generations("B")
+    assert len(world.embedder.embedded) == len(a)  # each chunk once
+    shown = progress(done, T0 + timedelta(seconds=2))
+    assert (shown.done, shown.total, shown.eta_s) == (len(a), len(a), 0.0)
+
+
+async def test_a_worker_killed_mid_copy_is_taken_over_after_its_lease(world: World) -> None:
+    a = await indexed_document(world.db, world.index, "A")
+    await world.use.plan("r1", "A", TARGET, T0, source_dimension=OLD)
+    assert await world.use.step("w1", T0)  # start: batches planned
+    async with world.db() as uow:  # a worker claims a batch, then is SIGKILLed
+        dead = await uow.reembeddings.claim_batch("r1", "dead", T0, T0 + world.use.lease)
+        await uow.commit()
+    assert dead is not None
+    await world.run_out("w2", T0 + timedelta(seconds=1))  # the rest, not the dead one's
+    assert (await world.use.get("r1", None)).status is ReembeddingStatus.COPYING
+    await world.run_out("w2", T0 + world.use.lease + timedelta(seconds=1))
+    assert (await world.use.get("r1", None)).status is ReembeddingStatus.SWAPPED
+    assert (await world.points(VectorSpace(1, NEW), "A")) == set(a)
+    assert max(Counter(world.embedder.embedded).values()) == 1  # the dead one never embedded
+
+
+async def test_chunks_landing_during_the_copy_are_caught_up_before_the_swap(
+    world: World,
+) -> None:
+    first = await indexed_document(world.db, world.index, "A")
+    await world.use.plan("r1", "A", TARGET, T0, source_dimension=OLD)
+    assert await world.use.step("w1", T0)  # start
+    later = await indexed_document(world.db, world.index, "A")  # a run lands meanwhile
+    await world.run_out("w1", T0)
+    item = await world.use.get("r1", "A")
+    assert item.status is ReembeddingStatus.SWAPPED
+    assert item.total == len(first) + len(later)
+    assert (await world.points(VectorSpace(1, NEW), "A")) == set(first) | set(later)
+
+
+async def test_cancel_keeps_the_old_generation_and_removes_the_new(world: World) -> None:
+    a = await indexed_document(world.db, world.index, "A")
+    await world.use.plan("r1", "A", TARGET, T0, source_dimension=OLD)
+    for _ in range(3):
+        assert await world.use.step("w1", T0)  # start and two batches
+    assert await world.points(VectorSpace(1, NEW), "A")
+    cancelled = await world.use.cancel("r1", "A", T0)
+    assert cancelled.status is ReembeddingStatus.CANCELLED
+    assert (await world.points(VectorSpace(1, NEW), "A")) == set()
+    assert (await world.points(VectorSpace(0, OLD), "A")) == set(a)
+    assert (await world.gens("A")).shadow is None
+    assert not await world.use.step("w1", T0)  # nothing left to do
+    again = await world.use.plan("r2", "A", TARGET, T0, source_dimension=OLD)
+    assert again.target_generation == 2  # a cancelled number is not given again
+
+
+async def test_another_tenant_cannot_see_or_cancel_it(world: World) -> None:
+    await world.use.plan("r1", "A", TARGET, T0, source_dimension=OLD)
+    with pytest.raises(ReembeddingNotFound):
+        await world.use.get("r1", "B")
+    with pytest.raises(ReembeddingNotFound):
+        await world.use.cancel("r1", "B", T0)
+
+
+async def test_a_model_of_the_wrong_dimension_fails_it_and_drops_the_shadow(
+    world: World,
+) -> None:
+    a = await indexed_document(world.db, world.index, "A")
+    world.embedder.output_dimension = NEW + 1  # the model answers another length
+    await world.use.plan("r1", "A", TARGET, T0, source_dimension=OLD)
+    await world.run_out("w1", T0)
+    item = await world.use.get("r1", "A")
+    assert item.status is ReembeddingStatus.FAILED
+    assert item.error is not None and item.error.startswith("EMBEDDING_DIMENSION_UNSUPPORTED")
+    assert (await world.gens("A")).shadow is None
+    assert (await world.gens("A")).active == 0
+    assert (await world.points(VectorSpace(0, OLD), "A")) == set(a)
