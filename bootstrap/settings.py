@@ -14,6 +14,7 @@ from urllib.parse import unquote, urlsplit
 from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from ragline.application.health import EXACT_SCAN_ADVICE_POINTS
 from ragline.application.secrets import remember_secrets
 
 
@@ -147,6 +148,15 @@ class Settings(BaseSettings):
         ),
     )
     qdrant_url: str | None = Field(None, description="Qdrant server (vector_index=qdrant).")
+    vector_scan_advice_points: int = Field(
+        EXACT_SCAN_ADVICE_POINTS,
+        ge=1,
+        description=(
+            "`ragline doctor` advises pgvector or qdrant when a scope of the embedded vector "
+            "index (exact scan) holds more points than this; the default is where its p95 "
+            "passed 100 ms in benchmarks/vector_scale (docs/benchmarks.md)."
+        ),
+    )
     qdrant_collection: str = Field(
         "ragline_chunks", description="Qdrant collection (named dense + sparse vectors)."
     )

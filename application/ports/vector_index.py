@@ -8,7 +8,7 @@ scoped by user_id + dataset_id: one tenant never sees another's chunks.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import attrs
 
@@ -19,6 +19,7 @@ __all__ = [
     "ChunkPayload",
     "DensePoint",
     "EmbeddingDimensionMismatch",
+    "ScopeSizes",
     "SparsePoint",
     "VectorHit",
     "VectorIndex",
@@ -103,3 +104,13 @@ class VectorIndex(Protocol):
         ...
 
     async def close(self) -> None: ...
+
+
+@runtime_checkable
+class ScopeSizes(Protocol):
+    """An index whose query cost grows with the scope it scans (exact search) tells how big
+    its biggest scope is, so `ragline doctor` can advise a store that does not scan."""
+
+    async def largest_scope(self) -> int:
+        """Dense points in the (user_id, dataset_id) scope that holds most; 0 when empty."""
+        ...

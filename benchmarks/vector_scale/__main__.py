@@ -65,9 +65,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else list(LADDER)
-    report: dict[str, Any] = (
-        json.loads(args.out.read_text()) if args.out.exists() else {"runs": {}}
-    )
+    report: dict[str, Any] = json.loads(args.out.read_text()) if args.out.exists() else {"runs": {}}
     report.update(
         benchmark="vector_scale",
         machine=machine_facts(),

@@ -55,9 +55,7 @@ class Vectors:
     def __init__(self, seed: int = 11) -> None:
         self.seed = seed
         centres = np.random.default_rng(seed).standard_normal((CLUSTERS, DIMENSION))
-        self.centres = (centres / np.linalg.norm(centres, axis=1, keepdims=True)).astype(
-            np.float32
-        )
+        self.centres = (centres / np.linalg.norm(centres, axis=1, keepdims=True)).astype(np.float32)
 
     def _draw(self, rng: np.random.Generator, count: int) -> np.ndarray:
         which = rng.integers(0, CLUSTERS, size=count)

@@ -73,12 +73,21 @@ async def prepare(
         payloads = [layout.payload(int(i))[1] for i in doc_points]
         encoded = sparse.encode_documents([c.text for c in children])
         await index.upsert_sparse(
-            [SparsePoint(c.chunk_id, e, p) for c, e, p in zip(children, encoded, payloads)]
+            [
+                SparsePoint(c.chunk_id, e, p)
+                for c, e, p in zip(children, encoded, payloads, strict=True)
+            ]
         )
         await keywords.write(
             [
-                KeywordDoc(c.chunk_id, scope.doc_id, owner, DATASET, c.parent_id,
-                           tokenizer.tokenize(c.text))
+                KeywordDoc(
+                    c.chunk_id,
+                    scope.doc_id,
+                    owner,
+                    DATASET,
+                    c.parent_id,
+                    tokenizer.tokenize(c.text),
+                )
                 for c in children
             ]
         )

@@ -74,7 +74,9 @@ async def _build(
     return {"seconds": round(seconds, 1), "points_per_s": round(points / max(seconds, 1e-9))}
 
 
-async def _timed(ask: Callable[[Any], Awaitable[Any]], queries: list[Any]) -> tuple[list[float], list[Any]]:
+async def _timed(
+    ask: Callable[[Any], Awaitable[Any]], queries: list[Any]
+) -> tuple[list[float], list[Any]]:
     ms, answers = [], []
     for query in queries:
         began = time.perf_counter()
@@ -112,12 +114,16 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             result["settings"] = engine.settings
             await index.ensure_collection(DIMENSION)
             result["build_dense"] = await _build(
-                lambda a, b: dense_points(layout, vectors, a, b), index.upsert_dense,
-                args.points, args.batch,
+                lambda a, b: dense_points(layout, vectors, a, b),
+                index.upsert_dense,
+                args.points,
+                args.batch,
             )
             result["build_sparse"] = await _build(
-                lambda a, b: sparse_points(layout, texts, a, b), index.upsert_sparse,
-                args.points, args.batch,
+                lambda a, b: sparse_points(layout, texts, a, b),
+                index.upsert_sparse,
+                args.points,
+                args.batch,
             )
             result["build_seconds"] = round(
                 result["build_dense"]["seconds"] + result["build_sparse"]["seconds"], 1
@@ -141,7 +147,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             )
             result["port_sparse"] = stats(ms)
             if not args.no_hybrid:
-                result["hybrid"] = await _hybrid(Path(tmp) / "app", index, layout, texts, queries, args)
+                result["hybrid"] = await _hybrid(
+                    Path(tmp) / "app", index, layout, texts, queries, args
+                )
             result["peak_rss_mb"] = proc_mb("VmHWM")
             result["server_rss_mb"] = engine.server_rss_mb()
     result["load_after"] = [round(x, 2) for x in os.getloadavg()]
@@ -149,15 +157,17 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 async def _hybrid(
-    data_dir: Path, index: Any, layout: Layout, texts: Texts, queries: np.ndarray,
+    data_dir: Path,
+    index: Any,
+    layout: Layout,
+    texts: Texts,
+    queries: np.ndarray,
     args: argparse.Namespace,
 ) -> dict[str, Any]:
     from benchmarks.vector_scale.hybrid import prepare
     from ragline.bootstrap.entry import shut_down
 
-    container, search, setup = await prepare(
-        data_dir, index, layout, texts, queries.tolist()
-    )
+    container, search, setup = await prepare(data_dir, index, layout, texts, queries.tolist())
     try:
         asked = texts.queries(args.hybrid_queries + 1)
         ms, answers = await _timed(
