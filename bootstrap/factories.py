@@ -213,6 +213,15 @@ async def vector_index(settings: Settings) -> AsyncIterator[VectorIndex]:
         from ragline.adapters.vector_index.embedded import EmbeddedVectorIndex
 
         index = EmbeddedVectorIndex(settings.data_dir / "vectors")
+    elif settings.resolved_vector_index is VectorVendor.PGVECTOR:
+        from ragline.adapters.vector_index.pgvector import open_pgvector_index
+
+        index = open_pgvector_index(
+            settings.resolved_pgvector_url,
+            m=settings.pgvector_m,
+            ef_construction=settings.pgvector_ef_construction,
+            ef_search=settings.pgvector_ef_search,
+        )
     else:
         from ragline.adapters.vector_index.qdrant import QdrantVectorIndex
 

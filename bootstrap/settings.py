@@ -33,6 +33,7 @@ class ObjectStoreVendor(StrEnum):
 class VectorVendor(StrEnum):
     EMBEDDED = "embedded"
     QDRANT = "qdrant"
+    PGVECTOR = "pgvector"
 
 
 class KeywordVendor(StrEnum):
@@ -142,9 +143,9 @@ class Settings(BaseSettings):
         None,
         description=(
             "Dense + sparse vector index: embedded (one SQLite file under data_dir, exact "
-            "numpy search) or qdrant (qdrant_url, else qdrant-client local mode under "
-            "data_dir). Empty: qdrant when qdrant_url is set or data_dir already holds a "
-            "qdrant/ folder, else embedded."
+            "numpy search), qdrant (qdrant_url, else qdrant-client local mode under "
+            "data_dir) or pgvector (PostgreSQL + pgvector at pgvector_url). Empty: qdrant "
+            "when qdrant_url is set or data_dir already holds a qdrant/ folder, else embedded."
         ),
     )
     qdrant_url: str | None = Field(None, description="Qdrant server (vector_index=qdrant).")
@@ -159,6 +160,18 @@ class Settings(BaseSettings):
     )
     qdrant_collection: str = Field(
         "ragline_chunks", description="Qdrant collection (named dense + sparse vectors)."
+    )
+    pgvector_url: str | None = Field(
+        None,
+        description="PostgreSQL with the vector extension (vector_index=pgvector); default: "
+        "database_url. Tables ragline_chunks_points and _terms (docs/persistence.md).",
+    )
+    pgvector_m: int = Field(16, ge=2, description="HNSW links per node (at index creation).")
+    pgvector_ef_construction: int = Field(
+        64, ge=4, description="HNSW build candidate list (at index creation)."
+    )
+    pgvector_ef_search: int = Field(
+        40, ge=1, description="HNSW query candidate list per scan step (at least the limit)."
     )
     keyword_index: KeywordVendor = Field(
         KeywordVendor.TANTIVY,
@@ -427,11 +440,10 @@ class Settings(BaseSettings):
             "database": self.resolved_database_url.split(":", 1)[0].split("+", 1)[0],
             "object_storage": self.object_store.value,
             "message_bus": self.mq_vendor.value,
-            "vector_index": (
-                "embedded"
-                if vectors is VectorVendor.EMBEDDED
-                else f"qdrant {self.qdrant_url or 'local'}"
-            ),
+            "vector_index": {
+                VectorVendor.EMBEDDED: "embedded",
+                VectorVendor.PGVECTOR: "pgvector",
+            }.get(vectors, f"qdrant {self.qdrant_url or 'local'}"),
             "keyword_index": self.keyword_index.value,
             "embedder": self.embedder.value,
         }
@@ -476,6 +488,15 @@ class Settings(BaseSettings):
         if self.database_url:
             return self.database_url
         return f"sqlite:///{(self.data_dir / 'ragline.db').resolve()}"
+
+    @property
+    def resolved_pgvector_url(self) -> str:
+        """pgvector_url, else the application's database when that is PostgreSQL."""
+        url = self.pgvector_url or self.resolved_database_url
+        if not url.startswith("postgres"):
+            raise ValueError("vector_index=pgvector needs RAGLINE_PGVECTOR_URL (or a "
+                             "PostgreSQL RAGLINE_DATABASE_URL)")  # fmt: skip
+        return url
 
     @property
     def resolved_temp_dir(self) -> Path:

