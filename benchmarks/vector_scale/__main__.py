@@ -7,7 +7,10 @@ process (run.py): N points of 384 dimensions (clustered synthetic unit vectors, 
 over 100 tenants; for the queried tenant (1% of the points) the VectorIndex port's
 query_dense p50/p95 with recall@10 against exact search, query_sparse p50/p95 and
 HybridSearch end to end; build time, disk, RSS. Qdrant local mode is brute force in Python
-and stops at --qdrant-max. `--single-scope` runs the embedded index with all N points in one
+and stops at --qdrant-max. `--sparse-tenant-only` writes
+sparse vectors for the queried tenant alone (a sparse query reads its own scope; the others'
+would only add build time) and `--bulk` builds pgvector's HNSW index once after the load.
+`--single-scope` runs the embedded index with all N points in one
 tenant (its cost grows with the scope it scans, not the collection): where its p95 passes
 100 ms is the doctor's advice threshold. Results merge into benchmarks/results/
 vector_scale.json by (engine, layout, size), so a heavy size is run once; load averages are
@@ -62,6 +65,13 @@ def main() -> None:
     parser.add_argument("--single-scope", action="store_true")
     parser.add_argument("--queries", type=int, default=50)
     parser.add_argument("--hybrid-queries", type=int, default=30)
+    parser.add_argument("--bulk", action="store_true", help="pgvector: HNSW built after load")
+    parser.add_argument(
+        "--sparse-tenant-only",
+        action="store_true",
+        help="sparse vectors for the queried tenant only (others: dense only)",
+    )
+    parser.add_argument("--ef-sweep", default="", help="pgvector: ef_search values to try")
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else list(LADDER)
@@ -76,6 +86,9 @@ def main() -> None:
     extra = ["--queries", str(args.queries), "--hybrid-queries", str(args.hybrid_queries)]
     if args.single_scope:
         extra += ["--tenants", "1", "--no-hybrid"]
+    if args.sparse_tenant_only:
+        extra.append("--sparse-tenant-only")
+        layout += "+sparse-tenant-only"
     print(
         f"{'engine':<13}{'points':>9}{'ten.':>5}{'build s':>9}{'disk MB':>9}{'RSS MB':>9}"
         f"{'port p50/p95 ms':>18}{'rec@10':>7}{'hybrid p50/p95':>18}"
@@ -83,9 +96,13 @@ def main() -> None:
     for engine in args.engines.split(","):
         cap = min(args.max, args.qdrant_max) if engine == "qdrant-local" else args.max
         for points in (s for s in sizes if s <= cap):
-            result = _child(engine, points, extra)
+            bulk = args.bulk and engine == "pgvector"
+            sweep = ["--ef-sweep", args.ef_sweep] if args.ef_sweep and engine == "pgvector" else []
+            result = _child(engine, points, extra + ["--bulk"] * bulk + sweep)
             result["timestamp_utc"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-            report["runs"][f"{engine}/{layout}/{points}"] = result
+            report["runs"][f"{engine}/{layout}{'+bulk' * bulk}/{points}"] = result
+            if args.out.exists():  # another ladder may have written meanwhile: keep its runs
+                report["runs"] = {**json.loads(args.out.read_text())["runs"], **report["runs"]}
             args.out.parent.mkdir(parents=True, exist_ok=True)
             args.out.write_text(json.dumps(report, indent=2) + "\n")
             print(_row(result), flush=True)

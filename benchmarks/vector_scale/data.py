@@ -105,12 +105,12 @@ class Texts:
         return " ".join(self.words[w] for w in row)
 
     def sparse(self, start: int, stop: int) -> list[SparseVector]:
-        """A ~60-term hashed sparse vector per point (cheap: no tokenizer)."""
-        rng = np.random.default_rng((self.seed, 2, start))
-        drawn = self._draw(rng, (stop - start, WORDS_PER_TEXT)).astype(np.int64) * 2654435761
+        """A ~60-term hashed sparse vector per point (cheap: no tokenizer), seeded by the
+        point so any subset of points gets the same vectors."""
         out = []
-        for row in drawn % 2**32:
-            terms, counts = np.unique(row, return_counts=True)
+        for i in range(start, stop):
+            row = self._draw(np.random.default_rng((self.seed, 2, i)), (1, WORDS_PER_TEXT))[0]
+            terms, counts = np.unique(row.astype(np.int64) * 2654435761 % 2**32, return_counts=True)
             out.append(SparseVector(indices=terms.tolist(), values=counts.astype(float).tolist()))
         return out
 
@@ -129,9 +129,12 @@ def dense_points(layout: Layout, vectors: Vectors, start: int, stop: int) -> lis
     return points
 
 
-def sparse_points(layout: Layout, texts: Texts, start: int, stop: int) -> list[SparsePoint]:
+def sparse_points(
+    layout: Layout, texts: Texts, start: int, stop: int, step: int = 1
+) -> list[SparsePoint]:
+    """Points start, start + step, ... below stop (step = tenants: the queried tenant's)."""
     points = []
-    for k, sparse in enumerate(texts.sparse(start, stop)):
-        chunk_id, payload = layout.payload(start + k)
-        points.append(SparsePoint(chunk_id, sparse, payload))
+    for i in range(start, min(stop, layout.points), step):
+        chunk_id, payload = layout.payload(i)
+        points.append(SparsePoint(chunk_id, texts.sparse(i, i + 1)[0], payload))
     return points

@@ -39,6 +39,7 @@ from benchmarks.vector_scale.data import (
 from ragline.application.ports.sparse_encoder import SparseVector
 
 TOP = 10
+POOL = TOP * 4  # top_k x SearchTuning.candidates_per_retriever (default 4)
 
 
 def proc_mb(field: str, pid: str = "self") -> float:
@@ -113,20 +114,32 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             index = engine.index
             result["settings"] = engine.settings
             await index.ensure_collection(DIMENSION)
+            await engine.before_build(args.bulk)
             result["build_dense"] = await _build(
                 lambda a, b: dense_points(layout, vectors, a, b),
                 index.upsert_dense,
                 args.points,
                 args.batch,
             )
+            result["index_seconds"] = await engine.after_build(args.bulk)
+            if args.sparse_all:
+                make_sparse = lambda a, b: sparse_points(layout, texts, a, b)  # noqa: E731
+                sparse_count = args.points
+            else:  # the queried tenant's only: a sparse query reads its own scope's postings
+                make_sparse = lambda a, b: sparse_points(  # noqa: E731
+                    layout, texts, a * args.tenants, b * args.tenants, step=args.tenants
+                )
+                sparse_count = len(layout.tenant_points())
+            result["sparse_points"] = sparse_count
             result["build_sparse"] = await _build(
-                lambda a, b: sparse_points(layout, texts, a, b),
-                index.upsert_sparse,
-                args.points,
-                args.batch,
+                make_sparse, index.upsert_sparse, sparse_count, args.batch
             )
+            result["analyze_seconds"] = await engine.after_build(False)  # statistics again
             result["build_seconds"] = round(
-                result["build_dense"]["seconds"] + result["build_sparse"]["seconds"], 1
+                result["build_dense"]["seconds"]
+                + result["index_seconds"]
+                + result["build_sparse"]["seconds"],
+                1,
             )
             result["disk_mb"] = await engine.disk_mb()
             result["rss_mb_after_build"] = proc_mb("VmRSS")
@@ -138,6 +151,14 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 layout, vectors, queries, [[h.chunk_id for h in a] for a in answers]
             )
             result["mean_hits"] = round(statistics.fmean(len(a) for a in answers), 1)
+            ms, answers = await _timed(  # the candidate pool HybridSearch asks for
+                lambda q: index.query_dense(owner, DATASET, q, POOL), queries.tolist()
+            )
+            result["port_dense_pool"] = {
+                "limit": POOL,
+                **stats(ms),
+                "mean_hits": round(statistics.fmean(len(a) for a in answers), 1),
+            }
             sparse_queries = [
                 SparseVector(v.indices[:8], [1.0] * min(8, len(v.indices)))
                 for v in texts.sparse(0, args.queries + 1)
@@ -146,6 +167,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 lambda q: index.query_sparse(owner, DATASET, q, TOP), sparse_queries
             )
             result["port_sparse"] = stats(ms)
+            if args.ef_sweep:
+                result["ef_sweep"] = await _ef_sweep(engine, args, layout, vectors, queries)
             if not args.no_hybrid:
                 result["hybrid"] = await _hybrid(
                     Path(tmp) / "app", index, layout, texts, queries, args
@@ -154,6 +177,32 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             result["server_rss_mb"] = engine.server_rss_mb()
     result["load_after"] = [round(x, 2) for x in os.getloadavg()]
     return result
+
+
+async def _ef_sweep(
+    engine: Any, args: argparse.Namespace, layout: Layout, vectors: Vectors, queries: np.ndarray
+) -> dict[str, Any]:
+    """pgvector: the same index queried with other hnsw.ef_search values (limit 10)."""
+    from ragline.adapters.vector_index.pgvector import PgvectorVectorIndex
+
+    out: dict[str, Any] = {}
+    for ef in (int(e) for e in args.ef_sweep.split(",")):
+        index = PgvectorVectorIndex(engine.url, "bench", ef_search=ef)
+        try:
+            await index.ensure_collection(DIMENSION)
+            ms, answers = await _timed(
+                lambda q, i=index: i.query_dense(user(QUERIED), DATASET, q, TOP),
+                queries.tolist(),
+            )
+            out[str(ef)] = {
+                **stats(ms),
+                "recall_at_10": _recall(
+                    layout, vectors, queries, [[h.chunk_id for h in a] for a in answers]
+                ),
+            }
+        finally:
+            await index.close()
+    return out
 
 
 async def _hybrid(
@@ -193,6 +242,16 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=50)
     parser.add_argument("--hybrid-queries", type=int, default=30)
     parser.add_argument("--no-hybrid", action="store_true")
+    parser.add_argument("--ef-sweep", default="", help="pgvector: e.g. 40,100,200,400")
+    parser.add_argument(
+        "--bulk", action="store_true", help="pgvector: build the HNSW index after the load"
+    )
+    parser.add_argument(
+        "--sparse-tenant-only",
+        dest="sparse_all",
+        action="store_false",
+        help="write sparse vectors for the queried tenant only (the rest: dense only)",
+    )
     args = parser.parse_args()
     print(json.dumps(asyncio.run(run(args))))
 

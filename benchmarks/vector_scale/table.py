@@ -1,0 +1,54 @@
+"""The docs/benchmarks.md table from vector_scale JSON files:
+`python -m benchmarks.vector_scale.table [FILE ...]` (default: the results file)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from benchmarks.vector_scale.__main__ import RESULTS
+
+HEADER = (
+    "| engine | layout | points | queried scope | build s (dense + index + sparse) | disk MB"
+    " | peak RSS MB (server) | port dense p50 / p95 ms | recall@10 | port sparse p50 / p95 ms"
+    " | HybridSearch p50 / p95 ms | load 1m before / after |\n"
+    "|---|---|---:|---:|---|---:|---:|---|---:|---|---|---|"
+)
+
+
+def row(key: str, r: dict[str, Any]) -> str:
+    engine, layout, _ = key.split("/")
+    if "error" in r:
+        return f"| {engine} | {layout} | {r['points']:,} | failed: {r['error'][-80:]} |"
+    build = (
+        f"{r['build_seconds']} ({r['build_dense']['seconds']} + {r.get('index_seconds', 0)}"
+        f" + {r['build_sparse']['seconds']})"
+    )
+    server = f" ({r['server_rss_mb']})" if r.get("server_rss_mb") else ""
+    hybrid = r.get("hybrid")
+    hybrid_cell = f"{hybrid['p50_ms']} / {hybrid['p95_ms']}" if hybrid else "-"
+    dense, sparse = r["port_dense"], r["port_sparse"]
+    return (
+        f"| {engine} | {layout} | {r['points']:,} | {r['queried_tenant_points']:,} | {build}"
+        f" | {r['disk_mb']} | {r['peak_rss_mb']}{server} | {dense['p50_ms']} / {dense['p95_ms']}"
+        f" | {r['recall_at_10']} | {sparse['p50_ms']} / {sparse['p95_ms']} | {hybrid_cell}"
+        f" | {r['load_before'][0]} / {r['load_after'][0]} |"
+    )
+
+
+def main() -> None:
+    files = [Path(a) for a in sys.argv[1:]] or [RESULTS]
+    runs: dict[str, Any] = {}
+    for path in files:
+        runs.update(json.loads(path.read_text())["runs"])
+    order = {"embedded": 0, "qdrant-local": 1, "pgvector": 2}
+    keys = sorted(runs, key=lambda k: (k.split("/")[1], order[k.split("/")[0]], runs[k]["points"]))
+    print(HEADER)
+    for key in keys:
+        print(row(key, runs[key]))
+
+
+if __name__ == "__main__":
+    main()
