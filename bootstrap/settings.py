@@ -152,11 +152,8 @@ class Settings(BaseSettings):
     vector_scan_advice_points: int = Field(
         EXACT_SCAN_ADVICE_POINTS,
         ge=1,
-        description=(
-            "`ragline doctor` advises pgvector or qdrant when a scope of the embedded vector "
-            "index (exact scan) holds more points than this; the default is where its p95 "
-            "passed 100 ms in benchmarks/vector_scale (docs/benchmarks.md)."
-        ),
+        description="`ragline doctor` advises pgvector or qdrant past this many points in one "
+        "scope of the embedded index (its p95 passed 100 ms there: docs/benchmarks.md).",
     )
     qdrant_collection: str = Field(
         "ragline_chunks", description="Qdrant collection (named dense + sparse vectors)."

@@ -8,8 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from benchmarks.vector_scale.__main__ import RESULTS
-
+RESULTS = Path(__file__).resolve().parents[1] / "results" / "vector_scale.json"
 HEADER = (
     "| engine | layout | points | queried scope | build s (dense + index + sparse) | disk MB"
     " | peak RSS MB (server) | port dense p50 / p95 ms | recall@10 | port sparse p50 / p95 ms"
