@@ -47,6 +47,23 @@ def main() -> None:
     print(HEADER)
     for key in keys:
         print(row(key, runs[key]))
+    swept = [k for k in keys if runs[k].get("ef_sweep")]
+    if swept:
+        print(
+            "\n| points | ef_search | port dense p50 / p95 ms | recall@10 |\n|---:|---:|---|---:|"
+        )
+    for key in swept:
+        for ef, r in runs[key]["ef_sweep"].items():
+            print(
+                f"| {runs[key]['points']:,} | {ef} | {r['p50_ms']} / {r['p95_ms']}"
+                f" | {r['recall_at_10']} |"
+            )
+        pool = runs[key].get("port_dense_pool")
+        if pool:
+            print(
+                f"| {runs[key]['points']:,} | 40, limit {pool['limit']} (HybridSearch's pool)"
+                f" | {pool['p50_ms']} / {pool['p95_ms']} | - |"
+            )
 
 
 if __name__ == "__main__":
