@@ -308,6 +308,7 @@ class Container(containers.DeclarativeContainer):
             keywords=keywords.provider,
             embedders=embedders.provider,
             default_embedding=default_embedding,
+            advise_scan_above=settings.provided.vector_scan_advice_points,
         ),
     )
 

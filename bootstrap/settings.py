@@ -15,6 +15,7 @@ from urllib.parse import unquote, urlsplit
 from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from ragline.application.health import EXACT_SCAN_ADVICE_POINTS
 from ragline.application.secrets import remember_secrets
 from ragline.bootstrap.vendor_settings import (
     ElasticsearchSettings,
@@ -173,6 +174,12 @@ class Settings(BaseSettings):
     )
     qdrant: QdrantSettings = QdrantSettings()
     pgvector: PgvectorSettings = PgvectorSettings()
+    vector_scan_advice_points: int = Field(
+        EXACT_SCAN_ADVICE_POINTS,
+        ge=1,
+        description="`ragline doctor` advises pgvector or qdrant past this many points in one "
+        "scope of the embedded index (its p95 passed 100 ms there: docs/benchmarks.md).",
+    )
     keyword_index: KeywordVendor = Field(
         KeywordVendor.TANTIVY,
         description="Keyword (BM25) index: tantivy (embedded) or elasticsearch.",

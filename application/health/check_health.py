@@ -22,10 +22,25 @@ from ragline.application.ports.messaging import MessageBus
 from ragline.application.ports.object_storage import ObjectStorage
 from ragline.application.ports.sparse_encoder import SparseVector
 from ragline.application.ports.unit_of_work import UnitOfWorkFactory
-from ragline.application.ports.vector_index import VectorIndex
+from ragline.application.ports.vector_index import ScopeSizes, VectorIndex
 from ragline.application.provisioning import DefaultEmbedding
 
-Probe = Callable[[], Awaitable[str]]
+EXACT_SCAN_ADVICE_POINTS = 300_000
+"""Points in one scope past which an exact-scan vector index (the embedded one) answers a
+query in more than 100 ms p95 on a 2-core machine: benchmarks/vector_scale, single-scope
+ladder (docs/benchmarks.md, benchmarks/results/vector_scale.json)."""
+
+
+@attrs.frozen
+class Observed:
+    """What a probe saw, with advice for the operator when the adapter answers but does
+    not suit the data it holds."""
+
+    detail: str
+    advice: str = ""
+
+
+Probe = Callable[[], Awaitable[str | Observed]]
 """Touches one adapter; returns what it saw, raises when the adapter does not answer."""
 
 
@@ -37,6 +52,7 @@ class Check:
     adapter: str
     ok: bool
     detail: str
+    advice: str = ""
 
 
 @attrs.frozen
@@ -56,9 +72,12 @@ class CheckHealth:
 
 async def _check(part: str, adapter: str, probe: Probe) -> Check:
     try:
-        return Check(part, adapter, True, await probe())
+        seen = await probe()
     except Exception as error:  # doctor reports every failure instead of stopping
         return Check(part, adapter, False, describe(error))
+    if isinstance(seen, Observed):
+        return Check(part, adapter, True, seen.detail, seen.advice)
+    return Check(part, adapter, True, seen)
 
 
 T = TypeVar("T")
@@ -86,8 +105,10 @@ def adapter_probes(
     keywords: Obtain[KeywordIndex],
     embedders: Obtain[EmbedderResolver],
     default_embedding: DefaultEmbedding,
+    advise_scan_above: int = EXACT_SCAN_ADVICE_POINTS,
 ) -> list[NamedProbe]:
-    """The six checks of `ragline doctor`; `labels` names each part's adapter."""
+    """The six checks of `ragline doctor`; `labels` names each part's adapter. An exact-scan
+    vector index with a scope of more than `advise_scan_above` points gets advice."""
 
     async def database() -> str:
         async with (await obtain(uow_factory))() as uow:
@@ -103,10 +124,22 @@ def adapter_probes(
     async def message_bus() -> str:
         return await (await obtain(bus)).probe()
 
-    async def vector_index() -> str:
+    async def vector_index() -> Observed:
         index = await obtain(vectors)
         hits = await index.query_sparse("doctor", "doctor", SparseVector([1], [1.0]), 1)
-        return f"search answered ({len(hits)} hits)"
+        detail = f"search answered ({len(hits)} hits)"
+        if not isinstance(index, ScopeSizes):
+            return Observed(detail)
+        largest = await index.largest_scope()
+        detail += f"; largest scope {largest:,} points"
+        if largest <= advise_scan_above:
+            return Observed(detail)
+        return Observed(
+            detail,
+            f"the largest scope holds {largest:,} points, more than {advise_scan_above:,}:"
+            " past that this exact-scan index answers slower than 100 ms (p95); set"
+            " RAGLINE_VECTOR_INDEX=pgvector or qdrant (docs/operations.md, sizing)",
+        )
 
     async def keyword_index() -> str:
         hits = await (await obtain(keywords)).search("doctor", "doctor", ["probe"], 1)

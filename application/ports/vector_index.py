@@ -14,7 +14,7 @@ metadata of a document's points when it changes (`PUT .../documents/{id}/metadat
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import attrs
 
@@ -26,6 +26,7 @@ __all__ = [
     "ChunkPayload",
     "DensePoint",
     "EmbeddingDimensionMismatch",
+    "ScopeSizes",
     "SparsePoint",
     "VectorHit",
     "VectorIndex",
@@ -166,4 +167,14 @@ class VectorSpaces(Protocol):
 
     async def delete_user(self, space: VectorSpace, user_id: str) -> None:
         """Remove every point of `user_id` (all datasets) in one space, nothing else."""
+        ...
+
+
+@runtime_checkable
+class ScopeSizes(Protocol):
+    """An index whose query cost grows with the scope it scans (exact search) tells how big
+    its biggest scope is, so `ragline doctor` can advise a store that does not scan."""
+
+    async def largest_scope(self) -> int:
+        """Dense points in the (user_id, dataset_id) scope that holds most; 0 when empty."""
         ...

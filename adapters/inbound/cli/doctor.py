@@ -53,5 +53,8 @@ def doctor(ctx: typer.Context, data_dir: Path | None = DATA_DIR_OPTION) -> None:
         mark = "[green]ok[/green]" if check.ok else "[red]FAIL[/red]"
         table.add_row(check.part, check.adapter, mark, check.detail)
     console.print(table)
+    for check in checks:
+        if check.advice:
+            console.print(f"[yellow]advice[/yellow] ({check.part}): {check.advice}")
     if not all(check.ok for check in checks):
         raise typer.Exit(1)

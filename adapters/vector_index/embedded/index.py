@@ -467,6 +467,16 @@ class EmbeddedVectorIndex:
             for column in (DENSE, SPARSE):
                 index._cache.drop((column, scope_id))
 
+    async def largest_scope(self) -> int:
+        def count(connection: sqlite3.Connection) -> int:
+            row = connection.execute(
+                "SELECT count(*) AS n FROM points WHERE dense IS NOT NULL"
+                " GROUP BY scope_id ORDER BY n DESC LIMIT 1"
+            ).fetchone()
+            return int(row[0]) if row else 0
+
+        return await self._run(count)
+
     async def close(self) -> None:
         if self._closed:
             return

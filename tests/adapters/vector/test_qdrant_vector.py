@@ -1,8 +1,9 @@
 """QdrantVectorIndex through the VectorIndex kit in local mode (on disk and in memory), plus
 persistence, the one-client-per-path rule and the process lock.
 
-No Qdrant server binary exists on this machine, so `url=` mode is not exercised here; it is
-the same code path with a remote client.
+No installable package ships the Qdrant server binary (Debian, PyPI and npm checked;
+docs/operations.md#vector-index-sizing says what was found), so `url=` mode is not exercised
+here; it is the same code path with qdrant-client's remote transport.
 """
 
 from __future__ import annotations
