@@ -30,13 +30,16 @@ import attrs
 
 from ragline.application.access import Caller, ReferencePolicy, ReferenceRefused
 from ragline.application.debug import SubmitTask
+from ragline.application.pipeline.context import document_scope
 from ragline.application.ports.clock import Clock
 from ragline.application.ports.object_storage import ObjectStorage
 from ragline.application.ports.parser import PdfParserBackend
+from ragline.application.ports.repositories.errors import ConcurrentUpdate
 from ragline.application.ports.repositories.uploads import UploadRecord
 from ragline.application.ports.unit_of_work import UnitOfWorkFactory
 from ragline.application.tasks import ParseTaskCommand, TaskIssuer
 from ragline.application.uploads.sniff import sniff
+from ragline.domain.metadata import DocumentMetadata
 
 MAX_ID = 2**63 - 1
 MAX_KEY = 128
@@ -78,6 +81,9 @@ class Upload:
     path: Path
     doc_id: str | None = None
     idempotency_key: str | None = None
+    metadata: DocumentMetadata | None = None
+    """Stored as the document's metadata before its task runs (replacing what it had), so
+    the indexing stages label its points with it; None leaves the document's as they are."""
 
 
 @attrs.frozen
@@ -181,8 +187,24 @@ class UploadDocument:
             if not won:
                 assert first is not None  # the row that won the key  # nosec B101
                 return await self._replay(caller, upload, first, sha256, file_type)
+        if upload.metadata is not None:
+            await self._label(task, upload.metadata)
         await self._store_and_submit(caller, upload, task)
         return self._accepted(task, replayed=False)
+
+    async def _label(self, task: ParseTaskCommand, metadata: DocumentMetadata) -> None:
+        """The upload's metadata replaces the document's (a compare-and-set on its version;
+        a PUT landing in between is overwritten by this newer request, never lost silently:
+        the next attempt reads its version)."""
+        scope = document_scope(task)
+        for _ in range(3):
+            async with self._uow_factory() as uow:
+                stored = await uow.documents.metadata_of(scope)
+                version = stored.version if stored is not None else 0
+                if await uow.documents.put_metadata(scope, metadata, expected_version=version):
+                    await uow.commit()
+                    return
+        raise ConcurrentUpdate(f"document {scope.doc_id}: its metadata keeps changing")
 
     async def _replay(
         self,

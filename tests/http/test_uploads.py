@@ -177,3 +177,38 @@ def test_a_failing_new_version_leaves_the_old_one_answering(client: TestClient) 
     assert run["pipeline_status"] == "SUCCESS", run
     texts = _search(client, "basalt lava green tea")
     assert any("Basalt" in t for t in texts) and not any("80 degrees" in t for t in texts)
+
+
+def _filtered(client: TestClient, query: str, where: dict[str, Any]) -> list[str]:
+    body = {"query": query, "dataset_ids": [2001], "top_k": 5, "filter": where}
+    found = client.post("/api/v1/search", json=body, headers=bearer(ALICE_TOKEN))
+    assert found.status_code == 200, found.text
+    return [h["text"] for h in found.json()["hits"]]
+
+
+def test_an_uploads_metadata_labels_every_index(client: TestClient, tmp_path: Path) -> None:
+    labels = {"author": "Ann", "year": 2021, "published": {"date": "2024-05-01"}}
+    tea = _upload(client, "tea.md", NOTES, metadata=json.dumps(labels))
+    assert tea.status_code == 202, tea.text
+    rocks = _upload(client, "rocks.md", NEW_NOTES, metadata=json.dumps({"author": "Bob"}))
+    for answer in (tea, rocks):
+        run = finished_run(client, answer.json()["task_id"], ALICE_TOKEN)
+        assert run["pipeline_status"] == "SUCCESS", run
+    anns = _filtered(client, "what cools slowly, and how is tea brewed?", {"eq": {"author": "Ann"}})
+    assert anns and all("Green tea" in text for text in anns), anns
+    recent = {"range": {"published": {"gte": {"date": "2024-01-01"}}}}
+    assert all("Green tea" in text for text in _filtered(client, "basalt lava", recent))
+    bobs = _filtered(client, "how is tea brewed?", {"eq": {"author": "Bob"}})
+    assert bobs and all("Basalt" in text for text in bobs), bobs
+
+
+@pytest.mark.parametrize(
+    "metadata", ["{not json", '["a list"]', '{"Bad Key": 1}', '{"flag": true}']
+)
+def test_bad_upload_metadata_is_422_with_nothing_stored(
+    client: TestClient, tmp_path: Path, metadata: str
+) -> None:
+    answer = _upload(client, "tea.md", NOTES, metadata=metadata)
+    assert answer.status_code == 422, answer.text
+    assert "metadata" in answer.json()["detail"]
+    assert _objects(tmp_path) == []

@@ -10,6 +10,7 @@ object store; the temporary file is removed whatever happens.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import pathlib
 import tempfile
@@ -42,6 +43,7 @@ from ragline.application.uploads import (
     UploadAccepted,
     UploadTooLarge,
 )
+from ragline.domain.metadata import DocumentMetadata, MetadataError
 
 router = APIRouter(prefix="/api/v1", tags=["documents"], responses=PROBLEM_RESPONSES)
 
@@ -112,6 +114,16 @@ async def upload_document(
             description="Re-upload this document (a new version); omitted: a new document.",
         ),
     ] = None,
+    metadata: Annotated[
+        str | None,
+        Form(
+            max_length=16_384,
+            description="The document's typed metadata as a JSON object (the same values as "
+            "PUT /api/v1/documents/{doc_id}/metadata), stored before its run so every index "
+            "is labelled with it; omitted: the document keeps what it has.",
+            examples=['{"author": "Ann", "year": 2021, "published": {"date": "2024-05-01"}}'],
+        ),
+    ] = None,
     idempotency_key: Annotated[
         str | None,
         Header(
@@ -129,6 +141,7 @@ async def upload_document(
     parsing; one that fails before that leaves the old version answering
     (docs/operations.md#uploads)."""
     user = caller.acting_user(user_id)
+    labels = _metadata(metadata)
     upload_case = await cases.upload_document()
     try:
         path = await _spool(file, upload_case.max_bytes)
@@ -142,6 +155,7 @@ async def upload_document(
             path=path,
             doc_id=doc_id,
             idempotency_key=idempotency_key,
+            metadata=labels,
         )
         accepted: UploadAccepted = await upload_case(caller.caller, asked)
     except UploadTooLarge as error:
@@ -164,3 +178,13 @@ async def upload_document(
         run=run,
         replayed=accepted.replayed,
     )
+
+
+def _metadata(text: str | None) -> DocumentMetadata | None:
+    """The form field's JSON, checked before the file is stored: a bad value is 422."""
+    if text is None:
+        return None
+    try:
+        return DocumentMetadata.from_plain(json.loads(text))
+    except (ValueError, MetadataError) as error:  # JSONDecodeError is a ValueError
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, f"metadata: {error}") from None
