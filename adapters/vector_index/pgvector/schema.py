@@ -1,4 +1,5 @@
-"""The pgvector layout: documented DDL that `ensure_collection` runs idempotently.
+"""The pgvector layout: documented DDL that `ensure_collection` runs idempotently, and the
+registry of collections (dimension, layout) with the upgrade from older layouts.
 
 Why not the Alembic chain: the dense column is typed by the embedder's dimension, known only
 when the first collection is ensured; the index may live in another database than the
