@@ -15,6 +15,11 @@ N = the scope's points with a sparse vector, n_t = those holding t (as the embed
 pgvector's `sparsevec` offers inner product, cosine and L2 only, with no document frequency
 per term, so it cannot rank by IDF; the postings can, reading only the query's terms.
 
+Metadata filters (`where`) are conditions on the points' `meta` jsonb (where.py) inside the
+SQL that ranks: in the HNSW scan's filter (the iterative scan goes on until `limit` rows
+passed it), in the exact rescan, and in the sparse query after the IDF (which counts every
+point of the scope), so a filtered query fills `limit` whenever that many points match.
+
 Writes are one transaction per call; dense and sparse writes set only their own part of a
 row, so neither erases the other.
 """
@@ -23,26 +28,27 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import zlib
 from collections.abc import AsyncIterator, Iterable, Sequence
 from typing import Any, TypeVar
 
-from sqlalchemy import and_, literal, select, text
+from sqlalchemy import BigInteger, ColumnElement, Float, and_, literal, select, text
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncConnection, create_async_engine
 
 from ragline.adapters.vector_index.pgvector.schema import (
-    LAYOUT,
-    REGISTRY,
     Tables,
     checked_name,
     collection_ddl,
+    lock_ddl,
+    register,
     registry_ddl,
     scope_key,
+    stored_dimension,
     tables,
 )
+from ragline.adapters.vector_index.pgvector.where import condition
 from ragline.application.ports.embedder import EmbeddingDimensionMismatch
 from ragline.application.ports.sparse_encoder import SparseVector
 from ragline.application.ports.vector_index import (
@@ -53,15 +59,17 @@ from ragline.application.ports.vector_index import (
     VectorIndexError,
     VectorIndexUnavailable,
 )
+from ragline.domain.metadata import DocumentMetadata, MetadataFilter
 
 _log = logging.getLogger(__name__)
 T = TypeVar("T", DensePoint, SparsePoint)
-LOCK_KEY = zlib.crc32(REGISTRY.encode())  # the advisory lock serialising the DDL
 MAX_TERM = 2**63 - 1
+_PAYLOAD = ("doc_id", "parent_id", "extra", "meta")  # what an upsert replaces besides vectors
 EF_SEARCH_MAX = 1000  # pgvector's bound on hnsw.ef_search (the iterative scan goes past it)
 Key = tuple[str, str, str]
-# Qdrant's IDF modifier over one scope's postings (module docstring); values are bound
-_SPARSE_QUERY = """
+# Qdrant's IDF modifier over one scope's postings (module docstring); values are bound.
+# The points it scores, joined back to their rows and filtered in query_sparse.
+_SPARSE_SCORES = """
 WITH q AS (SELECT * FROM unnest(CAST(:terms AS bigint[]), CAST(:weights AS float8[]))
            AS q(term, qw)),
 n AS (SELECT count(*)::float8 AS n FROM {points}
@@ -72,15 +80,8 @@ scored AS (SELECT t.point_id,
                   sum(q.qw * t.weight * ln((n.n - df.df + 0.5) / (df.df + 0.5) + 1)) AS score
            FROM {terms} t JOIN q USING (term) JOIN df USING (term) CROSS JOIN n
            WHERE t.scope_key = :k GROUP BY t.point_id)
-SELECT p.chunk_id, p.doc_id, p.parent_id, p.extra, s.score
-FROM scored s JOIN {points} p ON p.id = s.point_id
-WHERE p.user_id = :u AND p.dataset_id = :d
-ORDER BY s.score DESC, p.chunk_id LIMIT :limit
+SELECT point_id, score FROM scored
 """
-_REGISTRY_EXISTS = (
-    "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n"
-    " ON n.oid = c.relnamespace WHERE c.relname = :t AND n.nspname = current_schema())"
-)
 
 
 def async_url(url: str | URL) -> URL:
@@ -148,27 +149,6 @@ class PgvectorVectorIndex:
         except DBAPIError as exc:  # the server refused the statement (e.g. a table dropped)
             raise VectorIndexError(f"pgvector: {_reason(exc)}") from exc
 
-    async def _stored_dimension(self, conn: AsyncConnection) -> int | None:
-        # pg_class read under the statement's snapshot, not to_regclass: that one answers
-        # from the backend's catalog cache, whose "no such table" from an earlier
-        # transaction outlives another worker's commit while we waited for the lock
-        present = await conn.execute(text(_REGISTRY_EXISTS), {"t": REGISTRY})
-        if not present.scalar_one():
-            return None
-        row = (
-            await conn.execute(
-                text(f"SELECT dimension, layout FROM {REGISTRY} WHERE name = :n"),  # nosec B608
-                {"n": self._name},
-            )
-        ).first()
-        if row is None:
-            return None
-        if int(row.layout) != LAYOUT:
-            raise VectorIndexError(
-                f"collection {self._name!r} has layout {row.layout}, this ragline knows {LAYOUT}"
-            )
-        return int(row.dimension)
-
     def _use(self, dimension: int) -> Tables:
         if self._tables is None or self._dimension != dimension:
             self._dimension, self._tables = dimension, tables(self._name, dimension)
@@ -179,7 +159,7 @@ class PgvectorVectorIndex:
         process may create it)."""
         if self._tables is None:
             async with self._begin() as conn:
-                stored = await self._stored_dimension(conn)
+                stored = await stored_dimension(conn, self._name)
             if stored is None:
                 return None
             self._use(stored)
@@ -211,22 +191,16 @@ class PgvectorVectorIndex:
         if dimension < 1:
             raise ValueError("dimension must be positive")
         async with self._begin() as conn:
-            await conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": LOCK_KEY})
-            stored = await self._stored_dimension(conn)
+            await lock_ddl(conn)
+            stored = await stored_dimension(conn, self._name)
             if stored is None:
                 await self._create_extension(conn)
                 for statement in registry_ddl() + collection_ddl(
                     self._name, dimension, self._m, self._ef_construction
                 ):
                     await conn.execute(text(statement))
-                await conn.execute(
-                    text(
-                        f"INSERT INTO {REGISTRY} (name, dimension, layout)"  # nosec B608
-                        " VALUES (:n, :d, :l) ON CONFLICT (name) DO NOTHING"
-                    ),
-                    {"n": self._name, "d": dimension, "l": LAYOUT},
-                )
-                stored = await self._stored_dimension(conn)  # whoever registered it first
+                await register(conn, self._name, dimension)
+                stored = await stored_dimension(conn, self._name)  # whoever registered it first
         assert stored is not None  # nosec B101
         if stored != dimension:
             raise EmbeddingDimensionMismatch(stored, dimension, f"collection {self._name}")
@@ -247,7 +221,7 @@ class PgvectorVectorIndex:
         stmt = pg_insert(t.points)
         stmt = stmt.on_conflict_do_update(
             index_elements=["user_id", "dataset_id", "chunk_id"],
-            set_={c: stmt.excluded[c] for c in ("doc_id", "parent_id", "extra", "dense")},
+            set_={c: stmt.excluded[c] for c in (*_PAYLOAD, "dense")},
         )
         async with self._begin() as conn:
             for batch in _batches(rows, self._write_batch):
@@ -262,7 +236,7 @@ class PgvectorVectorIndex:
         stmt = pg_insert(t.points)
         stmt = stmt.on_conflict_do_update(
             index_elements=["user_id", "dataset_id", "chunk_id"],
-            set_={c: stmt.excluded[c] for c in ("doc_id", "parent_id", "extra", "has_sparse")},
+            set_={c: stmt.excluded[c] for c in (*_PAYLOAD, "has_sparse")},
         )
         c = t.points.c
         returning = stmt.returning(c.id, c.user_id, c.dataset_id, c.chunk_id)
@@ -296,6 +270,20 @@ class PgvectorVectorIndex:
                 )
             )
 
+    async def relabel_document(
+        self, user_id: str, dataset_id: str, doc_id: str, metadata: DocumentMetadata
+    ) -> None:
+        t = await self._known()
+        if t is None:
+            return
+        c = t.points.c
+        async with self._begin() as conn:  # one UPDATE for the document's points
+            await conn.execute(
+                t.points.update()
+                .where(c.user_id == user_id, c.dataset_id == dataset_id, c.doc_id == doc_id)
+                .values(meta=metadata.indexed())
+            )
+
     async def delete_chunks(self, user_id: str, dataset_id: str, chunk_ids: Sequence[str]) -> None:
         wanted = list(dict.fromkeys(chunk_ids))
         t = await self._known() if wanted else None
@@ -311,7 +299,12 @@ class PgvectorVectorIndex:
                 )
 
     async def query_dense(
-        self, user_id: str, dataset_id: str, vector: Sequence[float], limit: int
+        self,
+        user_id: str,
+        dataset_id: str,
+        vector: Sequence[float],
+        limit: int,
+        where: MetadataFilter | None = None,
     ) -> list[VectorHit]:
         if limit < 1:
             return []
@@ -322,7 +315,12 @@ class PgvectorVectorIndex:
             raise EmbeddingDimensionMismatch(self._dimension or 0, len(vector), "query")
         c = t.points.c
         distance = c.dense.cosine_distance([float(x) for x in vector])
-        scope = and_(c.user_id == user_id, c.dataset_id == dataset_id, c.dense.isnot(None))
+        scope = and_(
+            c.user_id == user_id,
+            c.dataset_id == dataset_id,
+            c.dense.isnot(None),
+            *_kept(t, where),
+        )
         columns = (c.chunk_id, c.doc_id, c.parent_id, c.extra, distance.label("distance"))
         approximate = select(*columns).where(scope).order_by(distance).limit(limit)
         async with self._begin() as conn:
@@ -346,7 +344,12 @@ class PgvectorVectorIndex:
         return [_hit(user_id, dataset_id, r, 1.0 - float(r.distance)) for r in rows]
 
     async def query_sparse(
-        self, user_id: str, dataset_id: str, sparse: SparseVector, limit: int
+        self,
+        user_id: str,
+        dataset_id: str,
+        sparse: SparseVector,
+        limit: int,
+        where: MetadataFilter | None = None,
     ) -> list[VectorHit]:
         wanted = _terms(sparse)
         if limit < 1 or not wanted:
@@ -354,19 +357,29 @@ class PgvectorVectorIndex:
         t = await self._known()
         if t is None:
             return []
-        points, terms = t.points.name, t.terms.name
-        sql = _SPARSE_QUERY.format(points=points, terms=terms)  # checked names  # nosec B608
-        query = text(sql)
-        params = {
-            "terms": list(wanted),
-            "weights": list(wanted.values()),
-            "u": user_id,
-            "d": dataset_id,
-            "k": scope_key(user_id, dataset_id),
-            "limit": limit,
-        }
+        sql = _SPARSE_SCORES.format(points=t.points.name, terms=t.terms.name)  # nosec B608
+        scores = (
+            text(sql)  # checked table names; every value bound
+            .bindparams(
+                terms=list(wanted),
+                weights=list(wanted.values()),
+                u=user_id,
+                d=dataset_id,
+                k=scope_key(user_id, dataset_id),
+            )
+            .columns(point_id=BigInteger, score=Float)
+            .subquery("scored")
+        )
+        c = t.points.c
+        query = (
+            select(c.chunk_id, c.doc_id, c.parent_id, c.extra, scores.c.score)
+            .join_from(scores, t.points, c.id == scores.c.point_id)
+            .where(c.user_id == user_id, c.dataset_id == dataset_id, *_kept(t, where))
+            .order_by(scores.c.score.desc(), c.chunk_id)
+            .limit(limit)
+        )
         async with self._begin() as conn:
-            rows = (await conn.execute(query, params)).all()
+            rows = (await conn.execute(query)).all()
         return [_hit(user_id, dataset_id, r, float(r.score)) for r in rows]
 
     async def close(self) -> None:
@@ -384,8 +397,14 @@ def _row(chunk_id: str, payload: ChunkPayload) -> dict[str, Any]:
         "doc_id": payload.doc_id,
         "parent_id": payload.parent_id,
         "extra": dict(payload.extra),
+        "meta": payload.metadata.indexed(),
         "has_sparse": False,
     }
+
+
+def _kept(t: Tables, where: MetadataFilter | None) -> list[ColumnElement[bool]]:
+    """The filter's condition on the points' `meta` (none without a filter)."""
+    return [] if where is None else [condition(t.points.c.meta, where)]
 
 
 def _hit(user_id: str, dataset_id: str, row: Any, score: float) -> VectorHit:

@@ -1,4 +1,5 @@
-"""The pgvector layout: documented DDL that `ensure_collection` runs idempotently.
+"""The pgvector layout: documented DDL that `ensure_collection` runs idempotently, and the
+registry of collections (dimension, layout) with the upgrade from older layouts.
 
 Why not the Alembic chain: the dense column is typed by the embedder's dimension, known only
 when the first collection is ensured; the index may live in another database than the
@@ -9,7 +10,8 @@ catalog), and `ragline_vector_collections.layout` records which layout a collect
 for a later change to migrate from.
 
 Per collection `<name>` (one dense dimension per collection, recorded in the registry row):
-- `<name>_points`: one row per (user_id, dataset_id, chunk_id) with the payload, the dense
+- `<name>_points`: one row per (user_id, dataset_id, chunk_id) with the payload (`meta`: the
+  document's metadata in the flat form `DocumentMetadata.indexed()`, jsonb), the dense
   `vector(<dimension>)` (NULL until VECTORIZING wrote it), `has_sparse` (the N of the IDF)
   and an integer `id` the postings point at; an HNSW index (`vector_cosine_ops`,
   m / ef_construction) and a btree on (user_id, dataset_id, doc_id) for the scope filter
@@ -21,12 +23,17 @@ Per collection `<name>` (one dense dimension per collection, recorded in the reg
   to their points on the real user_id + dataset_id, so even a colliding key (odds ~2^-64
   per pair of scopes) could never show one tenant another's chunk. Postings go with their
   point (ON DELETE CASCADE, via the point_id btree).
+
+Layouts: 1 had no `meta`; 2 adds it (`upgrade_ddl`), run once by the first process that
+opens a layout-1 collection, which then records layout 2.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
+import zlib
 
 import attrs
 from pgvector.sqlalchemy import VECTOR
@@ -38,12 +45,22 @@ from sqlalchemy import (
     MetaData,
     Table,
     Text,
+    text,
 )
 from sqlalchemy.dialects.postgresql import JSONB, REAL
+from sqlalchemy.ext.asyncio import AsyncConnection
 
-LAYOUT = 1
+from ragline.application.ports.vector_index import VectorIndexError
+
+LAYOUT = 2
 REGISTRY = "ragline_vector_collections"
+LOCK_KEY = zlib.crc32(REGISTRY.encode())  # the advisory lock serialising the DDL
 _NAME = re.compile(r"[a-z_][a-z0-9_]{0,47}")
+_REGISTRY_EXISTS = (
+    "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n"
+    " ON n.oid = c.relnamespace WHERE c.relname = :t AND n.nspname = current_schema())"
+)
+_log = logging.getLogger(__name__)
 
 
 def scope_key(user_id: str, dataset_id: str) -> int:
@@ -78,6 +95,7 @@ def tables(name: str, dimension: int) -> Tables:
         Column("doc_id", Text, nullable=False),
         Column("parent_id", Text),
         Column("extra", JSONB, nullable=False),
+        Column("meta", JSONB, nullable=False),
         Column("dense", VECTOR(dimension)),
         Column("has_sparse", Boolean, nullable=False),
     )
@@ -113,6 +131,7 @@ def collection_ddl(name: str, dimension: int, m: int, ef_construction: int) -> l
         " id bigint GENERATED ALWAYS AS IDENTITY UNIQUE,"
         " user_id text NOT NULL, dataset_id text NOT NULL, chunk_id text NOT NULL,"
         " doc_id text NOT NULL, parent_id text, extra jsonb NOT NULL,"
+        " meta jsonb NOT NULL DEFAULT '{}',"
         f" dense vector({dimension}), has_sparse boolean NOT NULL DEFAULT false,"
         " PRIMARY KEY (user_id, dataset_id, chunk_id))",
         f"CREATE INDEX IF NOT EXISTS {name}_points_doc"
@@ -126,3 +145,78 @@ def collection_ddl(name: str, dimension: int, m: int, ef_construction: int) -> l
         " PRIMARY KEY (scope_key, term, point_id))",
         f"CREATE INDEX IF NOT EXISTS {name}_terms_point ON {name}_terms (point_id)",
     ]
+
+
+def upgrade_ddl(name: str, layout: int) -> list[str]:
+    """Statements bringing one collection from `layout` to LAYOUT (each idempotent)."""
+    name = checked_name(name)
+    statements: list[str] = []
+    if layout < 2:  # a constant default: PostgreSQL 11+ adds the column without a rewrite
+        statements.append(
+            f"ALTER TABLE {name}_points ADD COLUMN IF NOT EXISTS meta jsonb NOT NULL DEFAULT '{{}}'"
+        )
+    return statements
+
+
+async def lock_ddl(conn: AsyncConnection) -> None:
+    """Hold the DDL lock until the transaction ends (two workers never race on the catalog)."""
+    await conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": LOCK_KEY})
+
+
+async def register(conn: AsyncConnection, name: str, dimension: int) -> None:
+    """Record a collection just created (at LAYOUT); a first registration stays."""
+    await conn.execute(
+        text(
+            f"INSERT INTO {REGISTRY} (name, dimension, layout)"  # nosec B608
+            " VALUES (:n, :d, :l) ON CONFLICT (name) DO NOTHING"
+        ),
+        {"n": name, "d": dimension, "l": LAYOUT},
+    )
+
+
+async def stored_dimension(conn: AsyncConnection, name: str) -> int | None:
+    """The registered dimension of collection `name` (None: not registered), its layout
+    brought up to LAYOUT first."""
+    # pg_class read under the statement's snapshot, not to_regclass: that one answers
+    # from the backend's catalog cache, whose "no such table" from an earlier
+    # transaction outlives another worker's commit while we waited for the lock
+    present = await conn.execute(text(_REGISTRY_EXISTS), {"t": REGISTRY})
+    if not present.scalar_one():
+        return None
+    row = (
+        await conn.execute(
+            text(f"SELECT dimension, layout FROM {REGISTRY} WHERE name = :n"),  # nosec B608
+            {"n": name},
+        )
+    ).first()
+    if row is None:
+        return None
+    if not 1 <= int(row.layout) <= LAYOUT:
+        raise VectorIndexError(
+            f"collection {name!r} has layout {row.layout}, this ragline knows {LAYOUT}"
+        )
+    if int(row.layout) < LAYOUT:
+        await _upgrade(conn, name)
+    return int(row.dimension)
+
+
+async def _upgrade(conn: AsyncConnection, name: str) -> None:
+    """Bring a collection of an older layout to LAYOUT once: under the DDL lock, re-read
+    the layout, run `upgrade_ddl`, record the new layout by compare-and-set."""
+    await lock_ddl(conn)
+    found = await conn.execute(
+        text(f"SELECT layout FROM {REGISTRY} WHERE name = :n"),  # nosec B608
+        {"n": name},
+    )
+    layout = int(found.scalar_one())
+    if layout == LAYOUT:  # another process upgraded it while we waited for the lock
+        return
+    for statement in upgrade_ddl(name, layout):
+        await conn.execute(text(statement))
+    updated = await conn.execute(
+        text(f"UPDATE {REGISTRY} SET layout = :new WHERE name = :n AND layout = :old"),  # nosec B608
+        {"new": LAYOUT, "n": name, "old": layout},
+    )
+    if updated.rowcount != 1:
+        raise VectorIndexError(f"collection {name!r}: its layout changed during the upgrade")
+    _log.info("pgvector: collection %s upgraded from layout %d to %d", name, layout, LAYOUT)

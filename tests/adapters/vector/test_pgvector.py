@@ -1,7 +1,8 @@
 """PgvectorVectorIndex through the whole VectorIndex kit on a real PostgreSQL 16+ with
 pgvector 0.8 (the session's `pgvector_url` server), plus what is specific to it: the HNSW
 path itself keeps a small tenant's top_k (and without the iterative scan it would not),
-the layout survives reopening, concurrent ensure_collection, the extension error."""
+the layout survives reopening (and a layout-1 collection gains `meta`), concurrent
+ensure_collection, the extension error, a metadata filter inside the HNSW scan."""
 
 from __future__ import annotations
 
@@ -9,20 +10,24 @@ import asyncio
 import contextlib
 import logging
 import math
+import random
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from urllib.parse import quote
 
+import attrs
 import psycopg
 import pytest
 
 from ragline.adapters.vector_index.pgvector import PgvectorVectorIndex
 from ragline.application.ports.embedder import EmbeddingDimensionMismatch
 from ragline.application.ports.vector_index import (
+    DensePoint,
     VectorIndex,
     VectorIndexError,
     VectorIndexUnavailable,
 )
+from ragline.domain.metadata import DocumentMetadata, Eq, Exists
 from ragline.testing.kits.vector_index import (
     DATASET,
     DIM,
@@ -31,9 +36,12 @@ from ragline.testing.kits.vector_index import (
     USER,
     FilteredTopKContract,
     IdfSparseRankingContract,
+    MetadataFilterContract,
     VectorIndexContract,
     dense,
     ids,
+    labelled,
+    payload,
     sparse,
     sv,
 )
@@ -58,7 +66,9 @@ def fresh_database(server_url: str, owner: str = "postgres") -> Iterator[str]:
             conn.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
 
 
-class TestPgvectorVectorIndex(VectorIndexContract, IdfSparseRankingContract, FilteredTopKContract):
+class TestPgvectorVectorIndex(
+    VectorIndexContract, IdfSparseRankingContract, FilteredTopKContract, MetadataFilterContract
+):
     @pytest.fixture
     async def vector_index(self, pgvector_url: str) -> AsyncIterator[VectorIndex]:
         yield PgvectorVectorIndex(pgvector_url, fresh_name())
@@ -81,6 +91,68 @@ class TestPgvectorHnswPath(FilteredTopKContract):
         await index.close()
         rescans = [r for r in caplog.get_records("call") if "exact rescan" in r.getMessage()]
         assert len(rescans) == 1  # only the query for more hits than the scope holds
+
+
+async def test_a_filter_is_applied_inside_the_hnsw_scan(
+    pgvector_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Sorting priced out (as TestPgvectorHnswPath), one tenant: 1980 of Bob's points around
+    the query, 20 of Ann's away from it. Filtered on Ann, the top 10 are hers from the HNSW
+    scan itself (no exact rescan): the filter runs while the index ranks, where a filter
+    after the index's first candidates would have kept none."""
+    url = f"{pgvector_url}&options={quote('-c enable_sort=off')}"
+    index = PgvectorVectorIndex(url, fresh_name())
+    await index.ensure_collection(DIM)
+    rng = random.Random(20)  # fixed test data  # nosec B311
+
+    def point(chunk_id: str, direction: list[float], spread: float, author: str) -> DensePoint:
+        vector = [x + rng.gauss(0, spread) for x in direction]
+        labels = DocumentMetadata({"author": author})
+        return DensePoint(chunk_id, vector, attrs.evolve(payload(doc_id=author), metadata=labels))
+
+    crowd = [point(f"bob-{i}", E1, 0.05, "Bob") for i in range(1980)]
+    for start in range(0, len(crowd), 500):
+        await index.upsert_dense(crowd[start : start + 500])
+    await index.upsert_dense(
+        [point(f"ann-{i}", [0.0, 0.5, 0.5, 0.5], 0.4, "Ann") for i in range(20)]
+    )
+    caplog.set_level(logging.DEBUG, "ragline.adapters.vector_index.pgvector")
+    assert all(i.startswith("bob-") for i in ids(await index.query_dense(USER, DATASET, E1, 10)))
+    hits = await index.query_dense(USER, DATASET, E1, 10, Eq("author", "Ann"))
+    assert len(hits) == 10 and all(h.chunk_id.startswith("ann-") for h in hits)
+    assert not [r for r in caplog.records if "exact rescan" in r.getMessage()]
+    await index.close()
+
+
+async def test_a_layout_1_collection_gains_meta_once(pgvector_url: str) -> None:
+    """A collection made before metadata filters (no `meta`, registry layout 1): the next
+    process to open it adds the column, records layout 2, and its old points carry no
+    labels until relabelled."""
+    name = fresh_name()
+    first = PgvectorVectorIndex(pgvector_url, name)
+    await first.ensure_collection(DIM)
+    await first.upsert_dense([dense("old", E1, doc_id="ann-2019")])
+    await first.close()
+    with psycopg.connect(pgvector_url, autocommit=True) as conn:
+        conn.execute(f"ALTER TABLE {name}_points DROP COLUMN meta")
+        conn.execute("UPDATE ragline_vector_collections SET layout = 1 WHERE name = %s", (name,))
+    opened = [PgvectorVectorIndex(pgvector_url, name) for _ in range(3)]
+    found = await asyncio.gather(
+        *(index.query_dense(USER, DATASET, E1, 5, Exists("author")) for index in opened)
+    )
+    assert found == [[], [], []]
+    with psycopg.connect(pgvector_url) as conn:
+        row = conn.execute(
+            "SELECT layout FROM ragline_vector_collections WHERE name = %s", (name,)
+        ).fetchone()
+    assert row == (2,)
+    index = opened[0]
+    await index.upsert_dense([labelled("new", E1, "ann-2021")])
+    await index.relabel_document(USER, DATASET, "ann-2019", DocumentMetadata({"author": "Ann"}))
+    hits = await index.query_dense(USER, DATASET, E1, 5, Eq("author", "Ann"))
+    assert sorted(ids(hits)) == ["new", "old"]
+    for each in opened:
+        await each.close()
 
 
 async def test_without_iterative_scan_hnsw_would_lose_the_small_tenant(pgvector_url: str) -> None:
