@@ -82,6 +82,12 @@ class PgvectorSettings(VendorSettings):
         ge=1,
         description="HNSW query candidate list per scan step (at least the limit).",
     )
+    exact_scope_points: int = Field(
+        default=20_000,
+        ge=0,
+        description="A query whose tenant scope holds at most this many points is answered "
+        "exactly (btree + sort, recall 1.0) instead of by the HNSW scan; 0: always HNSW.",
+    )
 
 
 class ElasticsearchSettings(VendorSettings):

@@ -54,6 +54,7 @@ def pgvector(settings: Settings) -> VectorIndex:
         m=chosen.m,
         ef_construction=chosen.ef_construction,
         ef_search=chosen.ef_search,
+        exact_scope_points=chosen.exact_scope_points,
     )
 
 
