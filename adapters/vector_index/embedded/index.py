@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -37,6 +37,12 @@ from ragline.adapters.vector_index.embedded.arrays import (
     sparse_blobs,
 )
 from ragline.adapters.vector_index.embedded.cache import ScopeCache
+from ragline.adapters.vector_index.embedded.rows import (
+    extra_json,
+    largest_scope_points,
+    meta_json,
+    user_points_removed,
+)
 from ragline.adapters.vector_index.embedded.store import (
     Connections,
     FormatMismatch,
@@ -178,8 +184,8 @@ class EmbeddedVectorIndex:
                         chunk_id,
                         p.doc_id,
                         p.parent_id,
-                        _extra_json(p.extra),
-                        _meta_json(p.metadata),
+                        extra_json(p.extra),
+                        meta_json(p.metadata),
                         blob,
                     )
                     for (chunk_id, p), blob in zip(chunks, blobs, strict=True)
@@ -320,7 +326,7 @@ class EmbeddedVectorIndex:
                 connection.execute(
                     "UPDATE points SET meta = ? WHERE doc_id = ? AND scope_id ="
                     " (SELECT id FROM scopes WHERE user_id = ? AND dataset_id = ?)",
-                    (_meta_json(metadata), doc_id, user_id, dataset_id),
+                    (meta_json(metadata), doc_id, user_id, dataset_id),
                 )
 
         await self._run(relabel)
@@ -449,33 +455,12 @@ class EmbeddedVectorIndex:
     async def delete_user(self, space: VectorSpace, user_id: str) -> None:
         index = await self.in_space(space)
 
-        def delete(connection: sqlite3.Connection) -> list[int]:
-            with transaction(connection, write=True):
-                scopes = [
-                    int(row[0])
-                    for row in connection.execute(
-                        "SELECT id FROM scopes WHERE user_id = ?", (user_id,)
-                    ).fetchall()
-                ]
-                for scope_id in scopes:
-                    connection.execute("DELETE FROM points WHERE scope_id = ?", (scope_id,))
-                    for column in (DENSE, SPARSE):
-                        connection.execute(_BUMP.format(column=column), (scope_id,))
-                return scopes
-
-        for scope_id in await index._run(delete):
+        for scope_id in await index._run(lambda c: user_points_removed(c, user_id)):
             for column in (DENSE, SPARSE):
                 index._cache.drop((column, scope_id))
 
     async def largest_scope(self) -> int:
-        def count(connection: sqlite3.Connection) -> int:
-            row = connection.execute(
-                "SELECT count(*) AS n FROM points WHERE dense IS NOT NULL"
-                " GROUP BY scope_id ORDER BY n DESC LIMIT 1"
-            ).fetchone()
-            return int(row[0]) if row else 0
-
-        return await self._run(count)
+        return await self._run(largest_scope_points)
 
     async def close(self) -> None:
         if self._closed:
@@ -493,15 +478,3 @@ def _is_busy(error: sqlite3.OperationalError) -> bool:
     if code is not None:
         return code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
     return "locked" in str(error)
-
-
-def _meta_json(metadata: DocumentMetadata) -> str | None:
-    if not metadata:
-        return None
-    return json.dumps(metadata.indexed(), ensure_ascii=False, separators=(",", ":"))
-
-
-def _extra_json(extra: Mapping[str, str]) -> str | None:
-    if not extra:
-        return None
-    return json.dumps(dict(extra), ensure_ascii=False, separators=(",", ":"))
