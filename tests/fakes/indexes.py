@@ -118,6 +118,7 @@ class FakeVectorIndex:
 
     async def delete_chunks(self, user_id: str, dataset_id: str, chunk_ids: Sequence[str]) -> None:
         self.faults.check("vectors.delete_chunks")
+        self.chunk_deletes += 1
         for chunk_id in chunk_ids:
             self.points.pop((user_id, dataset_id, chunk_id), None)
 
@@ -165,6 +166,7 @@ class FakeKeywordIndex:
         self.faults = faults or Faults()
         self.entries: dict[ScopedId, KeywordDoc] = {}
         self.deletes = 0
+        self.chunk_deletes = 0  # delete_chunks calls (a lineage swap makes one)
         self.writes = 0
 
     @property
@@ -189,6 +191,7 @@ class FakeKeywordIndex:
 
     async def delete_chunks(self, user_id: str, dataset_id: str, chunk_ids: Sequence[str]) -> None:
         self.faults.check("keywords.delete_chunks")
+        self.chunk_deletes += 1
         for chunk_id in chunk_ids:
             self.entries.pop((user_id, dataset_id, chunk_id), None)
 
