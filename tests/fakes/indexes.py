@@ -51,6 +51,7 @@ class FakeVectorIndex:
         self.faults = faults or Faults()
         self.dimension = dimension
         self.points: dict[ScopedId, _Point] = {}
+        self.chunk_deletes = 0  # delete_chunks calls (a lineage swap makes one)
         self.dense_writes: list[str] = []
         self.sparse_writes: list[str] = []
 
