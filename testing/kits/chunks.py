@@ -27,12 +27,13 @@ from ragline.testing.kits.persistence import (
 
 def lineage_set(where: DocumentScope, task_id: str, **shape: int) -> list[ChunkRecord]:
     """A run's rows as CHUNKING writes them: ids carry the lineage, not live yet."""
-
-    def mine(chunk_id: str | None) -> str | None:
-        return None if chunk_id is None else f"{task_id}:{chunk_id}"
-
     return [
-        attrs.evolve(r, chunk_id=mine(r.chunk_id), parent_id=mine(r.parent_id), live=False)
+        attrs.evolve(
+            r,
+            chunk_id=f"{task_id}:{r.chunk_id}",
+            parent_id=None if r.parent_id is None else f"{task_id}:{r.parent_id}",
+            live=False,
+        )
         for r in chunk_set(where, task_id, **shape)
     ]
 

@@ -116,7 +116,7 @@ async def test_resume_of_a_markdown_source_rereads_the_source(h: Harness) -> Non
 
 async def test_skipped_chunking_reloads_the_persisted_chunk_set(h: Harness) -> None:
     first, retry = await _fail_then_retry(h, Stage.VECTORIZING)
-    kids = [c for c in h.db.chunks_of(h.scope(retry)) if not c.is_parent]
+    kids = [c for c in h.db.chunks_of(h.scope(first)) if not c.is_parent]
     # not rebuilt: the retry continues (adopts) the lineage the first run cut
     assert {c.task_id for c in kids} == {retry.task_id}
     assert set(h.keywords.docs) == {c.chunk_id for c in kids}

@@ -190,9 +190,9 @@ class PipelineStage(abc.ABC, Generic[Out]):
             command(at)
             if extra is not None:
                 await extra(uow)  # not Django's extra()  # nosec B610
-            if run.pipeline_status is PipelineStatus.SUCCESS and not was_success:
-                if run.touched_index:
-                    removed = await uow.chunks.swap_lineage(ctx.scope, ctx.task_id)
+            now_success = run.pipeline_status is PipelineStatus.SUCCESS and not was_success
+            if now_success and run.touched_index:
+                removed = await uow.chunks.swap_lineage(ctx.scope, ctx.task_id)
             await uow.runs.save(run, expected)
             await self.results.queue_owed_results(uow, run, ctx.parsed_log_id, at)
             await uow.commit()

@@ -108,11 +108,7 @@ class FakeChunks(FakeRepository):
         self, scope: DocumentScope, *, after_order_index: int = -1, limit: int = 50
     ) -> list[ChunkRecord]:
         await self.check("chunks.list_parents")
-        later = [
-            c
-            for c in self._live(scope)
-            if c.is_parent and c.order_index > after_order_index
-        ]
+        later = [c for c in self._live(scope) if c.is_parent and c.order_index > after_order_index]
         return sorted(later, key=lambda c: (c.order_index, c.chunk_id))[:limit]
 
     async def children_of(
@@ -155,9 +151,7 @@ class FakeChunks(FakeRepository):
         found: dict[str, ChunkRecord] = {}
         for scope in scopes:
             if scope.user_id == user_id and scope.dataset_id == dataset_id:
-                found.update(
-                    (c.chunk_id, c) for c in self._live(scope) if c.chunk_id in wanted
-                )
+                found.update((c.chunk_id, c) for c in self._live(scope) if c.chunk_id in wanted)
         return [found[i] for i in dict.fromkeys(chunk_ids) if i in found]  # in the order asked
 
     async def _move(

@@ -286,8 +286,9 @@ class SqlChunkRepository:
 
     async def swap_lineage(self, scope: DocumentScope, lineage: str) -> list[str]:
         conn = self._slot.conn
-        mine, others = _of_lineage(scope, lineage), and_(
-            _in_document(scope), chunk.c.task_id != lineage
+        mine, others = (
+            _of_lineage(scope, lineage),
+            and_(_in_document(scope), chunk.c.task_id != lineage),
         )
         with store_errors("chunk swap_lineage"):
             rows = await conn.execute(
