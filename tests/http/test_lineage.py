@@ -3,13 +3,15 @@
 refuses its writes) leaves the old one answering in all three retrievers; a new version that
 succeeds replaces it, the old lineage leaving each index in one delete call.
 
-The indexes are the real embedded adapters (vectors) and Tantivy, wrapped only to refuse
+The indexes are real adapters (embedded vectors + Tantivy; Qdrant local + Elasticsearch),
+wrapped only to refuse
 writes on demand and to count delete calls, as campaigns/faults does with its gates.
 """
 
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import AsyncIterator, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -27,6 +29,7 @@ from ragline.bootstrap import factories
 from ragline.bootstrap.container import container_for
 from ragline.bootstrap.entry import entry_for
 from ragline.bootstrap.settings import Settings
+from ragline.bootstrap.vendor_settings import ElasticsearchSettings
 from tests.http.conftest import ALICE_TOKEN, SERVICE_TOKEN, TOKENS, bearer, finished_run
 
 OLD = b"# Notes\n\n## Tea\n\nGreen tea is brewed at 80 degrees for two minutes.\n"
@@ -81,9 +84,18 @@ def seen() -> Deletes:
     return Deletes()
 
 
-@pytest.fixture
-def client(tmp_path: Path, seen: Deletes) -> Iterator[TestClient]:
-    container = container_for(tmp_path / "data")
+@pytest.fixture(params=["embedded", "qdrant+elasticsearch"])
+def client(request: pytest.FixtureRequest, tmp_path: Path, seen: Deletes) -> Iterator[TestClient]:
+    vendors: dict[str, object] = {}
+    if request.param != "embedded":
+        url = request.getfixturevalue("elasticsearch_url")
+        index = f"chunks_{uuid.uuid4().hex[:12]}"  # the server is shared by the session
+        vendors = {
+            "vector_index": "qdrant",
+            "keyword_index": "elasticsearch",
+            "elasticsearch": ElasticsearchSettings(url=url, index=index),
+        }
+    container = container_for(tmp_path / "data", **vendors)
     watched = providers.Object(seen)
     container.vectors.override(providers.Resource(_watched_vectors, container.settings, watched))
     container.keywords.override(providers.Resource(_watched_keywords, container.settings, watched))
