@@ -4,8 +4,8 @@ refuses its writes) leaves the old one answering in all three retrievers; a new 
 succeeds replaces it, the old lineage leaving each index in one delete call.
 
 The indexes are real adapters (embedded vectors + Tantivy; Qdrant local + Elasticsearch),
-wrapped only to refuse
-writes on demand and to count delete calls, as campaigns/faults does with its gates.
+wrapped only to refuse writes on demand and to count delete calls, as campaigns/faults does
+with its gates.
 """
 
 from __future__ import annotations
