@@ -91,8 +91,9 @@ CODES: Mapping[tuple[str, Stage], frozenset[FailureCode]] = {
     ("storage", Stage.CLEANING): frozenset({FailureCode.PARSE_ENGINE_FAILED}),
     ("vectors", Stage.VECTORIZING): frozenset({FailureCode.VECTORIZING_FAILED}),
     ("vectors", Stage.SPARSE_VECTORIZING): frozenset({FailureCode.SPARSE_VECTORIZING_FAILED}),
+    # the stage writes first (no delete before it since the chunk lineage)
     ("keywords", Stage.KEYWORD_INDEXING): frozenset(
-        {FailureCode.KEYWORD_DELETE_FAILED, FailureCode.KEYWORD_INDEX_UNAVAILABLE}
+        {FailureCode.KEYWORD_INDEXING_FAILED, FailureCode.KEYWORD_INDEX_UNAVAILABLE}
     ),
     **{("database", stage): frozenset({FailureCode.INTERRUPTED_TASK}) for stage in STAGES},
 }

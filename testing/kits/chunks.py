@@ -1,5 +1,6 @@
 """Contract kit for the chunk repository (`uow.chunks`): replace and list a document,
-page its children, tenant-scoped reads, status moves that are compare-and-sets, counts."""
+page its children, tenant-scoped reads, status moves that are compare-and-sets, counts, and
+lineages (a run's rows beside the live ones until its swap)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import attrs
 import pytest
 
 from ragline.application.ports.repositories.chunks import ChunkCounts, ChunkRecord
+from ragline.application.ports.repositories.scope import DocumentScope
 from ragline.application.ports.unit_of_work import UnitOfWorkFactory
 from ragline.domain.parse_run import (
     BEGIN_INDEXING,
@@ -23,8 +25,78 @@ from ragline.testing.kits.persistence import (
 )
 
 
+def lineage_set(where: DocumentScope, task_id: str, **shape: int) -> list[ChunkRecord]:
+    """A run's rows as CHUNKING writes them: ids carry the lineage, not live yet."""
+    return [
+        attrs.evolve(
+            r,
+            chunk_id=f"{task_id}:{r.chunk_id}",
+            parent_id=None if r.parent_id is None else f"{task_id}:{r.parent_id}",
+            live=False,
+        )
+        for r in chunk_set(where, task_id, **shape)
+    ]
+
+
 class ChunkRepositoryContract(StoreContract):
     """What every ChunkRepository must show; fixture `uow_factory`."""
+
+    async def test_a_lineage_waits_beside_the_live_one_until_its_swap(
+        self, uow_factory: UnitOfWorkFactory
+    ) -> None:
+        doc, neighbour = scope(), scope(doc_id=uid("doc"))
+        old, new = uid("task"), uid("task")
+        live = chunk_set(doc, old)
+        waiting = lineage_set(doc, new, parents=1, per_parent=2)
+        async with uow_factory() as uow:
+            await uow.chunks.replace_document(doc, live)
+            await uow.chunks.replace_document(neighbour, chunk_set(neighbour, old, parents=1))
+            assert await uow.chunks.replace_lineage(doc, new, waiting) == []
+            await uow.commit()
+        ids = [c.chunk_id for c in waiting]
+        async with uow_factory() as uow:  # readers see the live lineage only
+            assert await uow.chunks.get_many(doc.user_id, doc.dataset_id, ids) == []
+            assert [p.chunk_id for p in await uow.chunks.list_parents(doc)] == [
+                c.chunk_id for c in live if c.is_parent
+            ]
+            assert await uow.chunks.count_document(doc) == len(live)
+            counts = await uow.chunks.document_counts(doc.user_id, doc.dataset_id, [doc.doc_id])
+            assert counts[doc.doc_id].children == len(children(live))
+            assert await uow.chunks.list_children(doc) == children(live)
+            assert await uow.chunks.list_children(doc, lineage=new) == children(waiting)
+        async with uow_factory() as uow:  # a resumed CHUNKING re-does its own lineage
+            stale = await uow.chunks.replace_lineage(doc, new, waiting)
+            await uow.commit()
+        assert sorted(stale) == sorted(c.chunk_id for c in children(waiting))
+        async with uow_factory() as uow:
+            removed = await uow.chunks.swap_lineage(doc, new)
+            await uow.commit()
+        assert sorted(removed) == sorted(c.chunk_id for c in children(live))
+        swapped = [attrs.evolve(c, live=True) for c in waiting]
+        async with uow_factory() as uow:
+            assert await uow.chunks.list_document(doc) == swapped
+            assert await uow.chunks.get_many(doc.user_id, doc.dataset_id, ids) == swapped
+            assert len(await uow.chunks.list_document(neighbour)) == 4  # untouched
+            assert await uow.chunks.swap_lineage(doc, new) == []  # swapped already
+            assert await uow.chunks.swap_lineage(doc, uid("task")) == []  # no rows: no swap
+            assert await uow.chunks.list_document(doc) == swapped
+
+    async def test_a_retry_adopts_the_lineage_it_continues(
+        self, uow_factory: UnitOfWorkFactory
+    ) -> None:
+        doc = scope()
+        first, retry = uid("task"), uid("task")
+        async with uow_factory() as uow:
+            await uow.chunks.replace_lineage(doc, first, lineage_set(doc, first, parents=1))
+            await uow.commit()
+        async with uow_factory() as uow:
+            assert await uow.chunks.adopt_lineage(doc, first, retry) == 4
+            assert await uow.chunks.adopt_lineage(doc, first, retry) == 0  # adopted already
+            await uow.commit()
+        async with uow_factory() as uow:
+            rows = await uow.chunks.list_document(doc)
+            assert {c.task_id for c in rows} == {retry}
+            assert len(await uow.chunks.list_children(doc, lineage=retry)) == 3
 
     async def test_chunks_outside_the_scope_are_refused(
         self, uow_factory: UnitOfWorkFactory

@@ -90,7 +90,8 @@ class DocumentRepositoryContract(StoreContract):
     async def test_the_run_that_owns_a_document_s_index(
         self, uow_factory: UnitOfWorkFactory
     ) -> None:
-        """The newest run that got to CHUNKING (or inherited it), whatever came after."""
+        """The newest SUCCESS run that got to CHUNKING (its chunk lineage is the live one),
+        else the newest run that got to CHUNKING (or inherited it)."""
         user = uid("u")
         indexed = self._run_of(succeeded_run, user, "d1", "doc-b", 10)
         refused = self._run_of(retry_loser_run, user, "d1", "doc-b", 20)
@@ -116,7 +117,7 @@ class DocumentRepositoryContract(StoreContract):
             none_asked = await uow.documents.index_owners(user, "d1", [])
         assert {doc: run.task_id for doc, run in owners.items()} == {
             "doc-b": indexed.task_id,  # a refused retry and a failed upload did not touch it
-            "doc-c": broke_it.task_id,  # a later run replaced the chunk set, then failed
+            "doc-c": old.task_id,  # a later run cut a new lineage, then failed: not live
             "doc-e": resumed.task_id,  # inherited CHUNKING: the lineage's newest run
         }
         assert owners["doc-b"] == indexed

@@ -27,7 +27,7 @@ async def test_each_dependency_going_away_fails_the_run_precisely_and_a_retry_he
         ("storage", "CLEANING"): "PARSE_ENGINE_FAILED @ CLEANING",
         ("database", "CHUNKING"): "INTERRUPTED_TASK @ CHUNKING",
         ("vectors", "VECTORIZING"): "VECTORIZING_FAILED @ VECTORIZING",
-        ("keywords", "PRETOKENIZE"): "KEYWORD_DELETE_FAILED @ KEYWORD_INDEXING",
+        ("keywords", "PRETOKENIZE"): "KEYWORD_INDEXING_FAILED @ KEYWORD_INDEXING",
         ("broker", "KEYWORD_INDEXING"): "SUCCESS, result PENDING → SENT",
     }
     vectors = next(r for r in results if r.dependency == "vectors")

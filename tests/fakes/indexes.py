@@ -55,6 +55,7 @@ class FakeVectorIndex:
         self.faults = faults or Faults()
         self.dimension = dimension
         self.points: dict[ScopedId, _Point] = {}
+        self.chunk_deletes = 0  # delete_chunks calls (a lineage swap makes one)
         self.dense_writes: list[str] = []
         self.sparse_writes: list[str] = []
         self.spaces: dict[VectorSpace, FakeVectorIndex] = {}  # generations past 0
@@ -140,6 +141,7 @@ class FakeVectorIndex:
 
     async def delete_chunks(self, user_id: str, dataset_id: str, chunk_ids: Sequence[str]) -> None:
         self.faults.check("vectors.delete_chunks")
+        self.chunk_deletes += 1
         for chunk_id in chunk_ids:
             self.points.pop((user_id, dataset_id, chunk_id), None)
 
@@ -208,6 +210,7 @@ class FakeKeywordIndex:
         self.faults = faults or Faults()
         self.entries: dict[ScopedId, KeywordDoc] = {}
         self.deletes = 0
+        self.chunk_deletes = 0  # delete_chunks calls (a lineage swap makes one)
         self.writes = 0
 
     @property
@@ -232,6 +235,7 @@ class FakeKeywordIndex:
 
     async def delete_chunks(self, user_id: str, dataset_id: str, chunk_ids: Sequence[str]) -> None:
         self.faults.check("keywords.delete_chunks")
+        self.chunk_deletes += 1
         for chunk_id in chunk_ids:
             self.entries.pop((user_id, dataset_id, chunk_id), None)
 

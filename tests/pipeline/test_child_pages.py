@@ -27,7 +27,7 @@ async def test_pages_cover_every_child_with_no_trailing_empty_read(
     services: Any = SimpleNamespace(uow=db)
     seen = [
         c.chunk_id
-        for page in [p async for p in child_pages(services, where, page_size)]
+        for page in [p async for p in child_pages(services, where, "t1", page_size)]
         for c in page
     ]
     assert seen == [r.chunk_id for r in records if not r.is_parent]

@@ -174,11 +174,6 @@ CASES: dict[str, Case] = {
     "empty document": Case(
         C.CHUNKING_FAILED, FailurePoint.CHUNKING, lambda h: h.task("md", content="  \n\n \n")
     ),
-    "stale vectors could not be deleted": Case(
-        C.CHUNKING_FAILED,
-        FailurePoint.CHUNKING,
-        faulted("vectors.delete_document", VectorIndexUnavailable("down")),
-    ),
     "no embedding config": Case(
         C.LLM_CONFIG_MISSING,
         FailurePoint.VECTORIZING,
@@ -224,12 +219,6 @@ CASES: dict[str, Case] = {
         C.PRETOKENIZE_FAILED,
         FailurePoint.PRETOKENIZE,
         faulted("tokenizer.tokenize", ValueError("bad"), 2),
-        nothing_keyword_indexed,
-    ),
-    "keyword delete failed": Case(
-        C.KEYWORD_DELETE_FAILED,
-        FailurePoint.KEYWORD_INDEXING,
-        faulted("keywords.delete", KeywordWriteFailed("no")),
         nothing_keyword_indexed,
     ),
     "keyword index unavailable": Case(
@@ -305,7 +294,8 @@ def test_every_stage_failure_code_has_a_test() -> None:
         C.EMBEDDING_DIMENSION_UNSUPPORTED,
         C.VECTORIZING_FAILED,
         C.PRETOKENIZE_FAILED,
-        C.KEYWORD_DELETE_FAILED,
+        # KEYWORD_DELETE_FAILED: no stage deletes before it writes since the chunk lineage
+        # (the old version goes at the swap); the code stays in the contract, unused
         C.KEYWORD_INDEX_UNAVAILABLE,
         C.KEYWORD_INDEXING_FAILED,
         C.SPARSE_VECTORIZING_FAILED,

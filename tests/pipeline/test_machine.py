@@ -67,7 +67,7 @@ FAULTS: dict[str, Callable[[], BaseException]] = {
     "keywords.write.partial": lambda: KeywordWriteFailed("bulk"),
     "sparse.encode": lambda: RuntimeError("oom"),
     "vectors.upsert_sparse": lambda: VectorIndexUnavailable("down"),
-    "uow.chunks.replace_document": lambda: PersistenceError("deadlock"),
+    "uow.chunks.replace_lineage": lambda: PersistenceError("deadlock"),
     "uow.runs.save": lambda: PersistenceError("connection lost"),
     "uow.commit": lambda: PersistenceError("commit failed"),
     "uow.outbox.put": lambda: PersistenceError("outbox insert failed"),

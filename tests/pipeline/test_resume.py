@@ -22,7 +22,7 @@ from tests.fakes.harness import Harness
 
 FAULTS: dict[Stage, Callable[[Harness], None]] = {
     Stage.CLEANING: lambda h: h.faults.arm("parser.parse", RuntimeError("parser down")),
-    Stage.CHUNKING: lambda h: h.faults.arm("uow.chunks.replace_document", RuntimeError("x")),
+    Stage.CHUNKING: lambda h: h.faults.arm("uow.chunks.replace_lineage", RuntimeError("x")),
     Stage.VECTORIZING: lambda h: h.faults.arm_after("embedder.embed", RuntimeError("503"), 2),
     Stage.PRETOKENIZE: lambda h: h.faults.arm("tokenizer.tokenize", ValueError("bad")),
     Stage.KEYWORD_INDEXING: lambda h: h.faults.arm("keywords.write", KeywordWriteFailed("x")),
@@ -82,10 +82,12 @@ async def test_retry_resumes_from_the_failed_stage(h: Harness, stage: Stage) -> 
     }
     assert len(h.embedders.embedded) - embedded_before == len(dense_todo)
     assert len(h.sparse.encoded) - sparse_before == len(sparse_todo)
-    # keyword indexing, when it runs again, is always a full document rebuild
-    rebuilt = stage.position <= Stage.KEYWORD_INDEXING.position
-    assert h.keywords.deletes == deletes_before + (1 if rebuilt else 0)
+    # keyword indexing writes the lineage by chunk id (no document delete first); whatever
+    # the failed run left of another lineage went at the swap: the index is the lineage
+    assert h.keywords.deletes == deletes_before
     assert set(h.keywords.docs) == {c.chunk_id for c in kids}
+    where = h.scope(retry)
+    assert set(h.vectors.points) == {(where.user_id, where.dataset_id, c.chunk_id) for c in kids}
     assert h.result(retry.task_id).task_status is TaskStatus.SUCCESS
     assert h.result(first.task_id).task_status is TaskStatus.FAILED  # untouched
     assert h.workspace.leftovers() == []
@@ -101,7 +103,7 @@ async def test_resume_from_chunking_rereads_the_stored_markdown(h: Harness) -> N
 
 
 async def test_resume_of_a_markdown_source_rereads_the_source(h: Harness) -> None:
-    h.faults.arm("uow.chunks.replace_document", RuntimeError("db hiccup"))
+    h.faults.arm("uow.chunks.replace_lineage", RuntimeError("db hiccup"))
     first = h.task("md", content="# A\n\nalpha beta\n\n# B\n\ngamma delta epsilon")
     await h.pipeline.handle(first)
     h.faults.disarm()
@@ -114,8 +116,9 @@ async def test_resume_of_a_markdown_source_rereads_the_source(h: Harness) -> Non
 
 async def test_skipped_chunking_reloads_the_persisted_chunk_set(h: Harness) -> None:
     first, retry = await _fail_then_retry(h, Stage.VECTORIZING)
-    kids = [c for c in h.db.chunks_of(h.scope(retry)) if not c.is_parent]
-    assert {c.task_id for c in kids} == {first.task_id}  # not rebuilt
+    kids = [c for c in h.db.chunks_of(h.scope(first)) if not c.is_parent]
+    # not rebuilt: the retry continues (adopts) the lineage the first run cut
+    assert {c.task_id for c in kids} == {retry.task_id}
     assert set(h.keywords.docs) == {c.chunk_id for c in kids}
 
 

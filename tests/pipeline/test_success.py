@@ -84,16 +84,22 @@ async def test_pdf_with_a_local_backend_is_streamed_to_a_temp_file(h: Harness) -
     assert h.workspace.leftovers() == []
 
 
-async def test_chunk_ids_are_deterministic_across_runs(h: Harness, tmp_path) -> None:  # type: ignore[no-untyped-def]
+async def test_chunk_ids_are_deterministic_per_lineage(h: Harness, tmp_path) -> None:  # type: ignore[no-untyped-def]
     task = h.task("txt")
     await h.pipeline.handle(task)
     other = Harness(tmp_path / "other")
     other.configure_embedding()
-    again = other.task("txt", task_id="another")
-    await other.pipeline.handle(again)
+    same = other.task("txt", task_id=task.task_id)
+    await other.pipeline.handle(same)
+    again = Harness(tmp_path / "again")
+    again.configure_embedding()
+    later = again.task("txt", task_id="another")
+    await again.pipeline.handle(later)
     first = [c.chunk_id for c in h.db.chunks_of(h.scope(task))]
-    second = [c.chunk_id for c in other.db.chunks_of(other.scope(again))]
+    second = [c.chunk_id for c in other.db.chunks_of(other.scope(same))]
+    third = [c.chunk_id for c in again.db.chunks_of(again.scope(later))]
     assert first == second and len(set(first)) == len(first)
+    assert not set(first) & set(third)  # two versions never share a chunk id
 
 
 async def test_every_stage_status_write_went_through_a_version_cas(h: Harness) -> None:

@@ -31,9 +31,10 @@ from ragline.application.ports.repositories.chunks import ChunkRecord
 router = APIRouter(prefix="/api/v1", tags=["documents"], responses=PROBLEM_RESPONSES)
 
 EXAMPLE_DOC = "12345"
-EXAMPLE_CHUNK = "5319abb71a01266008d0b000a70e2e0812889cb71b274fc10c2530812aa2d584"
+EXAMPLE_CHUNK = "539b3933c70d0d797a461691bc84d644b686b4e12a6854c216ef306cb3ae21c1"
 """The first child of the seed's document 12345 (ids are derived from tenant, document,
-span and text), so the generated example runs as written (tests/docs)."""
+lineage, i.e. the seed's task id, span and text), so the generated example runs as written
+(tests/docs)."""
 
 
 class ChunkView(BaseModel):

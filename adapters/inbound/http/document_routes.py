@@ -76,12 +76,13 @@ async def list_documents(
     page_size: Annotated[int, Query(ge=1, le=200)] = 50,
 ) -> DocumentPageView:
     """The dataset's documents in doc_id order. Each has `state`, the status of
-    `indexed_run`: the run that owns its index (the newest run that got to CHUNKING, or
-    inherited it in a retry), not the newest message; a refused retry or a new upload that
-    failed before CHUNKING leaves a fully indexed document SUCCESS, a run that replaced the
-    chunk set and then failed makes it FAILED. Without such a run (`indexed_run` null) the
-    state is `latest_run`'s. `latest_run` is the newest attempt, whatever it did; `chunks`
-    counts the chunk rows and how many are indexed."""
+    `indexed_run`: the run that owns its index (the newest SUCCESS run that got to
+    CHUNKING, whose chunks are the live ones; else the newest run that got to CHUNKING),
+    not the newest message; a refused retry or a new version that failed leaves a fully
+    indexed document SUCCESS (the old version answers until a new one succeeds). Without
+    such a run (`indexed_run` null) the state is `latest_run`'s. `latest_run` is the newest
+    attempt, whatever it did; `chunks` counts the live chunk rows and how many are
+    indexed."""
     user = caller.acting_user(user_id)
     listing: DocumentList = await (await cases.list_documents())(user, dataset_id, page, page_size)
     return DocumentPageView(

@@ -174,6 +174,9 @@ chunk = Table(
     Column("sparse_status", String(STATUS), nullable=True),
     Column("enabled", Boolean(), nullable=False, server_default=text("TRUE")),
     Column("edited", Boolean(), nullable=False, server_default=text("FALSE")),
+    # the document's live lineage (what search, listings read); a run's rows are not live
+    # until it reaches SUCCESS (docs/operations.md, "Re-uploading a document")
+    Column("live", Boolean(), nullable=False, server_default=text("TRUE")),
     # doc_id first: a lookup by (user_id, dataset_id, chunk_id) must not be able to use
     # this index by its prefix (see repositories/chunks.py); listing uses all four columns.
     Index(None, "doc_id", "user_id", "dataset_id", "order_index"),

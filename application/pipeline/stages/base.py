@@ -14,6 +14,10 @@ A success also starts the stage the orchestrator runs next when that one is PEND
 same unit of work (`RunContext.following` / `started_ahead`): "N done, N+1 started" is one
 commit, so a run saves seven times instead of twelve, and a crash right after it leaves what
 a crash right after a separate start of N+1 would.
+
+The transition that makes a run SUCCESS also swaps its chunk lineage in (same unit of work,
+`chunks.swap_lineage`); after the commit the old lineages' children leave each index in ONE
+delete call per index. A run that fails leaves the live lineage as it was.
 """
 
 from __future__ import annotations
@@ -32,7 +36,13 @@ from ragline.application.pipeline.results import ResultOutbox
 from ragline.application.pipeline.stages.needs import TemplateNeeds
 from ragline.application.ports.repositories.errors import PersistenceError
 from ragline.application.ports.unit_of_work import UnitOfWork
-from ragline.domain.parse_run import FailureCode, MarkdownLocation, Stage, StageStatus
+from ragline.domain.parse_run import (
+    FailureCode,
+    MarkdownLocation,
+    PipelineStatus,
+    Stage,
+    StageStatus,
+)
 
 log = logging.getLogger("ragline.pipeline")
 
@@ -172,12 +182,29 @@ class PipelineStage(abc.ABC, Generic[Out]):
         """Apply one domain command and store it (version CAS) in one unit of work, with the
         result in the outbox when the run just became terminal."""
         services, run = self.services, ctx.run
+        removed: list[str] = []
         async with services.uow() as uow:
             at = services.clock.now()
             expected = run.version
+            was_success = run.pipeline_status is PipelineStatus.SUCCESS
             command(at)
             if extra is not None:
                 await extra(uow)  # not Django's extra()  # nosec B610
+            now_success = run.pipeline_status is PipelineStatus.SUCCESS and not was_success
+            if now_success and run.touched_index:
+                removed = await uow.chunks.swap_lineage(ctx.scope, ctx.task_id)
             await uow.runs.save(run, expected)
             await self.results.queue_owed_results(uow, run, ctx.parsed_log_id, at)
             await uow.commit()
+        if removed:
+            await self._remove_old_lineages(ctx, removed)
+
+    async def _remove_old_lineages(self, ctx: RunContext, removed: list[str]) -> None:
+        """The old version's children out of every index, one call per index (the rows are
+        gone, so a failed delete only leaves entries search can no longer hydrate)."""
+        scope, services = ctx.scope, self.services
+        for name, index in (("vectors", services.vectors), ("keywords", services.keywords)):
+            try:
+                await index.delete_chunks(scope.user_id, scope.dataset_id, removed)
+            except Exception as error:  # the run succeeded; orphans are never shown
+                log.warning("removing the old lineage from %s failed: %s", name, describe(error))

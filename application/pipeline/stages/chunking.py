@@ -4,8 +4,12 @@ docs/design/0002-run-state-machine.md).
 
 The Markdown comes from this run's CLEANING, or is re-read from the stored coordinates when
 CLEANING was inherited. Later stages read the stored rows page by page, inherited or not.
-After the rows are replaced, the document's stale vectors are deleted: every child starts
-PENDING again, so dense and sparse rewrite them all.
+
+The rows are the run's lineage (its task id, also in every chunk id), written beside the
+document's live lineage and not live: the old version keeps answering until this run's
+SUCCESS swaps them (stages/base.py). Only this lineage's rows and vectors are replaced (a
+resumed run re-does its own); every child starts PENDING, so dense and sparse write them.
+A retry that inherited CHUNKING adopts the lineage of the run it retries.
 """
 
 from __future__ import annotations
@@ -28,9 +32,10 @@ from ragline.domain.chunking import ChunkCandidate, ChunkingResult, ParentBlock,
 from ragline.domain.parse_run import ChunkIndexStatus, FailureCode, Stage
 
 
-def document_key(scope: DocumentScope) -> str:
-    """What chunk ids are derived from besides span and text: tenant + document."""
-    return f"{scope.user_id}/{scope.dataset_id}/{scope.doc_id}"
+def document_key(scope: DocumentScope, lineage: str) -> str:
+    """What chunk ids are derived from besides span and text: tenant + document + lineage
+    (two versions of a document never share a chunk id)."""
+    return f"{scope.user_id}/{scope.dataset_id}/{scope.doc_id}@{lineage}"
 
 
 def chunk_records(
@@ -40,7 +45,7 @@ def chunk_records(
     parent and its only child may share span and text, so the role is part of the id.
     A generator: the store consumes it in batches, so a child's text (a view on its parent
     until read) is materialised only while its batch is written."""
-    key = document_key(scope)
+    key = document_key(scope, task_id)
     order = 0
     for parent in result.parents:
         parent_id = chunk_id(f"{key}#parent", parent.span, parent.text)
@@ -78,11 +83,13 @@ def _record(
         span_end=candidate.end,
         dense_status=status,
         sparse_status=status,
+        live=False,  # until the run's SUCCESS swaps its lineage in
     )
 
 
 class ChunkingNeeds(TemplateNeeds, HasObjects, HasVectors, Protocol):
-    """CHUNKING cuts the Markdown, stores the rows and deletes the document's old vectors."""
+    """CHUNKING cuts the Markdown, stores its lineage's rows, deletes that lineage's old
+    vectors."""
 
     @property
     def chunker(self) -> MarkdownChunker: ...
@@ -110,12 +117,23 @@ class ChunkingStage(PipelineStage[None]):
             raise StageFailure(FailureCode.CHUNKING_FAILED, "the document produced no chunks")
         records = chunk_records(ctx.scope, ctx.task_id, result)
         async with self.services.uow() as uow:
-            await uow.chunks.replace_document(ctx.scope, records)
+            stale = await uow.chunks.replace_lineage(ctx.scope, ctx.task_id, records)
             await uow.commit()
         del records, result, markdown  # later stages page through the stored rows
-        scope = ctx.scope
-        await self.services.vectors.delete_document(scope.user_id, scope.dataset_id, scope.doc_id)
+        if stale:  # a resumed run's own earlier vectors; the live lineage's stay
+            scope = ctx.scope
+            await self.services.vectors.delete_chunks(scope.user_id, scope.dataset_id, stale)
         return None
+
+    async def on_skip(self, ctx: RunContext) -> None:
+        """A retry continues the lineage of the run it retries (whose CHUNKING it inherits),
+        so the later stages page through the same rows under this run's task id."""
+        retried = ctx.run.retry_of_task_id
+        if retried is None:
+            return
+        async with self.services.uow() as uow:
+            await uow.chunks.adopt_lineage(ctx.scope, retried, ctx.task_id)
+            await uow.commit()
 
     async def _stored_markdown(self, ctx: RunContext) -> str:
         location = ctx.run.markdown

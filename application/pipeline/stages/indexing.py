@@ -52,14 +52,17 @@ CHILD_PAGE = 2000
 
 
 async def child_pages(
-    services: HasUnitOfWork, scope: DocumentScope, page_size: int = CHILD_PAGE
+    services: HasUnitOfWork, scope: DocumentScope, lineage: str, page_size: int = CHILD_PAGE
 ) -> AsyncIterator[list[ChunkRecord]]:
-    """The document's child chunks as stored now (fresh statuses), one page per read. A
-    short page is the last one: no read (and no unit of work) just to find nothing more."""
+    """The child chunks of the document's `lineage` (the run's task id) as stored now (fresh
+    statuses), one page per read. A short page is the last one: no read (and no unit of
+    work) just to find nothing more."""
     after = -1
     while True:
         async with services.uow() as uow:
-            page = await uow.chunks.list_children(scope, after_order_index=after, limit=page_size)
+            page = await uow.chunks.list_children(
+                scope, after_order_index=after, limit=page_size, lineage=lineage
+            )
         if not page:
             return
         yield page

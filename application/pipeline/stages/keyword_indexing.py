@@ -1,8 +1,10 @@
-"""KEYWORD_INDEXING: a full rebuild of the document in the keyword index (stage 5 of
+"""KEYWORD_INDEXING: the run's lineage written to the keyword index (stage 5 of
 docs/design/0001-pipeline-contract.md).
 
-Delete the document's docs, then write the plan batch by batch; a failed write is cleaned up
-(best effort) so no half-written document stays searchable. Rebuilds the plan first when
+Writes the plan batch by batch beside the document's live lineage (writes replace by chunk
+id, so a resumed run re-does its own docs); the old lineage's docs go in one delete at the
+run's SUCCESS (stages/base.py). A failed write removes what this attempt wrote (best effort;
+search never answers from a lineage that is not live anyway). Rebuilds the plan first when
 PRETOKENIZE was inherited.
 """
 
@@ -69,15 +71,13 @@ class KeywordIndexingStage(PipelineStage[None]):
     async def _rebuild(self, ctx: RunContext, plan: KeywordPlan) -> None:
         index, scope = self.services.keywords, ctx.scope
         labels = await labels_of(self.services.uow, scope)
-        try:
-            await index.delete_document(scope.user_id, scope.dataset_id, scope.doc_id)
-        except Exception as error:
-            raise StageFailure(FailureCode.KEYWORD_DELETE_FAILED, describe(error)) from error
         batches = plan.batches(WRITE_BATCH)
+        written: list[str] = []
         try:
             while batch := await asyncio.to_thread(next, batches, None):
                 if labels.metadata:
                     batch = [attrs.evolve(doc, metadata=labels.metadata) for doc in batch]
+                written.extend(doc.chunk_id for doc in batch)
                 await index.write(batch)
 
             async def relabel(metadata: DocumentMetadata) -> None:
@@ -93,7 +93,7 @@ class KeywordIndexingStage(PipelineStage[None]):
                 else FailureCode.KEYWORD_INDEXING_FAILED
             )
             with contextlib.suppress(Exception):
-                await index.delete_document(scope.user_id, scope.dataset_id, scope.doc_id)
+                await index.delete_chunks(scope.user_id, scope.dataset_id, written)
             raise StageFailure(code, describe(error)) from error
         finally:
             batches.close()  # the spool file is closed before it is discarded

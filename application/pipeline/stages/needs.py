@@ -9,6 +9,7 @@ from typing import Protocol
 
 from ragline.application.pipeline.settings import PipelineSettings
 from ragline.application.ports.clock import Clock
+from ragline.application.ports.keyword_index import KeywordIndex
 from ragline.application.ports.metrics import PipelineMetrics
 from ragline.application.ports.object_storage import ObjectStorage
 from ragline.application.ports.tokenizer import Tokenizer
@@ -53,8 +54,12 @@ class HasTokenizer(HasUnitOfWork, HasSettings, Protocol):
     def workspace(self) -> Workspace: ...
 
 
-class TemplateNeeds(HasUnitOfWork, HasSettings, Protocol):
-    """What the Stage template itself uses: saves, times, the result outbox, telemetry."""
+class TemplateNeeds(HasUnitOfWork, HasSettings, HasVectors, Protocol):
+    """What the Stage template itself uses: saves, times, the result outbox, telemetry, and
+    the indexes the lineage swap at SUCCESS removes the old version from."""
+
+    @property
+    def keywords(self) -> KeywordIndex: ...
 
     @property
     def clock(self) -> Clock: ...

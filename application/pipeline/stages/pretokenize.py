@@ -81,7 +81,7 @@ async def build_keyword_plan(
             tokens = {doc.chunk_id: list(doc.tokens) for doc in docs}
             await asyncio.to_thread(plan.add, docs)
         else:
-            async for page in child_pages(services, scope):
+            async for page in child_pages(services, scope, task_id):
                 docs = await asyncio.to_thread(
                     keyword_docs, services.tokenizer, page, filename, headers
                 )

@@ -55,7 +55,7 @@ class SparseVectorizingStage(PipelineStage[None]):
         services, scope = self.services, ctx.scope
 
         async def dense_done_pages() -> AsyncIterator[list[ChunkRecord]]:
-            async for page in child_pages(services, scope):
+            async for page in child_pages(services, scope, ctx.task_id):
                 not_dense = sum(c.dense_status is not ChunkIndexStatus.SUCCESS for c in page)
                 if not_dense:
                     raise StageFailure(

@@ -107,7 +107,7 @@ class VectorizingStage(PipelineStage[RememberedChildren | None]):
 
         kept = RememberedChildren()
         seen, _ = await indexer.run(
-            remembered_pages(child_pages(self.services, ctx.scope), kept),
+            remembered_pages(child_pages(self.services, ctx.scope, ctx.task_id), kept),
             self.services.settings.embed_batch_size,
             embed_and_upsert,
             _dimension_code,

@@ -39,6 +39,10 @@ class ChunkRecord:
     """False: switched off by its owner; in no index, skipped by indexing."""
     edited: bool = False
     """Its text was replaced by its owner (a re-chunking of the document drops edits)."""
+    live: bool = True
+    """Of the document's live lineage (the run that last reached SUCCESS). A run writes its
+    own lineage (rows keyed by its `task_id`) not live; `swap_lineage` makes it live at
+    SUCCESS, so the old version keeps answering until then."""
 
     @property
     def is_parent(self) -> bool:
@@ -52,30 +56,57 @@ class ChunkRepository(Protocol):
         memory. A chunk outside `scope` raises ValueError (the caller rolls back)."""
         ...
 
+    async def replace_lineage(
+        self, scope: DocumentScope, lineage: str, chunks: Iterable[ChunkRecord]
+    ) -> list[str]:
+        """Delete the document's rows of `lineage` (a run's task id), insert `chunks` (same
+        transaction, consumed once as by `replace_document`); other lineages stay as they
+        are, the live one answering. Returns the ids of the children deleted (a resumed
+        CHUNKING re-does its own lineage; their vectors must go)."""
+        ...
+
+    async def adopt_lineage(self, scope: DocumentScope, retried: str, lineage: str) -> int:
+        """A retry that inherited CHUNKING continues the lineage of the run it retries:
+        `UPDATE ... SET task_id=:lineage WHERE <document> AND task_id=:retried`; returns the
+        rowcount (0: adopted already, by an earlier delivery of the same retry)."""
+        ...
+
+    async def swap_lineage(self, scope: DocumentScope, lineage: str) -> list[str]:
+        """At the run's SUCCESS (same transaction): `lineage` becomes the document's live
+        one (`live` FALSE -> TRUE, a compare-and-set whose rowcount is checked) and every
+        other lineage's rows are deleted. Returns the deleted children's ids, so the caller
+        removes them with ONE delete per index. A lineage without rows swaps nothing."""
+        ...
+
     async def list_document(self, scope: DocumentScope) -> list[ChunkRecord]:
-        """Every chunk of the document in order_index order (parents and children)."""
+        """Every chunk row of the document, of every lineage, in order_index order."""
         ...
 
     async def list_children(
-        self, scope: DocumentScope, *, after_order_index: int = -1, limit: int = 1000
+        self,
+        scope: DocumentScope,
+        *,
+        after_order_index: int = -1,
+        limit: int = 1000,
+        lineage: str | None = None,
     ) -> list[ChunkRecord]:
-        """One page of the document's enabled child chunks: order_index >
-        `after_order_index`, in order_index order, at most `limit`. Indexing pages through a
-        document with it, so a huge file never holds all its chunks in memory at once, and a
-        disabled chunk is never indexed again."""
+        """One page of the document's enabled child chunks of `lineage` (None: the live
+        one): order_index > `after_order_index`, in order_index order, at most `limit`.
+        Indexing pages through its run's lineage with it, so a huge file never holds all
+        its chunks in memory at once, and a disabled chunk is never indexed again."""
         ...
 
     async def list_parents(
         self, scope: DocumentScope, *, after_order_index: int = -1, limit: int = 50
     ) -> list[ChunkRecord]:
-        """One page of the document's parent chunks (order_index > `after_order_index`, in
+        """One page of the document's live parent chunks (order_index > `after_order_index`, in
         order_index order, at most `limit`): the keyset a chunk listing pages by."""
         ...
 
     async def children_of(
         self, scope: DocumentScope, parent_ids: Sequence[str]
     ) -> list[ChunkRecord]:
-        """Every child (enabled or not) of these parents of the document, in order_index
+        """Every live child (enabled or not) of these parents of the document, in order_index
         order."""
         ...
 
@@ -95,7 +126,8 @@ class ChunkRepository(Protocol):
     async def get_many(
         self, user_id: str, dataset_id: str, chunk_ids: Sequence[str]
     ) -> list[ChunkRecord]:
-        """The chunks with these ids inside the tenant's dataset (others are never returned)."""
+        """The live chunks with these ids inside the tenant's dataset (others are never
+        returned: search hydrates through this, so a run in flight never answers)."""
         ...
 
     async def move_dense(
@@ -111,7 +143,9 @@ class ChunkRepository(Protocol):
         """As `move_dense`, for sparse_status."""
         ...
 
-    async def count_document(self, scope: DocumentScope) -> int: ...
+    async def count_document(self, scope: DocumentScope) -> int:
+        """How many live chunks the document has."""
+        ...
 
     async def delete_document(self, scope: DocumentScope) -> int:
         """Delete every chunk row of the document; returns how many there were (0 when
@@ -121,7 +155,8 @@ class ChunkRepository(Protocol):
     async def document_counts(
         self, user_id: str, dataset_id: str, doc_ids: Sequence[str]
     ) -> Mapping[str, ChunkCounts]:
-        """Chunk counts per document of one dataset; a document without chunks is absent."""
+        """Live chunk counts per document of one dataset; a document without live chunks is
+        absent."""
         ...
 
     async def count_user_vectors(self, user_id: str) -> int:
@@ -139,7 +174,7 @@ class ChunkRepository(Protocol):
         after: tuple[str, str] | None = None,
         limit: int = 1000,
     ) -> list[ChunkRecord]:
-        """One page of the user's enabled child chunks (every dataset) whose dense vector is
+        """One page of the user's enabled, live child chunks (every dataset) whose dense vector is
         stored (dense_status SUCCESS), `first <= chunk_id <= last` when given, past `after` (the
         last page's (chunk_id, dataset_id)), in (chunk_id, dataset_id) order, at most
         `limit`: what a re-embedding copies (chunk ids are hex digests, so every store

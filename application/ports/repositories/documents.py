@@ -38,8 +38,9 @@ class DocumentRepository(Protocol):
     async def index_owners(
         self, user_id: str, dataset_id: str, doc_ids: Sequence[str]
     ) -> dict[str, ParseRun]:
-        """For each of `doc_ids` (one tenant scope), the newest run that owns the
-        document's index: the newest run with `touched_index` (CHUNKING not PENDING), not
+        """For each of `doc_ids` (one tenant scope), the run that owns the document's
+        index: the newest SUCCESS run with `touched_index` (its chunk lineage is the live
+        one), else the newest run with `touched_index` (CHUNKING not PENDING); never one
         marked deleted. A document none of whose runs got that far is absent."""
         ...
 

@@ -41,18 +41,66 @@ class FakeChunks(FakeRepository):
             rows[chunk.chunk_id] = chunk
         self.uow.pending_chunks[scope] = rows
 
+    async def replace_lineage(
+        self, scope: DocumentScope, lineage: str, chunks: Iterable[ChunkRecord]
+    ) -> list[str]:
+        await self.check("chunks.replace_lineage")
+        rows = await self._writable(scope)
+        stale = [c.chunk_id for c in rows.values() if c.task_id == lineage and not c.is_parent]
+        kept = {i: c for i, c in rows.items() if c.task_id != lineage}
+        for chunk in chunks:
+            if chunk.scope != scope:
+                raise ValueError(f"chunk {chunk.chunk_id} is outside {scope}")
+            if chunk.chunk_id in kept:
+                raise PersistenceError(f"duplicate chunk_id {chunk.chunk_id}")
+            kept[chunk.chunk_id] = chunk
+        self.uow.pending_chunks[scope] = kept
+        return stale
+
+    async def adopt_lineage(self, scope: DocumentScope, retried: str, lineage: str) -> int:
+        await self.check("chunks.adopt_lineage")
+        rows = await self._writable(scope)
+        moved = 0
+        for chunk_id, row in list(rows.items()):
+            if row.task_id == retried:
+                rows[chunk_id] = attrs.evolve(row, task_id=lineage)
+                moved += 1
+        return moved
+
+    async def swap_lineage(self, scope: DocumentScope, lineage: str) -> list[str]:
+        await self.check("chunks.swap_lineage")
+        rows = await self._writable(scope)
+        if not any(c.task_id == lineage for c in rows.values()):
+            return []
+        removed = [c.chunk_id for c in rows.values() if c.task_id != lineage and not c.is_parent]
+        self.uow.pending_chunks[scope] = {
+            i: attrs.evolve(c, live=True) for i, c in rows.items() if c.task_id == lineage
+        }
+        return removed
+
     async def list_document(self, scope: DocumentScope) -> list[ChunkRecord]:
         await self.check("chunks.list_document")
         return sorted(self._doc(scope).values(), key=lambda c: c.order_index)
 
+    def _live(self, scope: DocumentScope) -> list[ChunkRecord]:
+        return [c for c in self._doc(scope).values() if c.live]
+
     async def list_children(
-        self, scope: DocumentScope, *, after_order_index: int = -1, limit: int = 1000
+        self,
+        scope: DocumentScope,
+        *,
+        after_order_index: int = -1,
+        limit: int = 1000,
+        lineage: str | None = None,
     ) -> list[ChunkRecord]:
         await self.check("chunks.list_children")
         later = [
             c
             for c in self._doc(scope).values()
-            if not c.is_parent and c.enabled and c.order_index > after_order_index
+            if (c.live if lineage is None else c.task_id == lineage)
+            and not c.is_parent
+            and c.enabled
+            and c.order_index > after_order_index
         ]
         return sorted(later, key=lambda c: c.order_index)[:limit]
 
@@ -60,11 +108,7 @@ class FakeChunks(FakeRepository):
         self, scope: DocumentScope, *, after_order_index: int = -1, limit: int = 50
     ) -> list[ChunkRecord]:
         await self.check("chunks.list_parents")
-        later = [
-            c
-            for c in self._doc(scope).values()
-            if c.is_parent and c.order_index > after_order_index
-        ]
+        later = [c for c in self._live(scope) if c.is_parent and c.order_index > after_order_index]
         return sorted(later, key=lambda c: (c.order_index, c.chunk_id))[:limit]
 
     async def children_of(
@@ -72,7 +116,7 @@ class FakeChunks(FakeRepository):
     ) -> list[ChunkRecord]:
         await self.check("chunks.children_of")
         wanted = set(parent_ids)
-        kids = [c for c in self._doc(scope).values() if c.parent_id in wanted]
+        kids = [c for c in self._live(scope) if c.parent_id in wanted]
         return sorted(kids, key=lambda c: (c.order_index, c.chunk_id))
 
     async def set_enabled(self, scope: DocumentScope, chunk_id: str, *, enabled: bool) -> int:
@@ -107,9 +151,7 @@ class FakeChunks(FakeRepository):
         found: dict[str, ChunkRecord] = {}
         for scope in scopes:
             if scope.user_id == user_id and scope.dataset_id == dataset_id:
-                found.update(
-                    (c.chunk_id, c) for c in self._doc(scope).values() if c.chunk_id in wanted
-                )
+                found.update((c.chunk_id, c) for c in self._live(scope) if c.chunk_id in wanted)
         return [found[i] for i in dict.fromkeys(chunk_ids) if i in found]  # in the order asked
 
     async def _move(
@@ -141,7 +183,7 @@ class FakeChunks(FakeRepository):
 
     async def count_document(self, scope: DocumentScope) -> int:
         await self.check("chunks.count_document")
-        return len(self._doc(scope))
+        return len(self._live(scope))
 
     async def delete_document(self, scope: DocumentScope) -> int:
         await self.check("chunks.delete_document")
@@ -159,7 +201,7 @@ class FakeChunks(FakeRepository):
         success = ChunkIndexStatus.SUCCESS
         counts: dict[str, ChunkCounts] = {}
         for doc_id in dict.fromkeys(doc_ids):
-            rows = list(self._doc(DocumentScope(user_id, dataset_id, doc_id)).values())
+            rows = self._live(DocumentScope(user_id, dataset_id, doc_id))
             if rows:
                 counts[doc_id] = ChunkCounts(
                     parents=sum(1 for c in rows if c.is_parent),
@@ -198,6 +240,7 @@ class FakeChunks(FakeRepository):
                 for c in self._doc(scope).values()
                 if not c.is_parent
                 and c.enabled
+                and c.live
                 and c.dense_status is ChunkIndexStatus.SUCCESS
                 and (first is None or c.chunk_id >= first)
                 and (last is None or c.chunk_id <= last)

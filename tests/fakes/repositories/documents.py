@@ -12,6 +12,7 @@ from ragline.domain.metadata import DocumentMetadata
 from ragline.domain.parse_run import (
     MarkdownLocation,
     ParseRun,
+    PipelineStatus,
 )
 from tests.fakes.repositories.base import FakeRepository, snapshot, utc
 
@@ -95,7 +96,7 @@ class FakeDocuments(FakeRepository):
             ):
                 continue
             best = owners.get(doc)
-            if best is None or order.get(run.task_id, 0) > order.get(best.task_id, 0):
+            if best is None or _owns_before(run, best, order):
                 owners[doc] = run
         return owners
 
@@ -144,3 +145,12 @@ class FakeDocuments(FakeRepository):
                 named = [source, run.markdown]
             found.update(o for o in named if o is not None and o in wanted)
         return found
+
+
+def _owns_before(run: ParseRun, best: ParseRun, order: dict[str, int]) -> bool:
+    """A SUCCESS run (the live lineage's) before any other, then the newer one."""
+
+    def rank(r: ParseRun) -> tuple[bool, int]:
+        return (r.pipeline_status is PipelineStatus.SUCCESS, order.get(r.task_id, 0))
+
+    return rank(run) > rank(best)

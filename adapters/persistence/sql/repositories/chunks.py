@@ -35,6 +35,7 @@ from ragline.adapters.persistence.sql.connection import IN_LIST_SLICE, Connectio
 from ragline.adapters.persistence.sql.errors import store_errors
 from ragline.adapters.persistence.sql.tables import chunk
 from ragline.application.ports.repositories.chunks import ChunkCounts, ChunkRecord
+from ragline.application.ports.repositories.errors import ConcurrentUpdate
 from ragline.application.ports.repositories.scope import DocumentScope
 from ragline.domain.parse_run import ChunkIndexStatus, ChunkStatusMove
 
@@ -80,6 +81,7 @@ def chunk_to_row(record: ChunkRecord) -> dict[str, Any]:
         "sparse_status": None if record.sparse_status is None else record.sparse_status.value,
         "enabled": record.enabled,
         "edited": record.edited,
+        "live": record.live,
     }
 
 
@@ -89,7 +91,7 @@ def rows_to_chunks(rows: Iterable[Sequence[Any]]) -> list[ChunkRecord]:
     (or decoded) once per call."""
     (chunk_id, user_id, dataset_id, doc_id, task_id, parent_id, order_index, text) = range(8)
     (section_path, canonical_path, node_id, node_type, source_type) = range(8, 13)
-    (span_start, span_end, dense, sparse, enabled, edited) = range(13, 19)
+    (span_start, span_end, dense, sparse, enabled, edited, live) = range(13, 20)
     scopes: dict[tuple[str, str, str], DocumentScope] = {}
     paths: dict[str, tuple[str, ...]] = {}
     records = []
@@ -121,6 +123,7 @@ def rows_to_chunks(rows: Iterable[Sequence[Any]]) -> list[ChunkRecord]:
                 sparse_status=_status(row[sparse]),
                 enabled=bool(row[enabled]),
                 edited=bool(row[edited]),
+                live=bool(row[live]),
             )
         )
     return records
@@ -146,6 +149,7 @@ _COLUMN_ORDER = (
     "sparse_status",
     "enabled",
     "edited",
+    "live",
 )
 if tuple(c.name for c in chunk.columns) != _COLUMN_ORDER:  # not an assert: kept under -O
     raise RuntimeError("rows_to_chunks reads by position: the chunk columns changed order")
@@ -194,12 +198,26 @@ _IN_DOCUMENT_BOUND = and_(
 )
 
 
+_LIVE = chunk.c.live == true()
+
+
+def _of_lineage(scope: DocumentScope, lineage: str) -> ColumnElement[bool]:
+    return and_(_in_document(scope), chunk.c.task_id == lineage)
+
+
 @cache
-def _children_page(limit: int) -> Select[Any]:
-    """`list_children` for one page size (callers use one or two sizes)."""
+def _children_page(limit: int, of_lineage: bool) -> Select[Any]:
+    """`list_children` for one page size (callers use one or two sizes), of one lineage
+    (`b_lineage`) or of the live one."""
+    which = (
+        chunk.c.task_id == bindparam("b_lineage", type_=chunk.c.task_id.type)
+        if of_lineage
+        else _LIVE
+    )
     return (
         select(chunk)
         .where(_IN_DOCUMENT_BOUND)
+        .where(which)
         .where(chunk.c.parent_id.is_not(None))
         .where(chunk.c.enabled == true())
         .where(chunk.c.order_index > bindparam("b_after", type_=chunk.c.order_index.type))
@@ -233,7 +251,7 @@ def _status_move(column: str) -> Update:
     )
 
 
-_COUNT_DOCUMENT = select(func.count()).select_from(chunk).where(_IN_DOCUMENT_BOUND)
+_COUNT_DOCUMENT = select(func.count()).select_from(chunk).where(_IN_DOCUMENT_BOUND).where(_LIVE)
 
 
 class SqlChunkRepository:
@@ -246,6 +264,56 @@ class SqlChunkRepository:
             await conn.execute(delete(chunk).where(_in_document(scope)))
             await _bulk_insert(conn, scope, chunks)
 
+    async def replace_lineage(
+        self, scope: DocumentScope, lineage: str, chunks: Iterable[ChunkRecord]
+    ) -> list[str]:
+        conn = self._slot.conn
+        mine = _of_lineage(scope, lineage)
+        with store_errors("chunk replace_lineage"):
+            result = await conn.execute(
+                select(chunk.c.chunk_id).where(mine).where(chunk.c.parent_id.is_not(None))
+            )
+            stale = [str(row[0]) for row in result.all()]
+            await conn.execute(delete(chunk).where(mine))
+            await _bulk_insert(conn, scope, chunks)
+        return stale
+
+    async def adopt_lineage(self, scope: DocumentScope, retried: str, lineage: str) -> int:
+        with store_errors("chunk adopt_lineage"):
+            result = await self._slot.conn.execute(
+                update(chunk).where(_of_lineage(scope, retried)).values(task_id=lineage)
+            )
+        return int(result.rowcount)
+
+    async def swap_lineage(self, scope: DocumentScope, lineage: str) -> list[str]:
+        conn = self._slot.conn
+        mine, others = (
+            _of_lineage(scope, lineage),
+            and_(_in_document(scope), chunk.c.task_id != lineage),
+        )
+        with store_errors("chunk swap_lineage"):
+            rows = await conn.execute(
+                select(chunk.c.live, func.count()).where(mine).group_by(chunk.c.live)
+            )
+            counts = {bool(live): int(n) for live, n in rows.all()}
+            if not counts:
+                return []  # nothing of this run to swap in (the document was deleted)
+            waiting = counts.get(False, 0)
+            if waiting:
+                moved = await conn.execute(
+                    update(chunk).where(mine).where(chunk.c.live.is_(False)).values(live=True)
+                )
+                if moved.rowcount != waiting:
+                    raise ConcurrentUpdate(
+                        f"lineage {lineage} of {scope}: {moved.rowcount} of {waiting} went live"
+                    )
+            result = await conn.execute(
+                select(chunk.c.chunk_id).where(others).where(chunk.c.parent_id.is_not(None))
+            )
+            removed = [str(row[0]) for row in result.all()]
+            await conn.execute(delete(chunk).where(others))
+        return removed
+
     async def list_document(self, scope: DocumentScope) -> list[ChunkRecord]:
         with store_errors("chunk list_document"):
             result = await self._slot.conn.execute(
@@ -257,11 +325,19 @@ class SqlChunkRepository:
         return rows_to_chunks(rows)
 
     async def list_children(
-        self, scope: DocumentScope, *, after_order_index: int = -1, limit: int = 1000
+        self,
+        scope: DocumentScope,
+        *,
+        after_order_index: int = -1,
+        limit: int = 1000,
+        lineage: str | None = None,
     ) -> list[ChunkRecord]:
+        params: dict[str, Any] = {**_scope_params(scope), "b_after": after_order_index}
+        if lineage is not None:
+            params["b_lineage"] = lineage
         with store_errors("chunk list_children"):
             result = await self._slot.conn.execute(
-                _children_page(limit), {**_scope_params(scope), "b_after": after_order_index}
+                _children_page(limit, lineage is not None), params
             )
             rows = result.all()
         return rows_to_chunks(rows)
@@ -273,6 +349,7 @@ class SqlChunkRepository:
             result = await self._slot.conn.execute(
                 select(chunk)
                 .where(_in_document(scope))
+                .where(_LIVE)
                 .where(chunk.c.parent_id.is_(None))
                 .where(chunk.c.order_index > after_order_index)
                 .order_by(chunk.c.order_index, chunk.c.chunk_id)
@@ -288,7 +365,10 @@ class SqlChunkRepository:
         with store_errors("chunk children_of"):
             for ids in _slices(parent_ids):
                 result = await self._slot.conn.execute(
-                    select(chunk).where(_in_document(scope)).where(chunk.c.parent_id.in_(ids))
+                    select(chunk)
+                    .where(_in_document(scope))
+                    .where(_LIVE)
+                    .where(chunk.c.parent_id.in_(ids))
                 )
                 found.extend(rows_to_chunks(result.all()))
         return sorted(found, key=lambda c: (c.order_index, c.chunk_id))
@@ -330,6 +410,7 @@ class SqlChunkRepository:
                     .where(chunk.c.user_id == user_id)
                     .where(chunk.c.dataset_id == dataset_id)
                     .where(chunk.c.chunk_id.in_(ids))
+                    .where(_LIVE)
                 )
                 for record in rows_to_chunks(result.all()):
                     found[record.chunk_id] = record
@@ -396,6 +477,7 @@ class SqlChunkRepository:
                     .where(chunk.c.user_id == user_id)
                     .where(chunk.c.dataset_id == dataset_id)
                     .where(chunk.c.doc_id.in_(ids))
+                    .where(_LIVE)
                     .group_by(chunk.c.doc_id)
                 )
                 for row in result.all():
@@ -427,6 +509,7 @@ class SqlChunkRepository:
             .where(chunk.c.user_id == user_id)
             .where(chunk.c.parent_id.is_not(None))
             .where(chunk.c.enabled == true())
+            .where(chunk.c.live == true())
             .where(chunk.c.dense_status == ChunkIndexStatus.SUCCESS.value)
             .order_by(chunk.c.chunk_id, chunk.c.dataset_id)
             .limit(limit)

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, false, func, not_, or_, select, update
+from sqlalchemy import ColumnElement, and_, false, func, not_, or_, select, true, update
 from sqlalchemy.exc import IntegrityError
 
 from ragline.adapters.persistence.sql.connection import ConnectionSlot
@@ -24,7 +24,7 @@ from ragline.adapters.persistence.sql.tables import (
 from ragline.application.ports.repositories.documents import DocumentPage, StoredMetadata
 from ragline.application.ports.repositories.scope import DocumentScope
 from ragline.domain.metadata import DocumentMetadata
-from ragline.domain.parse_run import MarkdownLocation, ParseRun, Stage, StageStatus
+from ragline.domain.parse_run import MarkdownLocation, ParseRun, PipelineStatus, Stage, StageStatus
 
 PASSTHROUGH = ("md", "markdown")  # application.pipeline.context.MARKDOWN_PASSTHROUGH_TYPES
 IN_USE_CHUNK = 50  # objects asked about per statement (each is one OR-ed pair of equalities)
@@ -141,23 +141,30 @@ class SqlDocumentRepository:
         wanted = list(dict.fromkeys(doc_ids))
         chunking = parse_run.c[f"{stage_prefix(Stage.CHUNKING)}_status"]
         owners: dict[str, ParseRun] = {}
+        succeeded = parse_run.c.pipeline_status == PipelineStatus.SUCCESS.value
         with store_errors("parse_run index_owners"):
-            for start in range(0, len(wanted), IN_USE_CHUNK):
-                newest = (
-                    select(func.max(parse_run.c.id).label("id"))
-                    .where(parse_run.c.user_id == user_id)
-                    .where(parse_run.c.dataset_id == dataset_id)
-                    .where(parse_run.c.original_file_id.in_(wanted[start : start + IN_USE_CHUNK]))
-                    .where(chunking != StageStatus.PENDING.value)
-                    .where(parse_run.c.document_deleted_at.is_(None))
-                    .group_by(parse_run.c.original_file_id)
-                    .subquery()
-                )
-                result = await self._slot.conn.execute(
-                    select(parse_run).join(newest, parse_run.c.id == newest.c.id)
-                )
-                for run in rows_to_runs(list(result.all())):
-                    owners[run.identity.original_file_id] = run
+            # the live lineage's run first; a document without one: its newest that chunked
+            for only_success in (True, False):
+                missing = [d for d in wanted if d not in owners]
+                for start in range(0, len(missing), IN_USE_CHUNK):
+                    newest = (
+                        select(func.max(parse_run.c.id).label("id"))
+                        .where(parse_run.c.user_id == user_id)
+                        .where(parse_run.c.dataset_id == dataset_id)
+                        .where(
+                            parse_run.c.original_file_id.in_(missing[start : start + IN_USE_CHUNK])
+                        )
+                        .where(chunking != StageStatus.PENDING.value)
+                        .where(succeeded if only_success else true())
+                        .where(parse_run.c.document_deleted_at.is_(None))
+                        .group_by(parse_run.c.original_file_id)
+                        .subquery()
+                    )
+                    result = await self._slot.conn.execute(
+                        select(parse_run).join(newest, parse_run.c.id == newest.c.id)
+                    )
+                    for run in rows_to_runs(list(result.all())):
+                        owners[run.identity.original_file_id] = run
         return owners
 
     async def mark_document_deleted(
