@@ -15,8 +15,10 @@ from ragline.testing.kits.persistence import a_result
 CSRF = re.compile(r'name="csrf" value="([0-9a-f]{64})"')
 
 
-def seed_dead(data_dir: Path, *task_ids: str) -> None:
-    """One DEAD outbox row per task_id, as if the relay had given up publishing it."""
+def seed_dead(data_dir: Path, *task_ids: str, error: str = "RESULT_NOTIFY_FAILED:gone") -> None:
+    """One DEAD outbox row per task_id, as if the relay had given up publishing it. One
+    transaction: a relay running beside (the app's in-process worker) never sees the rows
+    PENDING, so it cannot claim and send one before it is marked dead."""
 
     async def seed() -> None:
         container = container_for(data_dir)
@@ -26,12 +28,10 @@ def seed_dead(data_dir: Path, *task_ids: str) -> None:
             async with factory() as uow:
                 for task_id in task_ids:
                     await uow.outbox.put(a_result(task_id), "results", clock.now())
-                await uow.commit()
-            async with factory() as uow:
                 for task_id in task_ids:
                     row = await uow.outbox.get(task_id)
                     assert row is not None
-                    assert await uow.outbox.mark_dead(row.id, 0, "RESULT_NOTIFY_FAILED:gone")
+                    assert await uow.outbox.mark_dead(row.id, 0, error)
                 await uow.commit()
         finally:
             await container.shutdown_resources()  # type: ignore[misc]

@@ -4,7 +4,6 @@ redrives DEAD results (CLI, HTTP, use case); the relay then publishes them; the
 
 from __future__ import annotations
 
-import asyncio
 import json
 from datetime import timedelta
 from pathlib import Path
@@ -14,12 +13,9 @@ from typer.testing import CliRunner
 
 from ragline.adapters.inbound.cli import build_cli
 from ragline.adapters.inbound.http.dependencies import entry_of_app
-from ragline.application.health import obtain
 from ragline.application.outbox import ManageOutbox
-from ragline.application.ports.unit_of_work import UnitOfWorkFactory
 from ragline.bootstrap.cli import _entry
-from ragline.bootstrap.container import container_for
-from ragline.testing.kits.persistence import a_result
+from tests.console.seed import seed_dead
 from tests.fakes.harness import Harness
 from tests.http.conftest import ALICE_TOKEN, SERVICE_TOKEN, bearer
 
@@ -61,25 +57,7 @@ async def test_redrive_all_dead_pages_through_every_dead_row(h: Harness) -> None
 
 
 def _seed_dead(data_dir: Path, *task_ids: str) -> None:
-    async def seed() -> None:
-        container = container_for(data_dir)
-        try:
-            factory: UnitOfWorkFactory = await obtain(container.uow_factory)
-            clock = container.clock()
-            # one transaction: a relay running beside (the HTTP app's) never sees them PENDING,
-            # so it cannot claim and send one before it is marked dead
-            async with factory() as uow:
-                for task_id in task_ids:
-                    await uow.outbox.put(a_result(task_id), "results", clock.now())
-                for task_id in task_ids:
-                    row = await uow.outbox.get(task_id)
-                    assert row is not None
-                    await uow.outbox.mark_dead(row.id, 0, "RESULT_NOTIFY_FAILED:broker gone")
-                await uow.commit()
-        finally:
-            await container.shutdown_resources()  # type: ignore[misc]
-
-    asyncio.run(seed())
+    seed_dead(data_dir, *task_ids, error="RESULT_NOTIFY_FAILED:broker gone")
 
 
 def _cli(data_dir: Path, *args: str) -> tuple[int, str]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -424,6 +425,43 @@ def retry_message_for_victims_run(world: World, draw: Draw, user: str, victim: D
         assert answer.status_code in (403, 404, 409), answer.text
 
 
+def console_of_victim(world: World, draw: Draw, user: str, victim: Doc) -> None:
+    """The console in the attacker's logged-in browser: the victim's run page answers as a
+    run that does not exist, a retry button aimed at it (with the attacker's own valid CSRF
+    token) changes nothing, and the run list, chunk tree and search playground (words every tenant's
+    documents share), asked with the victim's user and ids, show nothing of the victim's
+    (every answer is checked for its bytes' markers)."""
+    before = world.run_of(victim.task_id)
+    theirs = world.in_console(user, "GET", f"/console/runs/{victim.task_id}")
+    nobodys = world.in_console(user, "GET", f"/console/runs/no-such-{victim.task_id}")
+    assert theirs.status_code == nobodys.status_code == 404, theirs.text
+    runs = world.in_console(user, "GET", "/console/runs", params={"user_id": victim.user})
+    listed = set(RUN_LINK.findall(runs.text))
+    assert runs.status_code == 200 and victim.task_id not in listed, sorted(listed)
+    # the attacker's own FAILED run (its source is missing) gives its page's retry form,
+    # so the POST below carries a CSRF token this session really holds
+    mine = own_doc(world, draw, user)
+    failing = world.task(mine, source_object_key=f"{mine.source_key}.missing")
+    assert submit(world, user, failing, "own failing task").status_code == 202
+    page = world.in_console(user, "GET", f"/console/runs/{failing['task_id']}")
+    token = CSRF_FIELD.search(page.text)
+    assert token is not None, f"no retry form on {user}'s own failed run: {page.text[:300]}"
+    retry = world.in_console(
+        user, "POST", f"/console/runs/{victim.task_id}/retry", data={"csrf": token.group(1)}
+    )
+    world.settle(user, f"console retry {victim.task_id}")
+    assert retry.status_code == 404, retry.text
+    assert world.run_of(victim.task_id) == before, "a console retry touched another's run"
+    ids = {"dataset_id": victim.dataset, "user_id": victim.user}
+    tree = world.in_console(
+        user, "GET", f"/console/documents/{victim.dataset}/{victim.doc}/chunks", params=ids
+    )
+    assert tree.status_code in (200, 404), tree.text  # 200: the attacker's own same-id doc
+    query = " ".join(draw(st.lists(st.sampled_from(SHARED), min_size=2, max_size=4)))
+    found = world.in_console(user, "GET", "/console/search", params={"q": query, **ids})
+    assert found.status_code == 200, found.text
+
+
 def reindex_own(world: World, draw: Draw, user: str, victim: Doc) -> None:
     """Re-index one of the attacker's documents (the id of the victim's: ids overlap)."""
     url = f"/api/v1/documents/{victim.doc}/reindex"
@@ -603,6 +641,9 @@ def upload_own(world: World, draw: Draw, user: str, victim: Doc) -> None:
     assert world.chunk_texts(victim.user) == rows, "an upload changed another tenant's rows"
 
 
+CSRF_FIELD = re.compile(r'name="csrf" value="([0-9a-f]{64})"')
+RUN_LINK = re.compile(r'<a href="/console/runs/[^"]+">([^<]+)</a>')
+
 ATTACKS: tuple[Attack, ...] = (
     submit_source_of_victim,
     submit_source_markdown_of_victim,
@@ -628,6 +669,7 @@ ATTACKS: tuple[Attack, ...] = (
     extract_object_of_victim,
     retry_victims_run,
     retry_message_for_victims_run,
+    console_of_victim,
     reindex_own,
     relabel_victims_document,
     delete_own,
@@ -639,7 +681,9 @@ ATTACKS: tuple[Attack, ...] = (
     upload_own,
 )
 
-NEEDS_A_FAILED_RUN = frozenset({retry_victims_run, retry_message_for_victims_run})
+NEEDS_A_FAILED_RUN = frozenset(
+    {retry_victims_run, retry_message_for_victims_run, console_of_victim}
+)
 """Aimed at a FAILED run of the victim when there is one."""
 NEEDS_CACHED_BYTES = frozenset(
     {parse_sha_of_victim, coverage_of_victim, markdown_of_victim, cache_read_by_ref_of_victim}

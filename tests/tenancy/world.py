@@ -29,6 +29,8 @@ from fastapi.testclient import TestClient
 from PIL import Image
 
 from ragline.adapters.inbound.http import ApiTokens, create_app
+from ragline.adapters.inbound.http.console.session import COOKIE as CONSOLE_COOKIE
+from ragline.adapters.inbound.http.console.session import cookie_value as console_cookie
 from ragline.application.health import obtain
 from ragline.bootstrap.container import Container, container_for
 from ragline.bootstrap.entry import entry_for
@@ -153,6 +155,15 @@ class World:
         response = self.client.request(method, url, headers=bearer(TOKEN_OF[user]), **kwargs)
         self.actions[f"{method} {url.split('?')[0]}"] += 1
         self.check_answer(user, f"{method} {url}", response, named)
+        return response
+
+    def in_console(self, user: str, method: str, url: str, **kwargs: Any) -> httpx.Response:
+        """A console request from `user`'s logged-in browser (the session cookie holding its
+        token, as /console/login sets it); checked as every answer to a tenant is."""
+        cookie = {"Cookie": f"{CONSOLE_COOKIE}={console_cookie(TOKEN_OF[user])}"}
+        response = self.client.request(method, url, headers=cookie, **kwargs)
+        self.actions[f"{method} {url.split('?')[0]}"] += 1
+        self.check_answer(user, f"{method} {url}", response, set())
         return response
 
     def as_service(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
