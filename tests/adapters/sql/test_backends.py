@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import Engine, inspect, text
+from sqlalchemy import Connection, Engine, inspect, text
 
 from ragline.adapters.persistence.sql import (
     async_url,
@@ -208,6 +208,27 @@ def test_concurrent_migrations_from_empty_all_succeed(empty_database: str) -> No
         for future in [pool.submit(upgrade_to_head, empty_database) for _ in range(3)]:
             future.result(timeout=300)
     assert current_revision(empty_database) == head_revision()
+
+
+def test_the_migration_lock_outlives_the_commit_of_the_last_migration(
+    empty_database: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A waiter takes the lock only when the version row of the newest migration is
+    committed: released before the commit (MySQL's DDL commits each migration but the
+    last), a waiter read the one before and ran the newest migration again (CI, MariaDB:
+    "Duplicate column name 'live'")."""
+    import ragline.adapters.persistence.sql.migrations as migrations
+
+    seen: list[str | None] = []
+    release = migrations._release_session_lock
+
+    def look_then_release(connection: Connection) -> None:
+        seen.append(current_revision(empty_database))  # what a waiter would read now
+        release(connection)
+
+    monkeypatch.setattr(migrations, "_release_session_lock", look_then_release)
+    upgrade_to_head(empty_database)
+    assert seen == [head_revision()]
 
 
 def test_sqlite_data_dir_is_created(tmp_path: Path) -> None:

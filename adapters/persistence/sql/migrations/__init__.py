@@ -47,24 +47,31 @@ def head_revision() -> str:
 def _take_migration_lock(connection: Connection) -> None:
     """Let one process migrate at a time; the others wait, then find the schema at head.
 
-    PostgreSQL: a transaction-level advisory lock. MySQL: a named lock (DDL commits
-    implicitly there, so it must outlive transactions). SQLite: BEGIN IMMEDIATE already
-    serializes the migration transaction.
+    PostgreSQL: a transaction-level advisory lock, taken inside the migration transaction.
+    MySQL: a named lock held by the session (DDL commits implicitly there), taken before the
+    migration transaction and released only after it commits: released earlier, a waiter
+    reads the version row of the last migration before its UPDATE commits and runs that
+    migration a second time. SQLite: BEGIN IMMEDIATE already serializes the transaction.
     """
     if connection.dialect.name == "postgresql":
         connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _LOCK_KEY})
-    elif connection.dialect.name in ("mysql", "mariadb"):
+
+
+def _take_session_lock(connection: Connection) -> None:
+    if connection.dialect.name in ("mysql", "mariadb"):
         got = connection.execute(
             text("SELECT GET_LOCK(:name, :timeout)"),
             {"name": _LOCK_NAME, "timeout": LOCK_TIMEOUT_S},
         ).scalar()
+        connection.commit()
         if got != 1:
             raise TimeoutError(f"another migration held {_LOCK_NAME} for {LOCK_TIMEOUT_S}s")
 
 
-def _release_migration_lock(connection: Connection) -> None:
+def _release_session_lock(connection: Connection) -> None:
     if connection.dialect.name in ("mysql", "mariadb"):
         connection.execute(text("SELECT RELEASE_LOCK(:name)"), {"name": _LOCK_NAME})
+        connection.commit()
 
 
 def upgrade_to_head(url: str | URL, revision: str = "head") -> None:
@@ -73,14 +80,16 @@ def upgrade_to_head(url: str | URL, revision: str = "head") -> None:
     sqlite_parent(url)
     engine = create_sync_engine_for(url)
     try:
-        with engine.begin() as connection:
-            _take_migration_lock(connection)
+        with engine.connect() as connection:
+            _take_session_lock(connection)
             try:
-                config = alembic_config()
-                config.attributes["connection"] = connection
-                command.upgrade(config, revision)
+                with connection.begin():
+                    _take_migration_lock(connection)
+                    config = alembic_config()
+                    config.attributes["connection"] = connection
+                    command.upgrade(config, revision)
             finally:
-                _release_migration_lock(connection)
+                _release_session_lock(connection)
     finally:
         engine.dispose()
 
