@@ -27,7 +27,7 @@ from ragline.domain.chunking.cleanup import (
     final_cleanup,
 )
 from ragline.domain.chunking.models import ChunkModels
-from ragline.domain.chunking.plan import ChunkPlan, ChunkStep, StepParams, Strategy
+from ragline.domain.chunking.plan import ChunkPlan, ChunkStep, SizeUnit, StepParams, Strategy
 from ragline.domain.chunking.separators import CutIndex
 from ragline.domain.chunking.strategies.llm import align_proposal, spans_from_cuts
 from ragline.domain.chunking.strategies.recursive import RecursiveSplitter
@@ -77,6 +77,17 @@ class ChunkingResult:
 
 def _has(steps: Sequence[ChunkStep], strategy: Strategy) -> bool:
     return any(s.strategy is strategy for s in steps)
+
+
+def _uncut_below(steps: Sequence[ChunkStep]) -> int:
+    """A length under which every step leaves a piece as it is (-1: none known): each step
+    is character-sized and only cuts pieces larger than its max_size. Such a parent is its
+    own only child without running the pipeline (the same output, measured 1.1-1.3x faster
+    on the Chinese corpus, whose parents are short)."""
+    sized = (Strategy.RECURSIVE, Strategy.SEMANTIC, Strategy.LLM)
+    if not all(s.strategy in sized and s.params.unit is SizeUnit.CHARS for s in steps):
+        return -1
+    return min((s.params.max_size for s in steps), default=-1)
 
 
 class _Run:
@@ -255,6 +266,7 @@ def chunk_document(
     run = _Run(markdown, tree, models or ChunkModels())
     tally = run.tally
     structure_children = _has(child_steps, Strategy.STRUCTURE)
+    uncut = -1 if structure_children else _uncut_below(child_steps)
     batches, path = run.parent_seeds(parent_steps)
     blocks: list[tuple[Trimmed, tuple[ChunkCandidate, ...]]] = []
     new = tuple.__new__
@@ -262,6 +274,10 @@ def chunk_document(
     for batch in batches:
         for parent in cleanup(batch, tally, 0, seen_parents):
             ps, ptext = parent[0], parent[2]
+            if parent[1] - ps <= uncut:  # trimmed already: it is its own only child
+                own = new(ChunkCandidate, (*parent[4][:4], 0, parent[3], ps, parent[1], ptext, ps))
+                blocks.append((parent, (own,)))
+                continue
             kids = cleanup_children(run.child_seeds(parent, child_steps, structure_children), tally)
             children: tuple[ChunkCandidate, ...] = tuple(
                 new(ChunkCandidate, (*a[:4], i, src, s, e, ptext, ps))

@@ -47,7 +47,7 @@ class RecursiveSplitter:
         """Consecutive (or overlapping, with overlap) spans covering [start, end), which lies
         in `index`'s text."""
         self._index = index
-        if self._fits(start, end):
+        if end - start <= self._max or (self._tokens and self._fits(start, end)):
             return [(start, end)]
         out: list[Span] = []
         if self._tokens:
