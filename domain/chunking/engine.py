@@ -90,6 +90,13 @@ def _uncut_below(steps: Sequence[ChunkStep]) -> int:
     return min((s.params.max_size for s in steps), default=-1)
 
 
+def _own_child(parent: Trimmed) -> ChunkCandidate:
+    """The child that is its whole parent (a parent no child step cuts, or one whose
+    children all went in cleanup)."""
+    start, end, text, source, anchor = parent
+    return tuple.__new__(ChunkCandidate, (*anchor[:4], 0, source, start, end, text, start))
+
+
 class _Run:
     """One engine run over one document: the model ports, splitters and tallies."""
 
@@ -275,14 +282,13 @@ def chunk_document(
         for parent in cleanup(batch, tally, 0, seen_parents):
             ps, ptext = parent[0], parent[2]
             if parent[1] - ps <= uncut:  # trimmed already: it is its own only child
-                own = new(ChunkCandidate, (*parent[4][:4], 0, parent[3], ps, parent[1], ptext, ps))
-                blocks.append((parent, (own,)))
+                blocks.append((parent, (_own_child(parent),)))
                 continue
             kids = cleanup_children(run.child_seeds(parent, child_steps, structure_children), tally)
             children: tuple[ChunkCandidate, ...] = tuple(
                 new(ChunkCandidate, (*a[:4], i, src, s, e, ptext, ps))
                 for i, (s, e, src, a, _) in enumerate(kids)
-            ) or (new(ChunkCandidate, (*parent[4][:4], 0, parent[3], ps, parent[1], ptext, ps)),)
+            ) or (_own_child(parent),)
             blocks.append((parent, children))
     del batches, seen_parents
     blocks = final_cleanup(blocks, tally)
