@@ -60,6 +60,14 @@ class KeywordIndex(Protocol):
         return."""
         ...
 
+    async def retire_chunks(self, user_id: str, dataset_id: str, chunk_ids: Sequence[str]) -> None:
+        """Remove these chunks in one scope, soon rather than now: for entries nothing can
+        show any more (a swapped-out lineage, whose rows are gone), so an engine whose commit
+        is dear may carry the delete in its next commit. They are gone from search once any
+        `write` that starts after this call has returned, and once `close()` has; an engine
+        that defers also commits them on its own within seconds. Absent ids are no error."""
+        ...
+
     async def write(self, docs: Sequence[KeywordDoc]) -> None:
         """Index (or replace, by chunk_id within the scope) the docs; searchable on return.
 

@@ -167,6 +167,28 @@ class KeywordIndexContract:
         assert ids(await index.search("other", DATASET, ["common"], 10)) == ["a1"]
         await index.delete_chunks(USER, DATASET, ["a1"])  # again: no error
 
+    async def test_retired_chunks_are_gone_after_the_next_write(self, index: KeywordIndex) -> None:
+        await index.write(
+            [
+                doc("a1", "common alpha"),
+                doc("a2", "common alpha two"),
+                doc("a1", "common other scope", user_id="other"),
+            ]
+        )
+        await index.retire_chunks(USER, DATASET, ["a1", "never-written"])
+        await index.write([doc("b1", "common beta")])
+        assert sorted(ids(await index.search(USER, DATASET, ["common"], 10))) == ["a2", "b1"]
+        assert ids(await index.search("other", DATASET, ["common"], 10)) == ["a1"]
+        await index.retire_chunks(USER, DATASET, [])  # nothing: no error
+
+    async def test_a_retired_chunk_written_again_stays(self, index: KeywordIndex) -> None:
+        """A retire queued before a write of the same chunk never removes the new entry."""
+        await index.write([doc("a1", "old words")])
+        await index.retire_chunks(USER, DATASET, ["a1"])
+        await index.write([doc("a1", "new words")])
+        assert ids(await index.search(USER, DATASET, ["new"], 10)) == ["a1"]
+        assert await index.search(USER, DATASET, ["old"], 10) == []
+
     async def test_rewrite_after_delete(self, index: KeywordIndex) -> None:
         await index.write([doc("c1", "old words", doc_id="A"), doc("c2", "old text", doc_id="A")])
         assert await index.delete_document(USER, DATASET, "A") == 2

@@ -239,6 +239,9 @@ class FakeKeywordIndex:
         for chunk_id in chunk_ids:
             self.entries.pop((user_id, dataset_id, chunk_id), None)
 
+    async def retire_chunks(self, user_id: str, dataset_id: str, chunk_ids: Sequence[str]) -> None:
+        await self.delete_chunks(user_id, dataset_id, chunk_ids)
+
     def _store(self, doc: KeywordDoc) -> None:
         key = (doc.user_id, doc.dataset_id, doc.chunk_id)
         self.entries[key] = attrs.evolve(doc, tokens=list(doc.tokens), payload=dict(doc.payload))

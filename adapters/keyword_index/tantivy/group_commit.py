@@ -15,11 +15,18 @@ they are all in. A lone caller (one consumer, a single file) never waits; two fi
 flight fall into step and share every commit. The expectation is the highest number of
 callers seen inside at once during the last `RECENT_COMMITS` commits.
 
+Deferred changes. `defer` queues a change nobody waits for (a delete of entries nothing can
+show any more): it rides in the next group's commit, and if no caller comes within
+`defer_seconds` (2 s) a timer commits it alone; `close` commits what is still queued. A
+deferred change that fails is logged and dropped: it is applied in a group like any other,
+so its failure rolls back only itself.
+
 Plain threads and locks (no asyncio objects), so any event loop or thread may call it.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections import deque
@@ -29,6 +36,7 @@ from typing import Any
 
 Change = Callable[[Any], bool]  # applies itself to the writer; True if it changed anything
 RECENT_COMMITS = 8  # commits over which concurrent callers are remembered
+log = logging.getLogger(__name__)
 
 
 class GroupCommitter:
@@ -38,11 +46,14 @@ class GroupCommitter:
         after_commit: Callable[[], None],
         wrap_error: Callable[[Exception], Exception],
         window_seconds: float = 0.025,
+        defer_seconds: float = 2.0,
     ) -> None:
         self._open_writer = open_writer
         self._after_commit = after_commit
         self._wrap_error = wrap_error
         self._window = window_seconds
+        self._defer_seconds = defer_seconds
+        self._flush_timer: threading.Timer | None = None
         self._queue: list[tuple[Change, Future[None]]] = []
         self._queue_lock = threading.Lock()
         self._arrived = threading.Condition(self._queue_lock)
@@ -76,8 +87,34 @@ class GroupCommitter:
                 self._inside -= 1
         done.result()
 
+    def defer(self, change: Change) -> None:
+        """Queue `change` for the next commit, without waiting for it (see the module)."""
+        done: Future[None] = Future()
+        done.add_done_callback(_log_failure)
+        with self._queue_lock:
+            if self._closed:
+                raise RuntimeError("index is closed")
+            self._queue.append((change, done))
+            if self._flush_timer is None:
+                self._flush_timer = threading.Timer(self._defer_seconds, self.flush)
+                self._flush_timer.daemon = True
+                self._flush_timer.start()
+
+    def flush(self) -> None:
+        """Commit whatever is queued now (the deferred changes' timer, and `close`)."""
+        with self._writer_lock:
+            with self._queue_lock:
+                group, self._queue = self._queue, []
+                timer, self._flush_timer = self._flush_timer, None
+            if timer is not None:
+                timer.cancel()
+            if not self._closed:
+                self._commit_group(group)
+
     def close(self) -> Any:
-        """Stop accepting changes; return the writer (or None) for the caller to release."""
+        """Commit what is queued, stop accepting changes; return the writer (or None) for
+        the caller to release."""
+        self.flush()
         with self._writer_lock:
             self._closed = True
             writer, self._writer = self._writer, None
@@ -102,6 +139,9 @@ class GroupCommitter:
         with self._queue_lock:
             self._recent_peaks.append(self._peak)
             self._peak = self._inside
+            if not self._queue and self._flush_timer is not None:
+                self._flush_timer.cancel()  # the deferred changes rode in this commit
+                self._flush_timer = None
 
     def _commit_group(self, group: list[tuple[Change, Future[None]]]) -> None:
         if not group:
@@ -146,3 +186,9 @@ class GroupCommitter:
             return
         for _, done in group:
             done.set_result(None)
+
+
+def _log_failure(done: Future[None]) -> None:
+    error = done.exception()
+    if error is not None:
+        log.warning("a deferred index change failed and was dropped: %s", error)

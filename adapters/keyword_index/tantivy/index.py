@@ -11,7 +11,8 @@ re-index (`ragline ingest --force`).
 Concurrency: Tantivy allows one writer per index directory (a lock file, across processes).
 This adapter opens its writer on the first write or delete and keeps it until `close()`.
 Searching needs no writer, so a `ragline search` process can read while an ingest process
-writes (it sees the last commit). Each `write` and `delete_document` returns after a commit
+writes (it sees the last commit). `retire_chunks` rides in the next commit (or a timer's,
+within 2 s, or close's). Each `write` and `delete_document` returns after a commit
 (a commit costs ~10-100 ms of fsyncs and thread hand-offs); concurrent calls share commits
 (see group_commit), so ingesting files concurrently amortises it. Each call is
 all-or-nothing. A delete that finds nothing commits nothing; once this process holds the
@@ -154,6 +155,20 @@ class TantivyKeywordIndex:
             return True
 
         await self._write(lambda: self._committer.submit(apply))
+
+    async def retire_chunks(self, user_id: str, dataset_id: str, chunk_ids: Sequence[str]) -> None:
+        """Deferred into the next commit (group_commit's `defer`): a forced re-ingest's
+        swap then costs no commit of its own."""
+        uids = [_uid(user_id, dataset_id, c) for c in dict.fromkeys(chunk_ids)]
+        if not uids:
+            return
+
+        def apply(writer: Any) -> bool:
+            for uid in uids:
+                writer.delete_documents_by_term("uid", uid)
+            return True
+
+        self._committer.defer(apply)
 
     async def search(
         self,

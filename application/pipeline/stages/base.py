@@ -203,8 +203,12 @@ class PipelineStage(abc.ABC, Generic[Out]):
         """The old version's children out of every index, one call per index (the rows are
         gone, so a failed delete only leaves entries search can no longer hydrate)."""
         scope, services = ctx.scope, self.services
-        for name, index in (("vectors", services.vectors), ("keywords", services.keywords)):
+        removals = (
+            ("vectors", services.vectors.delete_chunks),
+            ("keywords", services.keywords.retire_chunks),  # rides the index's next commit
+        )
+        for name, remove in removals:
             try:
-                await index.delete_chunks(scope.user_id, scope.dataset_id, removed)
+                await remove(scope.user_id, scope.dataset_id, removed)
             except Exception as error:  # the run succeeded; orphans are never shown
                 log.warning("removing the old lineage from %s failed: %s", name, describe(error))

@@ -100,3 +100,51 @@ async def test_deleting_an_unindexed_document_skips_the_queue(tmp_path: Path) ->
     assert await index.delete_document("user-1", "dataset-1", "d1") == 1
     assert await index.search("user-1", "dataset-1", ["kept"], 10) == []
     await index.close()
+
+
+def _commits(index: TantivyKeywordIndex) -> list[int]:
+    """Count the index's commits from here on (the reload after each one)."""
+    count = [0]
+    reload = index._committer._after_commit
+
+    def counted() -> None:
+        count[0] += 1
+        reload()
+
+    index._committer._after_commit = counted
+    return count
+
+
+async def test_a_retire_rides_in_the_next_writes_commit(tmp_path: Path) -> None:
+    """What makes a forced re-ingest's lineage swap cheap: no commit of its own."""
+    index = TantivyKeywordIndex(tmp_path / "kw")
+    await index.write([doc("old-1", "old words"), doc("old-2", "old words")])
+    commits = _commits(index)
+    await index.retire_chunks("user-1", "dataset-1", ["old-1", "old-2"])
+    assert commits[0] == 0  # deferred: nothing committed yet
+    await index.write([doc("new-1", "new words")])
+    assert commits[0] == 1
+    assert ids(await index.search("user-1", "dataset-1", ["words"], 10)) == ["new-1"]
+    await index.close()
+
+
+async def test_a_retire_with_no_write_after_it_is_committed_by_its_timer(tmp_path: Path) -> None:
+    index = TantivyKeywordIndex(tmp_path / "kw")
+    await index.write([doc("old-1", "old words")])
+    await index.retire_chunks("user-1", "dataset-1", ["old-1"])
+    for _ in range(600):  # the timer fires within 2 s; wait on the outcome, up to 60 s
+        if not await index.search("user-1", "dataset-1", ["old"], 10):
+            break
+        await asyncio.sleep(0.1)
+    assert await index.search("user-1", "dataset-1", ["old"], 10) == []
+    await index.close()
+
+
+async def test_close_commits_a_pending_retire(tmp_path: Path) -> None:
+    index = TantivyKeywordIndex(tmp_path / "kw")
+    await index.write([doc("old-1", "old words"), doc("kept", "kept words")])
+    await index.retire_chunks("user-1", "dataset-1", ["old-1"])
+    await index.close()
+    reopened = TantivyKeywordIndex(tmp_path / "kw")
+    assert ids(await reopened.search("user-1", "dataset-1", ["old", "kept"], 10)) == ["kept"]
+    await reopened.close()
