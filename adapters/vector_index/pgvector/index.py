@@ -213,6 +213,14 @@ class PgvectorVectorIndex:
     async def ensure_collection(self, dimension: int) -> None:
         if dimension < 1:
             raise ValueError("dimension must be positive")
+        if self._tables is not None and not self._closed:
+            # a registered dimension never changes: already checked, no DDL lock per call
+            # (search asks `in_space(active)` for every query)
+            if self._dimension != dimension:
+                raise EmbeddingDimensionMismatch(
+                    self._dimension or 0, dimension, f"collection {self._name}"
+                )
+            return
         async with self._begin() as conn:
             await lock_ddl(conn)
             stored = await stored_dimension(conn, self._name)

@@ -211,6 +211,14 @@ class QdrantVectorIndex:
     async def ensure_collection(self, dimension: int) -> None:
         if dimension < 1:
             raise ValueError("dimension must be positive")
+        if self._dimension is not None and not self._closed:
+            # the collection's dimension never changes: already checked (search asks
+            # `in_space(active)` for every query)
+            if self._dimension != dimension:
+                raise EmbeddingDimensionMismatch(
+                    self._dimension, dimension, f"collection {self._collection}"
+                )
+            return
 
         def ensure() -> int:
             stored = self._stored_dimension()

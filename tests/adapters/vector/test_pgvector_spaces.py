@@ -78,6 +78,19 @@ async def test_a_shadow_space_is_a_registered_collection_another_process_finds(
         await shadow.query_dense(USER, DATASET, [1.0, 0, 0], 5)
 
 
+async def test_a_known_space_costs_no_statement(pgvector_url: str) -> None:
+    """Search asks for the user's active space on every query: once a space's collection
+    is known, `in_space` sends nothing (no DDL lock, no registry read)."""
+    index = PgvectorVectorIndex(pgvector_url, fresh_name())
+    await index.ensure_collection(DIM)
+    shadow = await index.in_space(VectorSpace(1, 3))
+    with statements(index) as sent:
+        assert await index.in_space(VectorSpace(0, DIM)) is index
+        assert await index.in_space(VectorSpace(1, 3)) is shadow
+    assert sent == []
+    await index.close()
+
+
 async def test_a_sweep_is_set_based_whatever_the_users_points(pgvector_url: str) -> None:
     """600 points over 3 datasets: the base sweep is one DELETE and one UPDATE, the shadow
     sweep one DELETE; what stays is what the rule keeps (rows with a sparse vector, no
