@@ -22,6 +22,10 @@ point of the scope), so a filtered query fills `limit` whenever that many points
 
 Writes are one transaction per call; dense and sparse writes set only their own part of a
 row, so neither erases the other.
+
+Generations (`VectorSpaces`, issue 21): a shadow generation is a collection of its own on
+this index's engine (schema.py, `space_name`); generation 0, this collection, keeps every
+generation's sparse vectors, so its sweep clears only the user's dense column.
 """
 
 from __future__ import annotations
@@ -75,7 +79,6 @@ from ragline.domain.metadata import DocumentMetadata, MetadataFilter
 _log = logging.getLogger(__name__)
 _PAYLOAD = ("doc_id", "parent_id", "extra", "meta")  # what an upsert replaces besides vectors
 EF_SEARCH_MAX = 1000  # pgvector's bound on hnsw.ef_search (the iterative scan goes past it)
-
 # Qdrant's IDF modifier over one scope's postings (module docstring); values are bound.
 # The points it scores, joined back to their rows and filtered in query_sparse.
 _SPARSE_SCORES = """
