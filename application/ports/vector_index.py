@@ -158,7 +158,13 @@ class VectorSpace:
 class VectorSpaces(Protocol):
     """The generation-aware capability: a VectorIndex per space, and a tenant's removal from
     one. Search takes the user's active generation (`in_space(active)`); the copy writes into
-    the shadow's; cancel and the post-swap sweep call `delete_user` on the one left behind."""
+    the shadow's; cancel and the post-swap sweep call `delete_user` on the one left behind.
+
+    Sparse vectors always live in the base space (generation 0, this index): the re-embedding
+    copies dense vectors only, SPARSE_VECTORIZING keeps writing sparse vectors there whatever
+    the user's active generation, and sparse search reads them there. So the base space's
+    points are shared by the dense space of generation 0 and by every generation's sparse
+    side, and a sweep of generation 0 may take only the dense half of them."""
 
     async def in_space(self, space: VectorSpace) -> VectorIndex:
         """The index of one space, its collection ensured at the space's dimension; generation
@@ -166,7 +172,13 @@ class VectorSpaces(Protocol):
         ...
 
     async def delete_user(self, space: VectorSpace, user_id: str) -> None:
-        """Remove every point of `user_id` (all datasets) in one space, nothing else."""
+        """Remove `user_id`'s vectors (all datasets) from one space, nothing else.
+
+        In a shadow space (generation > 0) every point of the user goes. In the base space
+        (generation 0) only the user's dense vectors go: a point keeps its sparse vector and
+        payload, sparse queries still find it, dense queries no longer do, and a later
+        upsert_dense gives it a dense vector again; a point left with no vector at all goes.
+        A space never written is no error."""
         ...
 
 

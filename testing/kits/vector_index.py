@@ -13,7 +13,8 @@ One class per capability (as Haystack's `haystack/testing/document_store.py` doe
   points match, relabelling a document, never across tenants).
 - `VectorSpacesContract`: embedding generations (issue 21, the `VectorSpaces` capability):
   each (generation, dimension) space is a VectorIndex apart, generation 0 is the index
-  itself, two dimensions live side by side, `delete_user` empties one tenant of one space.
+  itself, two dimensions live side by side, `delete_user` empties one tenant of one space,
+  and in generation 0 (which keeps every generation's sparse vectors) only of its dense ones.
 A real adapter combines them all; a test double leaves out a mixin it honestly lacks.
 
 Subclass once per adapter and provide the `vector_index` fixture: a fresh adapter whose
@@ -42,6 +43,7 @@ from ragline.application.ports.sparse_encoder import SparseVector
 from ragline.application.ports.vector_index import (
     ChunkPayload,
     DensePoint,
+    ScopeSizes,
     SparsePoint,
     VectorHit,
     VectorIndex,
@@ -448,12 +450,85 @@ class VectorSpacesContract:
                     dense("b1", E1, user_id="user-2"),
                 ]
             )
+            await index.upsert_sparse(
+                [
+                    sparse("a1", {1: 1.0}),
+                    sparse("a2", {1: 1.0}, dataset_id="dataset-2"),
+                    sparse("b1", {1: 1.0}, user_id="user-2"),
+                ]
+            )
         await spaces.delete_user(space, USER)
         assert await shadow.query_dense(USER, DATASET, E1, 5) == []
         assert await shadow.query_dense(USER, "dataset-2", E2, 5) == []
+        assert await shadow.query_sparse(USER, DATASET, sv({1: 1.0}), 5) == []
+        assert await shadow.query_sparse(USER, "dataset-2", sv({1: 1.0}), 5) == []
         assert ids(await shadow.query_dense("user-2", DATASET, E1, 5)) == ["b1"]
-        assert ids(await ready.query_dense(USER, DATASET, E1, 5)) == ["a1"]  # generation 0 kept
+        assert ids(await shadow.query_sparse("user-2", DATASET, sv({1: 1.0}), 5)) == ["b1"]
+        # generation 0 is untouched: dense and sparse, both datasets
+        assert ids(await ready.query_dense(USER, DATASET, E1, 5)) == ["a1"]
         assert ids(await ready.query_dense(USER, "dataset-2", E2, 5)) == ["a2"]
+        assert ids(await ready.query_sparse(USER, DATASET, sv({1: 1.0}), 5)) == ["a1"]
+        assert ids(await ready.query_sparse(USER, "dataset-2", sv({1: 1.0}), 5)) == ["a2"]
         await spaces.delete_user(VectorSpace(3, DIM), USER)  # a space never written: no error
         await shadow.upsert_dense([dense("a3", E3)])  # the space still takes writes
         assert ids(await shadow.query_dense(USER, DATASET, E3, 5)) == ["a3"]
+
+    async def test_a_base_sweep_removes_only_the_users_dense_vectors(
+        self, ready: VectorIndex
+    ) -> None:
+        """Sparse vectors live in generation 0 whatever the active generation: the sweep of
+        generation 0 after a swap takes the user's dense vectors and leaves the sparse ones
+        (a point with nothing else goes); another user keeps both."""
+        spaces = await self.spaces(ready)
+        await ready.upsert_dense(
+            [
+                dense("a1", E1),
+                dense("a2", E2, dataset_id="dataset-2"),
+                dense("dense-only", E1),
+                dense("b1", E1, user_id="user-2"),
+            ]
+        )
+        await ready.upsert_sparse(
+            [
+                sparse("a1", {1: 1.0}),
+                sparse("a2", {1: 1.0}, dataset_id="dataset-2"),
+                sparse("sparse-only", {1: 0.5}),
+                sparse("b1", {1: 1.0}, user_id="user-2"),
+            ]
+        )
+        await spaces.delete_user(VectorSpace(0, DIM), USER)
+        assert await ready.query_dense(USER, DATASET, E1, 5) == []
+        assert await ready.query_dense(USER, "dataset-2", E2, 5) == []
+        assert ids(await ready.query_sparse(USER, DATASET, sv({1: 1.0}), 5)) == [
+            "a1",
+            "sparse-only",
+        ]
+        [hit] = await ready.query_sparse(USER, "dataset-2", sv({1: 1.0}), 5)
+        assert hit.chunk_id == "a2" and hit.payload == payload(dataset_id="dataset-2")
+        assert ids(await ready.query_dense("user-2", DATASET, E1, 5)) == ["b1"]
+        assert ids(await ready.query_sparse("user-2", DATASET, sv({1: 1.0}), 5)) == ["b1"]
+        if isinstance(ready, ScopeSizes):
+            assert await ready.largest_scope() == 1  # user-2's one dense point
+        await spaces.delete_user(VectorSpace(0, DIM), USER)  # again: nothing left, no error
+        with pytest.raises(EmbeddingDimensionMismatch):
+            await spaces.delete_user(VectorSpace(0, DIM + 1), USER)
+        # a dense vector written again (a rollback's re-embed) is found, the sparse kept
+        await ready.upsert_dense([dense("a1", E3), dense("dense-only", E3)])
+        assert sorted(ids(await ready.query_dense(USER, DATASET, E3, 5))) == ["a1", "dense-only"]
+        assert ids(await ready.query_sparse(USER, DATASET, sv({1: 1.0}), 5)) == [
+            "a1",
+            "sparse-only",
+        ]
+        await ready.delete_chunks(USER, DATASET, ["a1"])
+        assert ids(await ready.query_sparse(USER, DATASET, sv({1: 1.0}), 5)) == ["sparse-only"]
+
+    async def test_a_base_sweep_leaves_the_shadow_alone(self, ready: VectorIndex) -> None:
+        spaces = await self.spaces(ready)
+        shadow = await spaces.in_space(VectorSpace(1, 3))
+        await ready.upsert_dense([dense("a1", E1)])
+        await ready.upsert_sparse([sparse("a1", {1: 1.0})])
+        await shadow.upsert_dense([dense("a1", [0, 1.0, 0])])
+        await spaces.delete_user(VectorSpace(0, DIM), USER)
+        assert ids(await shadow.query_dense(USER, DATASET, [0, 1.0, 0], 5)) == ["a1"]
+        assert ids(await ready.query_sparse(USER, DATASET, sv({1: 1.0}), 5)) == ["a1"]
+        assert await ready.query_dense(USER, DATASET, E1, 5) == []

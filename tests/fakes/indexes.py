@@ -197,9 +197,17 @@ class FakeVectorIndex:
         return index
 
     async def delete_user(self, space: VectorSpace, user_id: str) -> None:
+        """A shadow space loses the user's points; the base only their dense vectors."""
         self.faults.check("vectors.delete_user")
         index = await self.in_space(space)
-        index.points = {k: p for k, p in index.points.items() if k[0] != user_id}
+        if space.generation > 0:
+            index.points = {k: p for k, p in index.points.items() if k[0] != user_id}
+            return
+        for key, point in list(index.points.items()):  # the base keeps the sparse vectors
+            if key[0] == user_id:
+                point.vector = None
+                if point.sparse is None:
+                    del index.points[key]
 
     async def close(self) -> None:
         return None

@@ -41,6 +41,7 @@ from ragline.adapters.vector_index.embedded.rows import (
     extra_json,
     largest_scope_points,
     meta_json,
+    user_dense_removed,
     user_points_removed,
 )
 from ragline.adapters.vector_index.embedded.store import (
@@ -453,8 +454,13 @@ class EmbeddedVectorIndex:
         return index
 
     async def delete_user(self, space: VectorSpace, user_id: str) -> None:
+        """A shadow space loses the user's points; the base space (which keeps every
+        generation's sparse vectors) only their dense vectors."""
         index = await self.in_space(space)
-
+        if space.generation == 0:
+            for scope_id in await index._run(lambda c: user_dense_removed(c, user_id)):
+                index._cache.drop((DENSE, scope_id))
+            return
         for scope_id in await index._run(lambda c: user_points_removed(c, user_id)):
             for column in (DENSE, SPARSE):
                 index._cache.drop((column, scope_id))

@@ -22,14 +22,18 @@ point of the scope), so a filtered query fills `limit` whenever that many points
 
 Writes are one transaction per call; dense and sparse writes set only their own part of a
 row, so neither erases the other.
+
+Generations (`VectorSpaces`, issue 21): a shadow generation is a collection of its own on
+this index's engine (schema.py, `space_name`); generation 0, this collection, keeps every
+generation's sparse vectors, so its sweep clears only the user's dense column.
 """
 
 from __future__ import annotations
 
 import contextlib
+import copy
 import logging
-from collections.abc import AsyncIterator, Iterable, Sequence
-from typing import Any, TypeVar
+from collections.abc import AsyncIterator, Sequence
 
 from sqlalchemy import BigInteger, ColumnElement, Float, and_, func, literal, select, text
 from sqlalchemy.dialects.postgresql import insert as pg_insert
@@ -37,6 +41,16 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncConnection, create_async_engine
 
+from ragline.adapters.vector_index.pgvector.rows import (
+    Key,
+    batches_of,
+    dense_hits,
+    hit_of,
+    last_per_key,
+    point_row,
+    reason,
+    term_weights,
+)
 from ragline.adapters.vector_index.pgvector.schema import (
     Tables,
     checked_name,
@@ -45,6 +59,7 @@ from ragline.adapters.vector_index.pgvector.schema import (
     register,
     registry_ddl,
     scope_key,
+    space_name,
     stored_dimension,
     tables,
 )
@@ -52,21 +67,18 @@ from ragline.adapters.vector_index.pgvector.where import condition
 from ragline.application.ports.embedder import EmbeddingDimensionMismatch
 from ragline.application.ports.sparse_encoder import SparseVector
 from ragline.application.ports.vector_index import (
-    ChunkPayload,
     DensePoint,
     SparsePoint,
     VectorHit,
     VectorIndexError,
     VectorIndexUnavailable,
+    VectorSpace,
 )
 from ragline.domain.metadata import DocumentMetadata, MetadataFilter
 
 _log = logging.getLogger(__name__)
-T = TypeVar("T", DensePoint, SparsePoint)
-MAX_TERM = 2**63 - 1
 _PAYLOAD = ("doc_id", "parent_id", "extra", "meta")  # what an upsert replaces besides vectors
 EF_SEARCH_MAX = 1000  # pgvector's bound on hnsw.ef_search (the iterative scan goes past it)
-Key = tuple[str, str, str]
 # Qdrant's IDF modifier over one scope's postings (module docstring); values are bound.
 # The points it scores, joined back to their rows and filtered in query_sparse.
 _SPARSE_SCORES = """
@@ -147,6 +159,8 @@ class PgvectorVectorIndex:
         self._dimension: int | None = None
         self._tables: Tables | None = None
         self._closed = False
+        self._spaces: dict[VectorSpace, PgvectorVectorIndex] = {}
+        self._owns_engine = True  # a shadow space's index borrows its base index's engine
 
     # -- plumbing -----------------------------------------------------------------------
     @contextlib.asynccontextmanager
@@ -157,9 +171,9 @@ class PgvectorVectorIndex:
             async with self._engine.begin() as conn:
                 yield conn
         except (OperationalError, InterfaceError, OSError) as exc:
-            raise VectorIndexUnavailable(f"pgvector: {_reason(exc)}") from exc
+            raise VectorIndexUnavailable(f"pgvector: {reason(exc)}") from exc
         except DBAPIError as exc:  # the server refused the statement (e.g. a table dropped)
-            raise VectorIndexError(f"pgvector: {_reason(exc)}") from exc
+            raise VectorIndexError(f"pgvector: {reason(exc)}") from exc
 
     def _use(self, dimension: int) -> Tables:
         if self._tables is None or self._dimension != dimension:
@@ -195,13 +209,21 @@ class PgvectorVectorIndex:
             raise VectorIndexUnavailable(
                 "pgvector: the vector extension is not installed in this database and this "
                 "role cannot install it; run CREATE EXTENSION vector as the database owner "
-                f"(docs/operations.md): {_reason(exc)}"
+                f"(docs/operations.md): {reason(exc)}"
             ) from exc
 
     # -- port ---------------------------------------------------------------------------
     async def ensure_collection(self, dimension: int) -> None:
         if dimension < 1:
             raise ValueError("dimension must be positive")
+        if self._tables is not None and not self._closed:
+            # a registered dimension never changes: already checked, no DDL lock per call
+            # (search asks `in_space(active)` for every query)
+            if self._dimension != dimension:
+                raise EmbeddingDimensionMismatch(
+                    self._dimension or 0, dimension, f"collection {self._name}"
+                )
+            return
         async with self._begin() as conn:
             await lock_ddl(conn)
             stored = await stored_dimension(conn, self._name)
@@ -227,8 +249,8 @@ class PgvectorVectorIndex:
             if len(point.vector) != dimension:
                 raise EmbeddingDimensionMismatch(dimension or 0, len(point.vector), point.chunk_id)
         rows = [
-            {**_row(p.chunk_id, p.payload), "dense": [float(x) for x in p.vector]}
-            for p in _last_per_key(points)
+            {**point_row(p.chunk_id, p.payload), "dense": [float(x) for x in p.vector]}
+            for p in last_per_key(points)
         ]
         stmt = pg_insert(t.points)
         stmt = stmt.on_conflict_do_update(
@@ -236,15 +258,15 @@ class PgvectorVectorIndex:
             set_={c: stmt.excluded[c] for c in (*_PAYLOAD, "dense")},
         )
         async with self._begin() as conn:
-            for batch in _batches(rows, self._write_batch):
+            for batch in batches_of(rows, self._write_batch):
                 await conn.execute(stmt, batch)
 
     async def upsert_sparse(self, points: Sequence[SparsePoint]) -> None:
         if not points:
             return
         t = await self._required()
-        latest = _last_per_key(points)
-        rows = [{**_row(p.chunk_id, p.payload), "has_sparse": True} for p in latest]
+        latest = last_per_key(points)
+        rows = [{**point_row(p.chunk_id, p.payload), "has_sparse": True} for p in latest]
         stmt = pg_insert(t.points)
         stmt = stmt.on_conflict_do_update(
             index_elements=["user_id", "dataset_id", "chunk_id"],
@@ -254,20 +276,20 @@ class PgvectorVectorIndex:
         returning = stmt.returning(c.id, c.user_id, c.dataset_id, c.chunk_id)
         async with self._begin() as conn:
             ids: dict[Key, int] = {}
-            for batch in _batches(rows, self._write_batch):
+            for batch in batches_of(rows, self._write_batch):
                 for r in await conn.execute(returning, batch):
                     ids[(r.user_id, r.dataset_id, r.chunk_id)] = int(r.id)
             point_ids = list(ids.values())
-            for part in _batches(point_ids, self._write_batch):
+            for part in batches_of(point_ids, self._write_batch):
                 await conn.execute(t.terms.delete().where(t.terms.c.point_id.in_(part)))
             postings = [
                 {"scope_key": scope_key(p.payload.user_id, p.payload.dataset_id), "term": term,
                  "point_id": ids[(p.payload.user_id, p.payload.dataset_id, p.chunk_id)],
                  "weight": weight}
                 for p in latest
-                for term, weight in _terms(p.sparse).items()
+                for term, weight in term_weights(p.sparse).items()
             ]  # fmt: skip
-            for batch in _batches(postings, self._write_batch):
+            for batch in batches_of(postings, self._write_batch):
                 await conn.execute(t.terms.insert(), batch)
 
     async def delete_document(self, user_id: str, dataset_id: str, doc_id: str) -> None:
@@ -303,7 +325,7 @@ class PgvectorVectorIndex:
             return
         c = t.points.c
         async with self._begin() as conn:  # the postings go with their rows (CASCADE)
-            for part in _batches(wanted, self._write_batch):
+            for part in batches_of(wanted, self._write_batch):
                 await conn.execute(
                     t.points.delete().where(
                         c.user_id == user_id, c.dataset_id == dataset_id, c.chunk_id.in_(part)
@@ -341,7 +363,7 @@ class PgvectorVectorIndex:
             if await self._small(conn, t, scope):
                 rows = list((await conn.execute(exact)).all())
                 _log.debug("pgvector: exact scan of a small scope (%d hits)", len(rows))
-                return _hits(user_id, dataset_id, rows)
+                return dense_hits(user_id, dataset_id, rows)
             await conn.execute(
                 text(
                     "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),"
@@ -357,7 +379,7 @@ class PgvectorVectorIndex:
             if len(rows) < limit:  # the iterative scan hit its bound: exact over the scope
                 rows = list((await conn.execute(exact)).all())
                 _log.debug("pgvector: exact rescan of a scope (%d hits)", len(rows))
-        return _hits(user_id, dataset_id, rows)
+        return dense_hits(user_id, dataset_id, rows)
 
     async def _small(self, conn: AsyncConnection, t: Tables, scope: ColumnElement[bool]) -> bool:
         """Whether the scope holds at most `exact_scope_points` points (counted up to one
@@ -377,7 +399,7 @@ class PgvectorVectorIndex:
         limit: int,
         where: MetadataFilter | None = None,
     ) -> list[VectorHit]:
-        wanted = _terms(sparse)
+        wanted = term_weights(sparse)
         if limit < 1 or not wanted:
             return []
         t = await self._known()
@@ -406,78 +428,65 @@ class PgvectorVectorIndex:
         )
         async with self._begin() as conn:
             rows = (await conn.execute(query)).all()
-        return [_hit(user_id, dataset_id, r, float(r.score)) for r in rows]
+        return [hit_of(user_id, dataset_id, r, float(r.score)) for r in rows]
+
+    # -- generations (VectorSpaces): a shadow generation is a collection of its own ---------
+    async def in_space(self, space: VectorSpace) -> PgvectorVectorIndex:
+        index = self._space(space)
+        await index.ensure_collection(space.dimension)
+        return index
+
+    def _space(self, space: VectorSpace) -> PgvectorVectorIndex:
+        """This index for generation 0, else the shadow space's collection on this index's
+        engine (`space_name`: its own tables, registered with its own dimension)."""
+        if space.generation == 0:
+            return self
+        index = self._spaces.get(space)
+        if index is None or index._closed:
+            index = copy.copy(self)
+            index._name = space_name(self._name, space.generation, space.dimension)
+            index._dimension, index._tables = None, None
+            index._spaces, index._owns_engine = {}, False
+            self._spaces[space] = index
+        return index
+
+    async def delete_user(self, space: VectorSpace, user_id: str) -> None:
+        """A shadow space loses the user's points (one DELETE; the postings cascade). The
+        base space keeps every generation's sparse vectors, so it loses only the user's dense
+        vectors: one DELETE of the points with no sparse vector, then one UPDATE clearing the
+        dense vector of the rest, in one transaction (two statements, so the UPDATE's
+        snapshot also sees a sparse write that committed while the DELETE ran)."""
+        index = self._space(space)
+        t = await index._known()
+        if t is None:
+            return  # a space never written
+        if index._dimension != space.dimension:
+            raise EmbeddingDimensionMismatch(
+                index._dimension or 0, space.dimension, f"collection {index._name}"
+            )
+        c = t.points.c
+        async with index._begin() as conn:
+            if space.generation > 0:
+                await conn.execute(t.points.delete().where(c.user_id == user_id))
+                return
+            await conn.execute(t.points.delete().where(c.user_id == user_id, ~c.has_sparse))
+            await conn.execute(
+                t.points.update()
+                .where(c.user_id == user_id, c.dense.isnot(None))
+                .values(dense=None)
+            )
 
     async def close(self) -> None:
+        """Closing the base index closes every space's (they share its engine)."""
         if self._closed:
             return
         self._closed = True
-        await self._engine.dispose()
-
-
-def _row(chunk_id: str, payload: ChunkPayload) -> dict[str, Any]:
-    return {
-        "user_id": payload.user_id,
-        "dataset_id": payload.dataset_id,
-        "chunk_id": chunk_id,
-        "doc_id": payload.doc_id,
-        "parent_id": payload.parent_id,
-        "extra": dict(payload.extra),
-        "meta": payload.metadata.indexed(),
-        "has_sparse": False,
-    }
+        for index in self._spaces.values():
+            await index.close()
+        if self._owns_engine:
+            await self._engine.dispose()
 
 
 def _kept(t: Tables, where: MetadataFilter | None) -> list[ColumnElement[bool]]:
     """The filter's condition on the points' `meta` (none without a filter)."""
     return [] if where is None else [condition(t.points.c.meta, where)]
-
-
-def _hits(user_id: str, dataset_id: str, rows: list[Any]) -> list[VectorHit]:
-    rows.sort(key=lambda r: (float(r.distance), str(r.chunk_id)))  # relaxed_order
-    return [_hit(user_id, dataset_id, r, 1.0 - float(r.distance)) for r in rows]
-
-
-def _hit(user_id: str, dataset_id: str, row: Any, score: float) -> VectorHit:
-    """A hit from a result row (chunk_id, doc_id, parent_id, extra, ...)."""
-    extra = row.extra or {}
-    return VectorHit(
-        chunk_id=str(row.chunk_id),
-        score=score,
-        payload=ChunkPayload(
-            user_id=user_id,
-            dataset_id=dataset_id,
-            doc_id=str(row.doc_id),
-            parent_id=row.parent_id,
-            extra={str(k): str(v) for k, v in extra.items()},
-        ),
-    )
-
-
-def _terms(sparse: SparseVector) -> dict[int, float]:
-    """Term -> weight (a repeated term keeps its last weight; out-of-range terms dropped)."""
-    return {
-        int(term): float(value)
-        for term, value in zip(sparse.indices, sparse.values, strict=True)
-        if 0 <= int(term) <= MAX_TERM
-    }
-
-
-def _last_per_key(points: Sequence[T]) -> list[T]:
-    """One point per (scope, chunk_id), the last given, in key order: one INSERT may not
-    touch a row twice, and a fixed order keeps concurrent writers from deadlocking."""
-    latest: dict[Key, T] = {}
-    for point in points:
-        latest[(point.payload.user_id, point.payload.dataset_id, point.chunk_id)] = point
-    return [latest[key] for key in sorted(latest)]
-
-
-def _batches(items: Sequence[Any], size: int) -> Iterable[list[Any]]:
-    for start in range(0, len(items), size):
-        yield list(items[start : start + size])
-
-
-def _reason(exc: BaseException) -> str:
-    """The driver's message, without the statement and its (vector-sized) parameters."""
-    orig = getattr(exc, "orig", None)
-    return f"{type(orig or exc).__name__}: {orig or exc}".strip()

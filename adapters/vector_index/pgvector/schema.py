@@ -24,6 +24,12 @@ Per collection `<name>` (one dense dimension per collection, recorded in the reg
   per pair of scopes) could never show one tenant another's chunk. Postings go with their
   point (ON DELETE CASCADE, via the point_id btree).
 
+Shadow generations (issue 21, `VectorSpaces`): generation 0 is the collection itself; a
+later generation of dimension d is a collection of its own, `<name>_g<generation>_d<d>`
+(`space_name`), with the same layout and its own registry row, shared by every user whose
+copy targets that (generation, dimension). A user's removal from a space is by user_id
+(the primary key's leading column); in generation 0 it takes only the dense vectors.
+
 Layouts: 1 had no `meta`; 2 adds it (`upgrade_ddl`), run once by the first process that
 opens a layout-1 collection, which then records layout 2.
 """
@@ -55,6 +61,7 @@ from ragline.application.ports.vector_index import VectorIndexError
 LAYOUT = 2
 REGISTRY = "ragline_vector_collections"
 LOCK_KEY = zlib.crc32(REGISTRY.encode())  # the advisory lock serialising the DDL
+MAX_NAME = 48  # with `_points` / `_points_hnsw` appended, well under 63 bytes
 _NAME = re.compile(r"[a-z_][a-z0-9_]{0,47}")
 _REGISTRY_EXISTS = (
     "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n"
@@ -74,6 +81,18 @@ def checked_name(name: str) -> str:
     if not _NAME.fullmatch(name):
         raise ValueError(f"collection name {name!r}: use [a-z_][a-z0-9_]{{0,47}}")
     return name
+
+
+def space_name(name: str, generation: int, dimension: int) -> str:
+    """The collection of a shadow generation of collection `name` (issue 21):
+    `<name>_g<generation>_d<dimension>`, its base cut short and a hash of the whole added
+    when that would pass the name limit (PostgreSQL's identifiers stop at 63 bytes)."""
+    suffix = f"_g{int(generation)}_d{int(dimension)}"
+    whole = checked_name(name) + suffix
+    if len(whole) <= MAX_NAME:
+        return checked_name(whole)
+    digest = hashlib.sha256(whole.encode()).hexdigest()[:8]
+    return checked_name(f"{name[: max(MAX_NAME - len(suffix) - 9, 1)]}_{digest}{suffix}")
 
 
 @attrs.frozen

@@ -211,6 +211,14 @@ class QdrantVectorIndex:
     async def ensure_collection(self, dimension: int) -> None:
         if dimension < 1:
             raise ValueError("dimension must be positive")
+        if self._dimension is not None and not self._closed:
+            # the collection's dimension never changes: already checked (search asks
+            # `in_space(active)` for every query)
+            if self._dimension != dimension:
+                raise EmbeddingDimensionMismatch(
+                    self._dimension, dimension, f"collection {self._collection}"
+                )
+            return
 
         def ensure() -> int:
             stored = self._stored_dimension()
@@ -410,23 +418,40 @@ class QdrantVectorIndex:
         return sibling
 
     async def delete_user(self, space: VectorSpace, user_id: str) -> None:
+        """A shadow space loses the user's points; the base space (which keeps every
+        generation's sparse vectors) only their dense vectors, and the points left with none."""
         index = await self.in_space(space)
-        mine = models.Filter(
-            must=[models.FieldCondition(key="user_id", match=models.MatchValue(value=user_id))]
+        user = models.FieldCondition(key="user_id", match=models.MatchValue(value=user_id))
+        mine = models.Filter(must=[user])
+        no_sparse = models.Filter(
+            must=[user], must_not=[models.HasVectorCondition(has_vector=SPARSE)]
         )
         scope_collection = re.compile(re.escape(index._collection) + "__[0-9a-f]{32}")
+        base = space.generation == 0
+
+        def sweep(client: Any, name: str) -> None:
+            client.delete(name, models.FilterSelector(filter=no_sparse), wait=True)
+            client.delete_vectors(name, [DENSE], models.FilterSelector(filter=mine), wait=True)
 
         def delete() -> None:
             client = index._shared.client
             if index._remote:
-                client.delete(index._collection, models.FilterSelector(filter=mine), wait=True)
+                if base:
+                    sweep(client, index._collection)
+                else:
+                    client.delete(index._collection, models.FilterSelector(filter=mine), wait=True)
                 return
-            # local mode: one collection per scope, each of one user; drop the user's
+            # local mode: one collection per scope, each of one user; the user's go (or, in
+            # the base space, lose their dense vectors)
             for found in client.get_collections().collections:
                 if not scope_collection.fullmatch(found.name):
                     continue
                 points, _ = client.scroll(found.name, scroll_filter=mine, limit=1)
-                if points:
+                if not points:
+                    continue
+                if base:
+                    sweep(client, found.name)
+                else:
                     client.delete_collection(found.name)
                     index._relaxed.discard(found.name)
 

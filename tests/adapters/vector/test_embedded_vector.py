@@ -13,6 +13,7 @@ import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import attrs
 import pytest
 
 from ragline.adapters.vector_index.embedded import EmbeddedVectorIndex
@@ -21,7 +22,9 @@ from ragline.application.ports.vector_index import (
     VectorIndex,
     VectorIndexError,
     VectorIndexUnavailable,
+    VectorSpace,
 )
+from ragline.domain.metadata import DocumentMetadata, Eq
 from ragline.testing.kits.vector_index import (
     DATASET,
     DIM,
@@ -36,6 +39,7 @@ from ragline.testing.kits.vector_index import (
     VectorSpacesContract,
     dense,
     ids,
+    payload,
     sparse,
     sv,
 )
@@ -95,6 +99,36 @@ async def test_a_write_only_reloads_the_vectors_it_changed(
     [hit] = await reader.query_dense(USER, DATASET, E1, 5)
     assert hit.payload.extra == {"title": "v2"}
     assert reader._cache.get(("dense", 1), 1) is cached
+
+
+async def test_a_base_sweep_another_instance_sees_keeps_its_sparse_arrays(
+    pair: tuple[EmbeddedVectorIndex, EmbeddedVectorIndex],
+) -> None:
+    """The generation-0 sweep clears the user's dense vectors and bumps only the dense
+    generation: a reader that cached both sees no dense hit (a filtered query neither), keeps
+    its sparse arrays (same object), and a point without a dense vector is outside the dense
+    matrix, `largest_scope` and the next dense write's way."""
+    writer, reader = pair
+    labels = DocumentMetadata({"author": "Ann"})
+    await writer.upsert_dense(
+        [attrs.evolve(dense(f"c{i}", E1), payload=attrs.evolve(payload(), metadata=labels))
+         for i in range(3)]
+    )  # fmt: skip
+    await writer.upsert_sparse([sparse(f"c{i}", {1: 1.0}) for i in range(3)])
+    assert len(await reader.query_dense(USER, DATASET, E1, 5)) == 3
+    assert len(await reader.query_sparse(USER, DATASET, sv({1: 1.0}), 5)) == 3
+    [key] = [key for key in reader._cache._entries if key[0] == "sparse"]
+    generation, cached = reader._cache._entries[key]
+
+    await writer.delete_user(VectorSpace(0, DIM), USER)
+    assert await reader.query_dense(USER, DATASET, E1, 5) == []
+    assert await reader.query_dense(USER, DATASET, E1, 5, Eq("author", "Ann")) == []
+    assert len(await reader.query_sparse(USER, DATASET, sv({1: 1.0}), 5)) == 3
+    assert reader._cache.get(key, generation) is cached
+    assert await reader.largest_scope() == 0
+    await writer.upsert_dense([dense("c1", E2)])
+    assert ids(await reader.query_dense(USER, DATASET, E2, 5)) == ["c1"]
+    assert await reader.largest_scope() == 1
 
 
 async def test_concurrent_writers_on_one_path_lose_nothing(

@@ -2,7 +2,8 @@
 pgvector 0.8 (the session's `pgvector_url` server), plus what is specific to it: the HNSW
 path itself keeps a small tenant's top_k (and without the iterative scan it would not),
 the layout survives reopening (and a layout-1 collection gains `meta`), concurrent
-ensure_collection, the extension error, a metadata filter inside the HNSW scan."""
+ensure_collection, the extension error, a metadata filter inside the HNSW scan. The shadow
+spaces' own checks (names, registry, set-based sweeps) are in test_pgvector_spaces.py."""
 
 from __future__ import annotations
 
@@ -38,6 +39,7 @@ from ragline.testing.kits.vector_index import (
     IdfSparseRankingContract,
     MetadataFilterContract,
     VectorIndexContract,
+    VectorSpacesContract,
     dense,
     ids,
     labelled,
@@ -67,7 +69,11 @@ def fresh_database(server_url: str, owner: str = "postgres") -> Iterator[str]:
 
 
 class TestPgvectorVectorIndex(
-    VectorIndexContract, IdfSparseRankingContract, FilteredTopKContract, MetadataFilterContract
+    VectorIndexContract,
+    IdfSparseRankingContract,
+    FilteredTopKContract,
+    MetadataFilterContract,
+    VectorSpacesContract,
 ):
     @pytest.fixture
     async def vector_index(self, pgvector_url: str) -> AsyncIterator[VectorIndex]:
