@@ -1,0 +1,1 @@
+"""Forced re-ingest vs the first ingest (issue 24 item 2)."""
