@@ -52,6 +52,11 @@ class HashedEmbeddings:
         with self.lock:
             return self.embedded[text]
 
+    def times_embedded_containing(self, fragment: str) -> int:
+        """How often a request held a text containing `fragment` (prefixes need not match)."""
+        with self.lock:
+            return sum(n for text, n in self.embedded.items() if fragment in text)
+
     def total(self) -> int:
         with self.lock:
             return sum(self.embedded.values())
