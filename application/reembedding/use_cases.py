@@ -10,8 +10,13 @@ embedded again, nothing else).
 Coverage: the copy reads the chunks with a vector in the active generation from the chunk
 rows. Before READY and again before the swap every batch range is re-read; a range that now
 holds a chunk the batch did not copy becomes a catch-up batch (`Reembedding.catch_up`).
-Runs that land during the copy must also write into the shadow (`Generations.write_targets`,
-VECTORIZING's part, not wired yet): until then the range re-read is what catches them.
+VECTORIZING writes only into the active generation (`Generations.active`): the range re-read
+is what brings a run that landed during the copy into the shadow (docs/state-machine.md).
+
+The target is a whole EMBEDDING config (model, dimension, base_url, API key), stored on the
+re-embedding row: the copy embeds with exactly it (`EmbedderResolver.resolve`) and the swap's
+transaction makes it the user's default, so search, which reads the active generation and the
+default config together, and every new run's VECTORIZING use the new model from one commit on.
 """
 
 from __future__ import annotations
@@ -19,14 +24,17 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from datetime import datetime, timedelta
+from typing import TypeAlias
 
 import attrs
 
 from ragline.application.metadata.labels import labels_of
 from ragline.application.pipeline.stages.vectorizing import chunk_payload
-from ragline.application.ports.embedder import Embedder, EmbeddingDimensionMismatch
+from ragline.application.ports.embedder import EmbeddingDimensionMismatch
+from ragline.application.ports.embedder_resolver import EmbedderResolver, UnusableEmbeddingConfig
 from ragline.application.ports.repositories.chunks import ChunkRecord
 from ragline.application.ports.repositories.errors import ConcurrentUpdate
+from ragline.application.ports.repositories.model_configs import EmbeddingConfig
 from ragline.application.ports.unit_of_work import UnitOfWork, UnitOfWorkFactory
 from ragline.application.ports.vector_index import DensePoint, VectorSpace, VectorSpaces
 from ragline.domain.reembedding import (
@@ -40,6 +48,9 @@ from ragline.domain.reembedding import (
 )
 
 PAGE = 1000
+
+Target: TypeAlias = EmbeddingConfig | EmbeddingSpec
+"""What a re-embedding moves to: a whole config, or a bare spec (no base_url, no key)."""
 
 
 class AlreadyReembedding(RuntimeError):
@@ -71,14 +82,27 @@ def progress(item: Reembedding, now: datetime) -> Progress:
     return Progress(item.id, item.status, item.done, item.total, rate, eta)
 
 
+def target_config(item: Reembedding) -> EmbeddingConfig:
+    """The EMBEDDING config the re-embedding moves its user to (the default after the swap)."""
+    spec = item.target
+    return EmbeddingConfig(
+        item.user_id,
+        spec.provider,
+        spec.model,
+        spec.dimension,
+        item.target_base_url,
+        item.target_api_key,
+    )
+
+
 @attrs.frozen
 class Reembeddings:
-    """The use cases; `embedder_for` gives the model of a target spec (the resolver's job),
+    """The use cases; `embedders` builds the target config's model (as VECTORIZING's),
     `text_of` the text a child chunk is embedded from (VECTORIZING's rule)."""
 
     uow: UnitOfWorkFactory
     vectors: VectorSpaces
-    embedder_for: Callable[[str, EmbeddingSpec], Embedder]
+    embedders: EmbedderResolver
     text_of: Callable[[ChunkRecord], str] = attrs.field(default=lambda c: c.text)
     batch_size: int = 64
     lease: timedelta = timedelta(minutes=2)
@@ -87,12 +111,20 @@ class Reembeddings:
         self,
         reembedding_id: str,
         user_id: str,
-        target: EmbeddingSpec,
+        target: Target,
         now: datetime,
         source_dimension: int,
     ) -> Reembedding:
         """One transaction: the shadow generation opened and the PLANNED row added;
-        `source_dimension` is the user's current model's (its space is swept after the swap)."""
+        `source_dimension` is the user's current model's (its space is swept after the swap).
+        The user's default config is not touched: the swap makes `target` the default."""
+        if isinstance(target, EmbeddingConfig):
+            if target.user_id != user_id:
+                raise ValueError(f"a config of user {target.user_id} cannot re-embed {user_id}")
+            spec = EmbeddingSpec(target.provider, target.model, target.dimension)
+            base_url, api_key = target.base_url, target.api_key
+        else:
+            spec, base_url, api_key = target, None, None
         async with self.uow() as uow:
             gens = await uow.reembeddings.generations(user_id)
             try:
@@ -104,9 +136,11 @@ class Reembeddings:
                 user_id,
                 gens.active,
                 opened.newest,
-                target,
+                spec,
                 now,
                 source_dimension=source_dimension,
+                base_url=base_url,
+                api_key=api_key,
             )
             try:
                 await uow.reembeddings.save_generations(opened, gens.version)
@@ -161,6 +195,9 @@ class Reembeddings:
             except EmbeddingDimensionMismatch as error:  # the model can never fill this space
                 await self._end(item.id, now, f"EMBEDDING_DIMENSION_UNSUPPORTED: {error}")
                 return True
+            except UnusableEmbeddingConfig as error:  # the config can never give a model
+                await self._end(item.id, now, f"LLM_CONFIG_MISSING: {error}")
+                return True
         return False
 
     # -- the moves ------------------------------------------------------------------------
@@ -210,7 +247,7 @@ class Reembeddings:
 
     async def _copy(self, item: Reembedding, batch: CopyBatch) -> None:
         records = await self._in_range(item.user_id, batch)
-        embedder = self.embedder_for(item.user_id, item.target)
+        embedder = await self.embedders.resolve(target_config(item))
         vectors = await asyncio.to_thread(
             embedder.embed_documents, [self.text_of(c) for c in records]
         )
@@ -256,6 +293,8 @@ class Reembeddings:
             item.swap(0, now)
             await uow.reembeddings.save(item, expected)
             await uow.reembeddings.save_generations(gens.swap(item.target_generation), gens.version)
+            # search reads the default config with the active generation: both move here
+            await uow.model_configs.put_default_embedding(target_config(item))
             await uow.commit()
         if item.source_dimension is not None:
             # the old generation's points go (generation 0's too: its space is shared, the
