@@ -43,21 +43,31 @@ from ragline.application.provisioning import (
     UserModelConfigs,
 )
 
-CONFLICT: dict[int | str, dict[str, object]] = {
-    409: {
-        "model": Problem,
-        "content": {"application/problem+json": {}},
-        "description": "The user has vectors of the current model: another model or "
-        "dimension needs `reembed` (or a re-embedding is already under way)",
+
+def _conflict(description: str) -> dict[int | str, dict[str, object]]:
+    return {
+        409: {
+            "model": Problem,
+            "content": {"application/problem+json": {}},
+            "description": description,
+        }
     }
-}
+
+
+CONFLICT = _conflict(
+    "The user has vectors of the current model: another model or dimension needs "
+    "`reembed` (or a re-embedding is already under way)"
+)
+HAS_VECTORS = _conflict("The user has indexed vectors")
 
 
 class EmbeddingChangeIn(EmbeddingConfigIn):
     """The EMBEDDING config; `reembed` allows a change of model or dimension while the user
     has vectors: the chunks are re-embedded into a new generation, swapped in when complete."""
 
-    reembed: bool = False
+    reembed: bool = Field(
+        False, description="re-embed the user's chunks if the model or dimension changes"
+    )
 
 
 class ReembeddingPlanned(BaseModel):
@@ -201,7 +211,7 @@ async def set_chat_config(
     return _view(await _stored(manage.set_chat(config, clear_api_key=body.clear_api_key)))
 
 
-@router.delete("/{kind}", response_model=Deleted, responses=CONFLICT)
+@router.delete("/{kind}", response_model=Deleted, responses=HAS_VECTORS)
 async def delete_model_config(
     cases: UseCasesDep,
     user_id: UserId,
