@@ -11,7 +11,9 @@ Coverage: the copy reads the chunks with a vector in the active generation from 
 rows. Before READY and again before the swap every batch range is re-read; a range that now
 holds a chunk the batch did not copy becomes a catch-up batch (`Reembedding.catch_up`).
 VECTORIZING writes only into the active generation (`Generations.active`): the range re-read
-is what brings a run that landed during the copy into the shadow (docs/state-machine.md).
+is what brings a run that landed during the copy into the shadow, and the swap waits while a
+run of the user is between VECTORIZING and its end (its chunks are not live, so the re-read
+cannot see them yet; docs/state-machine.md says what is left).
 
 The target is a whole EMBEDDING config (model, dimension, base_url, API key), stored on the
 re-embedding row: the copy embeds with exactly it (`EmbedderResolver.resolve`) and the swap's
@@ -35,8 +37,10 @@ from ragline.application.ports.embedder_resolver import EmbedderResolver, Unusab
 from ragline.application.ports.repositories.chunks import ChunkRecord
 from ragline.application.ports.repositories.errors import ConcurrentUpdate
 from ragline.application.ports.repositories.model_configs import EmbeddingConfig
+from ragline.application.ports.repositories.runs import RunQuery
 from ragline.application.ports.unit_of_work import UnitOfWork, UnitOfWorkFactory
 from ragline.application.ports.vector_index import DensePoint, VectorSpace, VectorSpaces
+from ragline.domain.parse_run import PipelineStatus, Stage, StageStatus
 from ragline.domain.reembedding import (
     CopyBatch,
     CopyBatchStatus,
@@ -48,6 +52,7 @@ from ragline.domain.reembedding import (
 )
 
 PAGE = 1000
+EMBEDDING = frozenset({StageStatus.PROCESSING, StageStatus.SUCCESS})
 
 Target: TypeAlias = EmbeddingConfig | EmbeddingSpec
 """What a re-embedding moves to: a whole config, or a bare spec (no base_url, no key)."""
@@ -277,6 +282,8 @@ class Reembeddings:
             await uow.commit()
 
     async def _swap(self, item: Reembedding, now: datetime) -> bool:
+        if await self._runs_embedding(item.user_id):
+            return False  # their chunks join the lineages at SUCCESS: catch them up first
         async with self.uow() as uow:
             batches = await uow.reembeddings.batches(item.id)
         missing = await self._missing(item, batches)
@@ -304,6 +311,21 @@ class Reembeddings:
         return True
 
     # -- reading --------------------------------------------------------------------------
+
+    async def _runs_embedding(self, user_id: str) -> bool:
+        """Whether a run of the user has begun VECTORIZING (with the current model, into the
+        current generation) and not ended: its chunks are not live yet, so `_missing` cannot
+        see them, and after a swap they would have no vector in the new generation."""
+        query = RunQuery(user_id=user_id, status=PipelineStatus.PROCESSING)
+        offset = 0
+        while True:
+            async with self.uow() as uow:
+                page = await uow.runs.list_page(query, offset=offset, limit=PAGE)
+            if any(r.status_of(Stage.VECTORIZING) in EMBEDDING for r in page.runs):
+                return True
+            offset += len(page.runs)
+            if not page.runs or offset >= page.total:
+                return False
 
     @staticmethod
     def _space(item: Reembedding) -> VectorSpace:

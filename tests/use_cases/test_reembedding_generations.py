@@ -143,3 +143,28 @@ async def test_a_run_that_embedded_while_the_swap_committed_follows_it(h: Harnes
         }
     assert children and children <= dense_of(gen1(h), "7")
     assert await dense_ranking(h, "7")
+
+
+class Crash(BaseException):
+    """The worker dies: nothing in the pipeline catches a BaseException."""
+
+
+async def test_the_swap_waits_for_a_run_that_began_vectorizing(h: Harness) -> None:
+    manage: ManageModelConfigs = h.container.model_configs()
+    change = await manage.set_embedding(TARGET, reembed=True)
+    assert change.reembedding_id is not None
+    use: Reembeddings = h.container.reembeddings()
+    h.faults.arm("vectors.upsert_sparse", Crash())  # past VECTORIZING, before SUCCESS
+    task = h.task("md", user_id=7, original_file_id=104, md_object_key="md/doc-104.md")
+    with pytest.raises(Crash):
+        await h.pipeline.handle(task)
+    assert h.run(task.task_id).pipeline_status is PipelineStatus.PROCESSING
+    while await use.step("w1", T0):
+        pass
+    item = await use.get(change.reembedding_id, "7")
+    assert item.status is ReembeddingStatus.READY  # not swapped under the run
+    assert h.db.configs["7"].model == "fake-model"
+    await h.pipeline.handle(task)  # redelivered: the interrupted run ends (FAILED)
+    assert h.run(task.task_id).is_terminal
+    assert await use.step("w1", T0)
+    assert (await use.get(change.reembedding_id, "7")).status is ReembeddingStatus.SWAPPED
