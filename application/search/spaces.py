@@ -63,3 +63,13 @@ async def index_of(
             f"generation {generation} needs a generation-aware vector index (VectorSpaces)"
         )
     return await spaces.in_space(VectorSpace(generation, dimension))
+
+
+async def active_dense_index(uow: UnitOfWork, base: VectorIndex, user_id: str) -> VectorIndex:
+    """The index holding the user's dense vectors now (the base index until a swap). What
+    a write or delete of a document's dense points needs besides the base index, which keeps
+    the sparse ones."""
+    config, generation = await active_model(uow, user_id)
+    if generation == 0 or config is None:
+        return base
+    return await index_of(base, spaces_of(base), generation, config.dimension)
