@@ -15,7 +15,7 @@ import pytest
 from ragline.application.ports.embedder import Embedder
 from ragline.application.ports.repositories.model_configs import EmbeddingConfig
 from ragline.application.ports.vector_index import VectorSpace
-from ragline.application.provisioning import ManageModelConfigs
+from ragline.application.provisioning import ManageModelConfigs, ReembeddingUnavailable
 from ragline.application.reembedding import Reembeddings
 from ragline.application.search.use_case import HybridSearch
 from ragline.domain.parse_run import PipelineStatus
@@ -168,3 +168,11 @@ async def test_the_swap_waits_for_a_run_that_began_vectorizing(h: Harness) -> No
     assert h.run(task.task_id).is_terminal
     assert await use.step("w1", T0)
     assert (await use.get(change.reembedding_id, "7")).status is ReembeddingStatus.SWAPPED
+
+
+async def test_a_process_without_reembeddings_refuses_the_change(h: Harness) -> None:
+    manage = ManageModelConfigs(h.db, h.embedders)  # no Reembeddings wired
+    with pytest.raises(ReembeddingUnavailable):
+        await manage.set_embedding(TARGET, reembed=True)
+    assert h.db.configs["7"].model == "fake-model"
+    assert h.db.reembeddings == {} and "7" not in h.db.generations
