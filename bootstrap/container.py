@@ -223,7 +223,11 @@ class Container(containers.DeclarativeContainer):
     # re-embedding a user's chunks into a new generation (issue 21): planned by set-embedding
     # --reembed, stepped by the worker loops; the index is the generation-aware VectorSpaces
     reembeddings = providers.Factory(
-        Reembeddings, uow=uow_factory, vectors=vectors, embedders=embedders
+        Reembeddings,
+        uow=uow_factory,
+        vectors=vectors,
+        embedders=embedders,
+        contextual_headers=pipeline_settings.provided.contextual_headers,  # VECTORIZING's
     )
     model_configs = providers.Factory(
         ManageModelConfigs,

@@ -24,13 +24,13 @@ default config together, and every new run's VECTORIZING use the new model from 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import TypeAlias
 
 import attrs
 
 from ragline.application.metadata.labels import labels_of
+from ragline.application.pipeline.chunk_header import indexed_text
 from ragline.application.pipeline.stages.vectorizing import chunk_payload
 from ragline.application.ports.embedder import EmbeddingDimensionMismatch
 from ragline.application.ports.embedder_resolver import EmbedderResolver, UnusableEmbeddingConfig
@@ -40,6 +40,7 @@ from ragline.application.ports.repositories.model_configs import EmbeddingConfig
 from ragline.application.ports.repositories.runs import RunQuery
 from ragline.application.ports.unit_of_work import UnitOfWork, UnitOfWorkFactory
 from ragline.application.ports.vector_index import DensePoint, VectorSpace, VectorSpaces
+from ragline.application.tasks import ParseTaskCommand
 from ragline.domain.parse_run import PipelineStatus, Stage, StageStatus
 from ragline.domain.reembedding import (
     CopyBatch,
@@ -103,12 +104,13 @@ def target_config(item: Reembedding) -> EmbeddingConfig:
 @attrs.frozen
 class Reembeddings:
     """The use cases; `embedders` builds the target config's model (as VECTORIZING's),
-    `text_of` the text a child chunk is embedded from (VECTORIZING's rule)."""
+    `contextual_headers` the setting VECTORIZING embeds children under (`indexed_text`), so
+    a copied vector is the one a fresh ingest would have written."""
 
     uow: UnitOfWorkFactory
     vectors: VectorSpaces
     embedders: EmbedderResolver
-    text_of: Callable[[ChunkRecord], str] = attrs.field(default=lambda c: c.text)
+    contextual_headers: bool = False
     batch_size: int = 64
     lease: timedelta = timedelta(minutes=2)
 
@@ -253,9 +255,7 @@ class Reembeddings:
     async def _copy(self, item: Reembedding, batch: CopyBatch) -> None:
         records = await self._in_range(item.user_id, batch)
         embedder = await self.embedders.resolve(target_config(item))
-        vectors = await asyncio.to_thread(
-            embedder.embed_documents, [self.text_of(c) for c in records]
-        )
+        vectors = await asyncio.to_thread(embedder.embed_documents, await self._texts(records))
         for vector in vectors:
             if len(vector) != item.target.dimension:
                 raise EmbeddingDimensionMismatch(item.target.dimension, len(vector), "re-embed")
@@ -311,6 +311,18 @@ class Reembeddings:
         return True
 
     # -- reading --------------------------------------------------------------------------
+
+    async def _texts(self, records: list[ChunkRecord]) -> list[str]:
+        """What VECTORIZING embedded: with headers on, the header needs each run's file name."""
+        if not self.contextual_headers:
+            return [c.text for c in records]
+        names: dict[str, str] = {}
+        async with self.uow() as uow:
+            for task_id in {c.task_id for c in records}:
+                log_row = await uow.parsed_logs.get(task_id)
+                task = None if log_row is None else log_row.task
+                names[task_id] = task.source_filename if isinstance(task, ParseTaskCommand) else ""
+        return [indexed_text(c, names[c.task_id], True) for c in records]
 
     async def _runs_embedding(self, user_id: str) -> bool:
         """Whether a run of the user has begun VECTORIZING (with the current model, into the

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from ragline.application.pipeline.settings import PipelineSettings
 from ragline.application.ports.embedder import Embedder
 from ragline.application.ports.repositories.model_configs import EmbeddingConfig
 from ragline.application.ports.vector_index import VectorSpace
@@ -176,3 +177,25 @@ async def test_a_process_without_reembeddings_refuses_the_change(h: Harness) -> 
         await manage.set_embedding(TARGET, reembed=True)
     assert h.db.configs["7"].model == "fake-model"
     assert h.db.reembeddings == {} and "7" not in h.db.generations
+
+
+@pytest.mark.parametrize("headers", [False, True])
+async def test_the_copy_embeds_what_vectorizing_embedded(tmp_path: Path, headers: bool) -> None:
+    h = Harness(
+        tmp_path,
+        settings=PipelineSettings(
+            embed_batch_size=3, sparse_batch_size=3, contextual_headers=headers
+        ),
+    )
+    h.configure_embedding(7)
+    task = h.task("md", user_id=7)
+    await h.pipeline.handle(task)
+    assert h.run(task.task_id).pipeline_status is PipelineStatus.SUCCESS
+    await swap_user_7(h)
+
+    def texts(dimension: int) -> list[str]:
+        by = [e for e in h.embedders.embedders if e.dimension == dimension]
+        return sorted(t for e in by for t in e.embedded)
+
+    assert texts(NEW) and texts(NEW) == texts(DIMENSION)
+    assert any("\n\n" in t for t in texts(NEW)) is headers
