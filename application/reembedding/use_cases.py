@@ -49,6 +49,7 @@ from ragline.domain.reembedding import (
     IllegalGenerationMove,
     Reembedding,
     ReembeddingStatus,
+    ids_digest,
     split,
 )
 
@@ -272,7 +273,12 @@ class Reembeddings:
         )
         async with self.uow() as uow:
             if not await uow.reembeddings.finish_batch(
-                item.id, batch.seq, batch.owner or "", batch.claims, len(records)
+                item.id,
+                batch.seq,
+                batch.owner or "",
+                batch.claims,
+                len(records),
+                ids_digest(c.chunk_id for c in records),
             ):
                 return  # the claim was lost (lease ran out): its successor counts it
             fresh = await self._fresh(uow, item.id)
@@ -373,17 +379,28 @@ class Reembeddings:
 
     async def _missing(self, item: Reembedding, batches: list[CopyBatch]) -> list[str]:
         """Chunks with a vector now that no done batch copied: outside every range, or in a
-        range that holds more chunks than its batch copied."""
+        range whose chunks are not the ones its batch copied (their digest; a batch stored
+        without one: more chunks than it copied). Newest batches first: a catch-up batch
+        that vouches for every chunk of an older range supersedes it."""
         required = await self._required(item.user_id)
-        missing: list[str] = []
-        covered: set[str] = set()
-        for batch in batches:
-            inside = [i for i in required if batch.first_chunk_id <= i <= batch.last_chunk_id]
-            covered.update(inside)
-            if len(inside) > batch.copied:
-                missing += inside
-        missing += [i for i in required if i not in covered]
-        return sorted(set(missing))
+        missing: set[str] = set()
+        vouched: set[str] = set()
+        ranged: set[str] = set()
+        for batch in sorted(batches, key=lambda b: b.seq, reverse=True):
+            inside = {i for i in required if batch.first_chunk_id <= i <= batch.last_chunk_id}
+            ranged |= inside
+            if inside <= vouched:
+                continue
+            if batch.digest is None:
+                changed = len(inside) > batch.copied
+            else:
+                changed = ids_digest(inside) != batch.digest
+            if changed:
+                missing |= inside - vouched
+            else:
+                vouched |= inside
+        missing |= {i for i in required if i not in ranged}
+        return sorted(missing - vouched)
 
     @staticmethod
     async def _fresh(uow: UnitOfWork, reembedding_id: str) -> Reembedding:

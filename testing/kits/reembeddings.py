@@ -29,6 +29,7 @@ from ragline.domain.reembedding import (
     IllegalGenerationMove,
     Reembedding,
     ReembeddingStatus,
+    ids_digest,
     split,
 )
 from ragline.testing.kits.persistence import StoreContract
@@ -233,13 +234,14 @@ class ReembeddingContract(StoreContract):
         assert first is not None and second is not None
         assert (first.seq, first.owner, first.claims) == (0, "w1", 1)
         assert second.seq == 1
+        digest = ids_digest(["chunk-000", "chunk-001"])
         async with uow_factory() as uow:
-            assert await uow.reembeddings.finish_batch(rid, 0, "w1", 1, 2)
+            assert await uow.reembeddings.finish_batch(rid, 0, "w1", 1, 2, digest)
             assert not await uow.reembeddings.finish_batch(rid, 0, "w1", 1, 2)  # done already
             await uow.commit()
         stored = await self.batches(uow_factory, rid)
         assert stored[0] == attrs.evolve(
-            first, status=CopyBatchStatus.DONE, lease_until=None, copied=2
+            first, status=CopyBatchStatus.DONE, lease_until=None, copied=2, digest=digest
         )
         assert stored[1] == second
 

@@ -71,10 +71,12 @@ class Models:
         return (await self.resolve(config)).dimension
 
 
-async def indexed_document(db: UnitOfWorkFactory, index: VectorIndex, user: str) -> list[str]:
+async def indexed_document(
+    db: UnitOfWorkFactory, index: VectorIndex, user: str, doc_id: str | None = None, **shape: int
+) -> list[str]:
     """One document's chunks stored with dense SUCCESS and their generation-0 points."""
-    where = scope(user)
-    records = chunk_set(where, "t1")
+    where = scope(user, doc_id=doc_id)
+    records = chunk_set(where, "t1", **shape)
     kids = children(records)
     ids = [c.chunk_id for c in kids]
     async with db() as uow:
@@ -244,3 +246,24 @@ async def test_a_config_of_another_user_is_refused(world: World) -> None:
     with pytest.raises(ValueError, match="cannot re-embed"):
         await world.use.plan("r1", "A", target("B"), T0, source_dimension=OLD)
     assert await world.gens("A") == Generations("A")
+
+
+async def test_a_range_whose_chunks_were_replaced_by_as_many_is_caught_up(world: World) -> None:
+    """doc-m's 6 children make 3 batches; after the first is copied doc-m goes and doc X's 2
+    children land inside that first range: the count is the same, the ids are not."""
+    await indexed_document(world.db, world.index, "A", doc_id="doc-m")
+    await world.use.plan("r1", "A", TARGET, T0, source_dimension=OLD)
+    assert await world.use.step("w1", T0)  # start: 3 batches
+    assert await world.use.step("w1", T0)  # batch 0 copied: doc-m-p0-c0, doc-m-p0-c1
+    async with world.db() as uow:
+        await uow.chunks.delete_document(scope("A", doc_id="doc-m"))
+        await uow.commit()
+    x = await indexed_document(
+        world.db, world.index, "A", doc_id="doc-m-p0-c0x", parents=2, per_parent=1
+    )
+    async with world.db() as uow:
+        (first, *_) = await uow.reembeddings.batches("r1")
+    assert all(first.first_chunk_id <= i <= first.last_chunk_id for i in x) and len(x) == 2
+    await world.run_out("w1", T0)
+    assert (await world.use.get("r1", "A")).status is ReembeddingStatus.SWAPPED
+    assert (await world.points(VectorSpace(1, NEW), "A")) >= set(x)

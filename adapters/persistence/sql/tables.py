@@ -356,5 +356,6 @@ reembedding_batch = Table(
     Column("lease_until", UtcDateTime(), nullable=True),
     Column("claims", Integer(), nullable=False),
     Column("copied", Integer(), nullable=False),
+    Column("copied_digest", String(64), nullable=True),  # 0014: ids_digest of what it copied
     **MYSQL_TABLE_ARGS,
 )

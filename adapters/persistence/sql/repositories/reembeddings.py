@@ -89,6 +89,7 @@ def _to_batch(row: Row[Any]) -> CopyBatch:
         lease_until=m["lease_until"],
         claims=int(m["claims"]),
         copied=int(m["copied"]),
+        digest=m["copied_digest"],
     )
 
 
@@ -165,7 +166,10 @@ def _held() -> Any:
 
 _RENEW = _held().values(lease_until=bindparam("b_lease_until", type_=b.lease_until.type))
 _FINISH = _held().values(
-    status=CopyBatchStatus.DONE.value, lease_until=None, copied=bindparam("b_copied")
+    status=CopyBatchStatus.DONE.value,
+    lease_until=None,
+    copied=bindparam("b_copied"),
+    copied_digest=bindparam("b_digest"),
 )
 
 
@@ -293,6 +297,7 @@ class SqlReembeddingRepository:
                 "lease_until": x.lease_until,
                 "claims": x.claims,
                 "copied": x.copied,
+                "copied_digest": x.digest,
             }
             for x in batches
         ]
@@ -347,9 +352,16 @@ class SqlReembeddingRepository:
         return result.rowcount == 1
 
     async def finish_batch(
-        self, reembedding_id: str, seq: int, owner: str, claims: int, copied: int
+        self,
+        reembedding_id: str,
+        seq: int,
+        owner: str,
+        claims: int,
+        copied: int,
+        digest: str | None = None,
     ) -> bool:
         params = {"b_rid": reembedding_id, "b_seq": seq, "b_owner": owner, "b_claims": claims}
+        done = {"b_copied": copied, "b_digest": digest}
         with store_errors("reembedding_batch finish"):
-            result = await self._slot.conn.execute(_FINISH, params | {"b_copied": copied})
+            result = await self._slot.conn.execute(_FINISH, params | done)
         return result.rowcount == 1

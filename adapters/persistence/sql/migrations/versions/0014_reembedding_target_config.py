@@ -5,6 +5,9 @@ user's default, so the row keeps what `provider`/`model`/`dimension` do not: the
 the API key (a Fernet token, as `model_config.api_key_encrypted`). Existing rows get NULLs:
 a re-embedding planned before this revision copies with no base_url and no key.
 
+reembedding_batch: `copied_digest`, the digest of the chunk ids a done batch copied, so the
+catch-up sees a range whose chunks were replaced by as many others (NULL: compare counts).
+
 Revision ID: 0014_reembedding_target_config
 Revises: 0013_chunk_lineage
 Create Date: 2026-12-02
@@ -32,9 +35,12 @@ def upgrade() -> None:
             nullable=True,
         ),
     )
+    op.add_column("reembedding_batch", sa.Column("copied_digest", sa.String(64), nullable=True))
 
 
 def downgrade() -> None:
+    with op.batch_alter_table("reembedding_batch") as batch:
+        batch.drop_column("copied_digest")
     with op.batch_alter_table("reembedding") as batch:
         batch.drop_column("api_key_encrypted")
         batch.drop_column("base_url")
