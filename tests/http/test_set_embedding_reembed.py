@@ -4,8 +4,12 @@ Location, the default config unchanged until the swap; a second one while it run
 
 from __future__ import annotations
 
+import asyncio
+from datetime import UTC, datetime
+
 from fastapi.testclient import TestClient
 
+from ragline.application.health import obtain
 from tests.http.conftest import SERVICE_TOKEN, bearer
 from tests.http.test_documents_and_model_configs import (
     CONFIGS,
@@ -50,3 +54,28 @@ def test_another_model_is_a_planned_reembedding(
         f"{url}/embedding", json={**embedding, "reembed": True}, headers=bearer(SERVICE_TOKEN)
     )
     assert same.status_code == 200, same.text
+
+    # a worker's steps copy and swap (the loops that run them are `ragline worker`/`serve`'s)
+    container = client.app.state.container  # type: ignore[attr-defined]
+
+    async def drive() -> tuple[str, int]:
+        use = await obtain(container.reembeddings)
+        while await use.step("test-worker", datetime.now(UTC)):
+            pass
+        item = await use.get(body["reembedding_id"], "1001")
+        return item.status.value, item.target_generation
+
+    assert asyncio.run(drive()) == ("SWAPPED", 1)
+    shown = client.get(url, headers=bearer(SERVICE_TOKEN)).json()["embedding"]
+    assert (shown["provider"], shown["base_url"]) == ("openai", openai_embeddings_url)
+    assert shown["api_key_set"] is True
+    query = {"query": "green tea water", "user_id": 1001, "dataset_ids": [2001]}
+    found = client.post("/api/v1/search", json=query, headers=bearer(SERVICE_TOKEN)).json()
+    assert found["hits"] and found["degraded"] == [], found
+
+    async def dense_ranking() -> list[str]:
+        search = await obtain(container.hybrid_search)
+        [trace] = await search.trace_many(["green tea water"], "1001", "2001", 5)
+        return [hit.chunk_id for hit in trace.rankings["dense"]]
+
+    assert asyncio.run(dense_ranking())  # from generation 1: generation 0's were swept
