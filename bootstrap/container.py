@@ -38,6 +38,7 @@ from ragline.application.pipeline.outbox_relay import OutboxRelay
 from ragline.application.pipeline.services import StageServices
 from ragline.application.provisioning import ManageModelConfigs, ProvisionEmbedding
 from ragline.application.redrive import RedriveTaskDeadLetters
+from ragline.application.reembedding import Reembeddings
 from ragline.application.runs import CheckTaskId, ListRuns, RetryRun
 from ragline.application.search.use_case import HybridSearch
 from ragline.application.uploads import UploadDocument
@@ -219,8 +220,22 @@ class Container(containers.DeclarativeContainer):
     manage_outbox = providers.Factory(
         ManageOutbox, uow_factory=uow_factory, clock=clock, metrics=metrics
     )
+    # re-embedding a user's chunks into a new generation (issue 21): planned by set-embedding
+    # --reembed, stepped by the worker loops; the index is the generation-aware VectorSpaces
+    reembeddings = providers.Factory(
+        Reembeddings,
+        uow=uow_factory,
+        vectors=vectors,
+        embedders=embedders,
+        contextual_headers=pipeline_settings.provided.contextual_headers,  # VECTORIZING's
+    )
     model_configs = providers.Factory(
-        ManageModelConfigs, uow_factory=uow_factory, embedders=embedders
+        ManageModelConfigs,
+        uow_factory=uow_factory,
+        embedders=embedders,
+        reembeddings=reembeddings,
+        clock=clock,
+        default=default_embedding,
     )
     list_documents = providers.Factory(ListDocuments, uow_factory=uow_factory)
     list_chunks = providers.Factory(ListChunks, uow_factory=uow_factory)

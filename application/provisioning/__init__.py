@@ -5,20 +5,26 @@ CHAT configs."""
 from ragline.application.provisioning.embedding import DefaultEmbedding, ProvisionEmbedding
 from ragline.application.provisioning.model_configs import (
     DimensionChangeRefused,
+    EmbeddingChange,
     ManageModelConfigs,
     ModelConfigRefused,
     ModelConfigView,
     ModelUnusable,
+    ReembeddingRequired,
+    ReembeddingUnavailable,
     UserModelConfigs,
 )
 
 __all__ = [
     "DefaultEmbedding",
     "DimensionChangeRefused",
+    "EmbeddingChange",
     "ManageModelConfigs",
     "ModelConfigRefused",
     "ModelConfigView",
     "ModelUnusable",
     "ProvisionEmbedding",
+    "ReembeddingRequired",
+    "ReembeddingUnavailable",
     "UserModelConfigs",
 ]

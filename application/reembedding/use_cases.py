@@ -10,25 +10,38 @@ embedded again, nothing else).
 Coverage: the copy reads the chunks with a vector in the active generation from the chunk
 rows. Before READY and again before the swap every batch range is re-read; a range that now
 holds a chunk the batch did not copy becomes a catch-up batch (`Reembedding.catch_up`).
-Runs that land during the copy must also write into the shadow (`Generations.write_targets`,
-VECTORIZING's part, not wired yet): until then the range re-read is what catches them.
+VECTORIZING writes only into the active generation (`Generations.active`): the range re-read
+is what brings a run that landed during the copy into the shadow, and the swap waits while a
+run of the user is between VECTORIZING and its end (its chunks are not live, so the re-read
+cannot see them yet; docs/state-machine.md says what is left).
+
+The target is a whole EMBEDDING config (model, dimension, base_url, API key), stored on the
+re-embedding row: the copy embeds with exactly it (`EmbedderResolver.resolve`) and the swap's
+transaction makes it the user's default, so search, which reads the active generation and the
+default config together, and every new run's VECTORIZING use the new model from one commit on.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from datetime import datetime, timedelta
+from typing import TypeAlias
 
 import attrs
 
 from ragline.application.metadata.labels import labels_of
+from ragline.application.pipeline.chunk_header import indexed_text
 from ragline.application.pipeline.stages.vectorizing import chunk_payload
-from ragline.application.ports.embedder import Embedder, EmbeddingDimensionMismatch
+from ragline.application.ports.embedder import EmbeddingDimensionMismatch
+from ragline.application.ports.embedder_resolver import EmbedderResolver, UnusableEmbeddingConfig
 from ragline.application.ports.repositories.chunks import ChunkRecord
 from ragline.application.ports.repositories.errors import ConcurrentUpdate
+from ragline.application.ports.repositories.model_configs import EmbeddingConfig
+from ragline.application.ports.repositories.runs import RunQuery
 from ragline.application.ports.unit_of_work import UnitOfWork, UnitOfWorkFactory
 from ragline.application.ports.vector_index import DensePoint, VectorSpace, VectorSpaces
+from ragline.application.tasks import ParseTaskCommand
+from ragline.domain.parse_run import PipelineStatus, Stage, StageStatus
 from ragline.domain.reembedding import (
     CopyBatch,
     CopyBatchStatus,
@@ -36,10 +49,15 @@ from ragline.domain.reembedding import (
     IllegalGenerationMove,
     Reembedding,
     ReembeddingStatus,
+    ids_digest,
     split,
 )
 
 PAGE = 1000
+EMBEDDING = frozenset({StageStatus.PROCESSING, StageStatus.SUCCESS})
+
+Target: TypeAlias = EmbeddingConfig | EmbeddingSpec
+"""What a re-embedding moves to: a whole config, or a bare spec (no base_url, no key)."""
 
 
 class AlreadyReembedding(RuntimeError):
@@ -71,15 +89,29 @@ def progress(item: Reembedding, now: datetime) -> Progress:
     return Progress(item.id, item.status, item.done, item.total, rate, eta)
 
 
+def target_config(item: Reembedding) -> EmbeddingConfig:
+    """The EMBEDDING config the re-embedding moves its user to (the default after the swap)."""
+    spec = item.target
+    return EmbeddingConfig(
+        item.user_id,
+        spec.provider,
+        spec.model,
+        spec.dimension,
+        item.target_base_url,
+        item.target_api_key,
+    )
+
+
 @attrs.frozen
 class Reembeddings:
-    """The use cases; `embedder_for` gives the model of a target spec (the resolver's job),
-    `text_of` the text a child chunk is embedded from (VECTORIZING's rule)."""
+    """The use cases; `embedders` builds the target config's model (as VECTORIZING's),
+    `contextual_headers` the setting VECTORIZING embeds children under (`indexed_text`), so
+    a copied vector is the one a fresh ingest would have written."""
 
     uow: UnitOfWorkFactory
     vectors: VectorSpaces
-    embedder_for: Callable[[str, EmbeddingSpec], Embedder]
-    text_of: Callable[[ChunkRecord], str] = attrs.field(default=lambda c: c.text)
+    embedders: EmbedderResolver
+    contextual_headers: bool = False
     batch_size: int = 64
     lease: timedelta = timedelta(minutes=2)
 
@@ -87,12 +119,20 @@ class Reembeddings:
         self,
         reembedding_id: str,
         user_id: str,
-        target: EmbeddingSpec,
+        target: Target,
         now: datetime,
         source_dimension: int,
     ) -> Reembedding:
         """One transaction: the shadow generation opened and the PLANNED row added;
-        `source_dimension` is the user's current model's (its space is swept after the swap)."""
+        `source_dimension` is the user's current model's (its space is swept after the swap).
+        The user's default config is not touched: the swap makes `target` the default."""
+        if isinstance(target, EmbeddingConfig):
+            if target.user_id != user_id:
+                raise ValueError(f"a config of user {target.user_id} cannot re-embed {user_id}")
+            spec = EmbeddingSpec(target.provider, target.model, target.dimension)
+            base_url, api_key = target.base_url, target.api_key
+        else:
+            spec, base_url, api_key = target, None, None
         async with self.uow() as uow:
             gens = await uow.reembeddings.generations(user_id)
             try:
@@ -104,9 +144,11 @@ class Reembeddings:
                 user_id,
                 gens.active,
                 opened.newest,
-                target,
+                spec,
                 now,
                 source_dimension=source_dimension,
+                base_url=base_url,
+                api_key=api_key,
             )
             try:
                 await uow.reembeddings.save_generations(opened, gens.version)
@@ -161,6 +203,9 @@ class Reembeddings:
             except EmbeddingDimensionMismatch as error:  # the model can never fill this space
                 await self._end(item.id, now, f"EMBEDDING_DIMENSION_UNSUPPORTED: {error}")
                 return True
+            except UnusableEmbeddingConfig as error:  # the config can never give a model
+                await self._end(item.id, now, f"LLM_CONFIG_MISSING: {error}")
+                return True
         return False
 
     # -- the moves ------------------------------------------------------------------------
@@ -210,10 +255,8 @@ class Reembeddings:
 
     async def _copy(self, item: Reembedding, batch: CopyBatch) -> None:
         records = await self._in_range(item.user_id, batch)
-        embedder = self.embedder_for(item.user_id, item.target)
-        vectors = await asyncio.to_thread(
-            embedder.embed_documents, [self.text_of(c) for c in records]
-        )
+        embedder = await self.embedders.resolve(target_config(item))
+        vectors = await asyncio.to_thread(embedder.embed_documents, await self._texts(records))
         for vector in vectors:
             if len(vector) != item.target.dimension:
                 raise EmbeddingDimensionMismatch(item.target.dimension, len(vector), "re-embed")
@@ -230,7 +273,12 @@ class Reembeddings:
         )
         async with self.uow() as uow:
             if not await uow.reembeddings.finish_batch(
-                item.id, batch.seq, batch.owner or "", batch.claims, len(records)
+                item.id,
+                batch.seq,
+                batch.owner or "",
+                batch.claims,
+                len(records),
+                ids_digest(c.chunk_id for c in records),
             ):
                 return  # the claim was lost (lease ran out): its successor counts it
             fresh = await self._fresh(uow, item.id)
@@ -240,6 +288,8 @@ class Reembeddings:
             await uow.commit()
 
     async def _swap(self, item: Reembedding, now: datetime) -> bool:
+        if await self._runs_embedding(item.user_id):
+            return False  # their chunks join the lineages at SUCCESS: catch them up first
         async with self.uow() as uow:
             batches = await uow.reembeddings.batches(item.id)
         missing = await self._missing(item, batches)
@@ -256,6 +306,8 @@ class Reembeddings:
             item.swap(0, now)
             await uow.reembeddings.save(item, expected)
             await uow.reembeddings.save_generations(gens.swap(item.target_generation), gens.version)
+            # search reads the default config with the active generation: both move here
+            await uow.model_configs.put_default_embedding(target_config(item))
             await uow.commit()
         if item.source_dimension is not None:
             # the old generation's points go (generation 0's too: its space is shared, the
@@ -265,6 +317,33 @@ class Reembeddings:
         return True
 
     # -- reading --------------------------------------------------------------------------
+
+    async def _texts(self, records: list[ChunkRecord]) -> list[str]:
+        """What VECTORIZING embedded: with headers on, the header needs each run's file name."""
+        if not self.contextual_headers:
+            return [c.text for c in records]
+        names: dict[str, str] = {}
+        async with self.uow() as uow:
+            for task_id in {c.task_id for c in records}:
+                log_row = await uow.parsed_logs.get(task_id)
+                task = None if log_row is None else log_row.task
+                names[task_id] = task.source_filename if isinstance(task, ParseTaskCommand) else ""
+        return [indexed_text(c, names[c.task_id], True) for c in records]
+
+    async def _runs_embedding(self, user_id: str) -> bool:
+        """Whether a run of the user has begun VECTORIZING (with the current model, into the
+        current generation) and not ended: its chunks are not live yet, so `_missing` cannot
+        see them, and after a swap they would have no vector in the new generation."""
+        query = RunQuery(user_id=user_id, status=PipelineStatus.PROCESSING)
+        offset = 0
+        while True:
+            async with self.uow() as uow:
+                page = await uow.runs.list_page(query, offset=offset, limit=PAGE)
+            if any(r.status_of(Stage.VECTORIZING) in EMBEDDING for r in page.runs):
+                return True
+            offset += len(page.runs)
+            if not page.runs or offset >= page.total:
+                return False
 
     @staticmethod
     def _space(item: Reembedding) -> VectorSpace:
@@ -300,17 +379,28 @@ class Reembeddings:
 
     async def _missing(self, item: Reembedding, batches: list[CopyBatch]) -> list[str]:
         """Chunks with a vector now that no done batch copied: outside every range, or in a
-        range that holds more chunks than its batch copied."""
+        range whose chunks are not the ones its batch copied (their digest; a batch stored
+        without one: more chunks than it copied). Newest batches first: a catch-up batch
+        that vouches for every chunk of an older range supersedes it."""
         required = await self._required(item.user_id)
-        missing: list[str] = []
-        covered: set[str] = set()
-        for batch in batches:
-            inside = [i for i in required if batch.first_chunk_id <= i <= batch.last_chunk_id]
-            covered.update(inside)
-            if len(inside) > batch.copied:
-                missing += inside
-        missing += [i for i in required if i not in covered]
-        return sorted(set(missing))
+        missing: set[str] = set()
+        vouched: set[str] = set()
+        ranged: set[str] = set()
+        for batch in sorted(batches, key=lambda b: b.seq, reverse=True):
+            inside = {i for i in required if batch.first_chunk_id <= i <= batch.last_chunk_id}
+            ranged |= inside
+            if inside <= vouched:
+                continue
+            if batch.digest is None:
+                changed = len(inside) > batch.copied
+            else:
+                changed = ids_digest(inside) != batch.digest
+            if changed:
+                missing |= inside - vouched
+            else:
+                vouched |= inside
+        missing |= {i for i in required if i not in ranged}
+        return sorted(missing - vouched)
 
     @staticmethod
     async def _fresh(uow: UnitOfWork, reembedding_id: str) -> Reembedding:

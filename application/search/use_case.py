@@ -20,6 +20,10 @@ index, the embedding model for dense; or no answer within `retriever_timeout`) d
 cost the user the others' hits: the answer names it in `degraded` and the metrics count it.
 A bug (any other exception) still raises; with no retriever answering, SearchUnavailable
 (HTTP 503).
+
+Dense answers from the user's active embedding generation (issue 21, `search.spaces`): the
+default EMBEDDING config embeds the query and the active generation's space is queried, a
+pair the swap moves in one transaction; sparse and BM25 are not generational.
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ from ragline.application.ports.unit_of_work import UnitOfWork, UnitOfWorkFactory
 from ragline.application.ports.vector_index import VectorHit, VectorIndex, VectorIndexError
 from ragline.application.search.evidence import by_parent, dedupe
 from ragline.application.search.fusion import reciprocal_rank_fusion, score_fusion
+from ragline.application.search.spaces import active_model, index_of, spaces_of
 from ragline.application.search.tuning import RETRIEVERS, SearchTuning
 from ragline.application.tasks import ParseTaskCommand
 from ragline.domain.metadata import MetadataFilter
@@ -148,6 +153,7 @@ class HybridSearch:
     ) -> None:
         self._uow_factory = uow_factory
         self._vectors = vectors
+        self._spaces = spaces_of(vectors)
         self._keywords = keywords
         self._tokenizer = tokenizer
         self._sparse = sparse
@@ -166,10 +172,12 @@ class HybridSearch:
     ) -> list[SearchAnswer]:
         """Answer `queries` in order, among the chunks `where` keeps; the dense model embeds
         them in one batch."""
-        vectors = await self._embed(queries, user_id)
+        dense, vectors = await self._embed(queries, user_id)
         answers: list[SearchAnswer] = []
         for query, vector in zip(queries, vectors, strict=True):
-            candidates = await self._candidates(query, vector, user_id, dataset_id, top_k, where)
+            candidates = await self._candidates(
+                query, (dense, vector), user_id, dataset_id, top_k, where
+            )
             hits = await self._final(query, candidates, user_id, dataset_id, top_k)
             answers.append(SearchAnswer(hits, candidates.missing))
         return answers
@@ -183,10 +191,12 @@ class HybridSearch:
         where: MetadataFilter | None = None,
     ) -> list[SearchTrace]:
         """`search_many`, keeping every retriever's hydrated candidates (for evaluation)."""
-        vectors = await self._embed(queries, user_id)
+        dense, vectors = await self._embed(queries, user_id)
         traces: list[SearchTrace] = []
         for query, vector in zip(queries, vectors, strict=True):
-            candidates = await self._candidates(query, vector, user_id, dataset_id, top_k, where)
+            candidates = await self._candidates(
+                query, (dense, vector), user_id, dataset_id, top_k, where
+            )
             pool = {i for ids in candidates.ids.values() for i in ids}
             hydrated = {
                 h.chunk_id: h
@@ -205,23 +215,27 @@ class HybridSearch:
             traces.append(SearchTrace(query, rankings, final, candidates.missing))
         return traces
 
-    async def _embed(self, queries: Sequence[str], user_id: str) -> list[list[float] | None]:
-        """The query vectors; `None` each when the dense model cannot be had or reached."""
+    async def _embed(
+        self, queries: Sequence[str], user_id: str
+    ) -> tuple[VectorIndex, list[list[float] | None]]:
+        """The index of the user's active generation and the query vectors of its model;
+        `None` each when the dense model or that index cannot be had or reached."""
         async with self._uow_factory() as uow:
-            config = await uow.model_configs.default_embedding(user_id)
+            config, generation = await active_model(uow, user_id)
         if config is None:
             raise NoEmbeddingConfig(f"user {user_id} has no default EMBEDDING model")
         try:
+            dense = await index_of(self._vectors, self._spaces, generation, config.dimension)
             embedder = await self._embedders.resolve(config)
-            return list(await asyncio.to_thread(embedder.embed_queries, list(queries)))
+            return dense, list(await asyncio.to_thread(embedder.embed_queries, list(queries)))
         except OUTAGES["dense"] as error:
             log.warning("search without the dense retriever: %s", error)
-            return [None] * len(queries)
+            return self._vectors, [None] * len(queries)
 
     async def _candidates(
         self,
         query: str,
-        vector: list[float] | None,
+        dense: tuple[VectorIndex, list[float] | None],
         user_id: str,
         dataset_id: str,
         top_k: int,
@@ -237,8 +251,9 @@ class HybridSearch:
             "sparse": self._vectors.query_sparse(user_id, dataset_id, sparse_query, pool, where),
             "bm25": self._keywords.search(user_id, dataset_id, tokens, pool, where),
         }
+        index, vector = dense
         if vector is not None:
-            calls["dense"] = self._vectors.query_dense(user_id, dataset_id, vector, pool, where)
+            calls["dense"] = index.query_dense(user_id, dataset_id, vector, pool, where)
         deadline = tuning.retriever_timeout
         answered = await asyncio.gather(
             *(asyncio.wait_for(call, deadline) for call in calls.values()), return_exceptions=True

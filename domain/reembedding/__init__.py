@@ -4,7 +4,13 @@
 Pure: stdlib + attrs, times and ids passed in.
 """
 
-from ragline.domain.reembedding.batch import CopyBatch, CopyBatchStatus, split, within
+from ragline.domain.reembedding.batch import (
+    CopyBatch,
+    CopyBatchStatus,
+    ids_digest,
+    split,
+    within,
+)
 from ragline.domain.reembedding.errors import (
     IllegalCopyBatchMove,
     IllegalGenerationMove,
@@ -34,6 +40,7 @@ __all__ = [
     "Reembedding",
     "ReembeddingError",
     "ReembeddingStatus",
+    "ids_digest",
     "split",
     "within",
 ]

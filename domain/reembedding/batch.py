@@ -4,11 +4,14 @@ pending -> copying (a claim: owner + lease) -> done. A claim held past its lease
 died) may be taken over; every claim bumps `claims`, storage's compare-and-set token, so the
 old owner's late finish is refused and a chunk is re-embedded at most once more than its
 batch. A batch names its chunks by bounds, so a chunk deleted meanwhile is simply not read.
+A done batch keeps the digest of the chunk ids it copied (`ids_digest`), so a range whose
+chunks were replaced by as many others is still seen to hold a chunk it did not copy.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import hashlib
+from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 from enum import StrEnum
 
@@ -35,6 +38,8 @@ class CopyBatch:
     lease_until: datetime | None = None
     claims: int = 0
     copied: int = 0
+    digest: str | None = None
+    """`ids_digest` of the chunk ids the batch copied (None: not done, or stored before it)."""
 
     def claimable(self, now: datetime) -> bool:
         if self.status is CopyBatchStatus.PENDING:
@@ -58,12 +63,14 @@ class CopyBatch:
             claims=self.claims + 1,
         )
 
-    def finish(self, copied: int) -> CopyBatch:
+    def finish(self, copied: int, digest: str | None = None) -> CopyBatch:
         if self.status is not CopyBatchStatus.COPYING:
             raise IllegalCopyBatchMove(
                 f"cannot finish batch {self.reembedding_id}/{self.seq}: it is {self.status}"
             )
-        return attrs.evolve(self, status=CopyBatchStatus.DONE, lease_until=None, copied=copied)
+        return attrs.evolve(
+            self, status=CopyBatchStatus.DONE, lease_until=None, copied=copied, digest=digest
+        )
 
 
 def split(
@@ -90,3 +97,11 @@ def split(
 def within(batch: CopyBatch, chunk_id: str) -> bool:
     """Whether the batch's bounds name `chunk_id`."""
     return batch.first_chunk_id <= chunk_id <= batch.last_chunk_id
+
+
+def ids_digest(chunk_ids: Iterable[str]) -> str:
+    """One digest of a set of chunk ids, whatever their order or repeats (64 hex digits)."""
+    digest = hashlib.sha256()
+    for chunk_id in sorted(set(chunk_ids)):
+        digest.update(chunk_id.encode("utf-8") + b"\n")
+    return digest.hexdigest()

@@ -57,6 +57,10 @@ class Reembedding:
     version: int = 0
     source_dimension: int | None = None
     """The dense dimension of the source generation, so its space can be swept after the swap."""
+    target_base_url: str | None = None
+    target_api_key: str | None = attrs.field(default=None, repr=False)
+    """With `target`, the whole EMBEDDING config the user asked for: the copy embeds with
+    exactly it and the swap makes it the user's default. Storage keeps the key encrypted."""
 
     @classmethod
     def plan(
@@ -68,6 +72,9 @@ class Reembedding:
         target: EmbeddingSpec,
         at: datetime,
         source_dimension: int | None = None,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
     ) -> Reembedding:
         if target_generation <= source_generation:
             raise IllegalReembeddingMove(
@@ -81,6 +88,8 @@ class Reembedding:
             target,
             at,
             source_dimension=source_dimension,
+            target_base_url=base_url,
+            target_api_key=api_key,
         )
 
     @property

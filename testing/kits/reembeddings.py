@@ -1,7 +1,8 @@
 """Contract kit for the re-embedding repository (`uow.reembeddings`, issue 21).
 
 A `StoreContract` like the other persistence kits (fixture `uow_factory`). What it proves:
-a user never re-embedded is at generation 0; generations and re-embeddings round-trip and
+a user never re-embedded is at generation 0; generations and re-embeddings round-trip (with
+the whole target EMBEDDING config: base_url and API key, the key never in a repr) and
 every save is a version compare-and-set (a stale one raises ConcurrentUpdate and changes
 nothing; two planners racing on one user's first row never both win); only active
 re-embeddings are listed; copy batches round-trip, are claimed lowest seq first by a CAS on
@@ -28,6 +29,7 @@ from ragline.domain.reembedding import (
     IllegalGenerationMove,
     Reembedding,
     ReembeddingStatus,
+    ids_digest,
     split,
 )
 from ragline.testing.kits.persistence import StoreContract
@@ -49,6 +51,8 @@ def planned(user_id: str, target: int = 1) -> Reembedding:
         EmbeddingSpec("openai", "模型-y", 768),
         T0,
         source_dimension=384,
+        base_url="https://models.example/v1/é",
+        api_key=f"sk-{uuid.uuid4().hex}",
     )
 
 
@@ -167,6 +171,25 @@ class ReembeddingContract(StoreContract):
                 assert await uow.reembeddings.get(item.id) == item
         assert item.error is not None and len(item.error) == 2000
 
+    async def test_the_target_config_travels_with_the_row(
+        self, uow_factory: UnitOfWorkFactory
+    ) -> None:
+        item = await self.plan(uow_factory, user())
+        bare = Reembedding.plan(uuid.uuid4().hex, user(), 0, 1, EmbeddingSpec("local", "m", 8), T0)
+        async with uow_factory() as uow:
+            await uow.reembeddings.add(bare)
+            await uow.commit()
+        async with uow_factory() as uow:
+            stored = await uow.reembeddings.get(item.id)
+            assert stored is not None and stored.target_api_key == item.target_api_key
+            assert stored.target_base_url == item.target_base_url
+            listed = {x.id: x for x in await uow.reembeddings.list_active()}
+            assert listed[item.id].target_api_key == item.target_api_key
+            plain = await uow.reembeddings.get(bare.id)
+            assert plain is not None
+            assert (plain.target_base_url, plain.target_api_key) == (None, None)
+        assert item.target_api_key is not None and item.target_api_key not in repr(stored)
+
     async def test_a_stale_save_is_refused_and_changes_nothing(
         self, uow_factory: UnitOfWorkFactory
     ) -> None:
@@ -211,13 +234,14 @@ class ReembeddingContract(StoreContract):
         assert first is not None and second is not None
         assert (first.seq, first.owner, first.claims) == (0, "w1", 1)
         assert second.seq == 1
+        digest = ids_digest(["chunk-000", "chunk-001"])
         async with uow_factory() as uow:
-            assert await uow.reembeddings.finish_batch(rid, 0, "w1", 1, 2)
+            assert await uow.reembeddings.finish_batch(rid, 0, "w1", 1, 2, digest)
             assert not await uow.reembeddings.finish_batch(rid, 0, "w1", 1, 2)  # done already
             await uow.commit()
         stored = await self.batches(uow_factory, rid)
         assert stored[0] == attrs.evolve(
-            first, status=CopyBatchStatus.DONE, lease_until=None, copied=2
+            first, status=CopyBatchStatus.DONE, lease_until=None, copied=2, digest=digest
         )
         assert stored[1] == second
 

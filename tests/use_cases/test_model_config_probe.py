@@ -36,7 +36,7 @@ async def test_a_dimension_the_model_does_not_return_is_refused(h: Harness) -> N
     assert refused.value.field == "dimension"
     assert "999" in str(refused.value) and "384" in str(refused.value)
     assert "u1" not in h.db.configs
-    view = await _manage(h).set_embedding(EmbeddingConfig("u1", "fake", "e5", 384))
+    view = (await _manage(h).set_embedding(EmbeddingConfig("u1", "fake", "e5", 384))).view
     assert view.dimension == 384 and h.db.configs["u1"].dimension == 384
 
 

@@ -29,6 +29,7 @@ from ragline.application.provisioning import (
     DimensionChangeRefused,
     ManageModelConfigs,
     ModelConfigRefused,
+    ReembeddingRequired,
 )
 from ragline.application.runs import ListRuns
 from ragline.domain.parse_run import ParseRun, PipelineStatus
@@ -54,9 +55,11 @@ def _deleter(h: Harness) -> DeleteDocument:
 
 async def test_set_show_and_delete_both_kinds_without_ever_showing_the_key(h: Harness) -> None:
     manage = ManageModelConfigs(h.db, h.embedders)
-    view = await manage.set_embedding(
+    change = await manage.set_embedding(
         EmbeddingConfig("u1", "openai", "text-embedding-3-small", 1536, "https://x/v1", "sk-1")
     )
+    view = change.view
+    assert change.reembedding_id is None
     assert view.api_key_set and view.dimension == 1536 and "sk-1" not in repr(view)
     await manage.set_chat(ChatConfig("u1", "openai", "gpt-4o-mini", None, "sk-chat"))
     shown = await manage.show("u1")
@@ -92,23 +95,30 @@ async def test_invalid_configs_are_refused(h: Harness, config: EmbeddingConfig) 
         await ManageModelConfigs(h.db, h.embedders).set_embedding(config)
 
 
-async def test_the_dimension_guard_holds_while_the_user_has_vectors(h: Harness) -> None:
+async def test_another_model_needs_reembed_while_the_user_has_vectors(h: Harness) -> None:
     manage = ManageModelConfigs(h.db, h.embedders)
-    # no vectors yet: the dimension may change freely
+    # no vectors yet: the model and dimension may change freely
     await manage.set_embedding(EmbeddingConfig("7", "fake", "fake-model", DIMENSION * 2))
     await manage.set_embedding(EmbeddingConfig("7", "fake", "fake-model", DIMENSION))
     task = h.task()
     await h.pipeline.handle(task)
     assert h.run(task.task_id).pipeline_status is PipelineStatus.SUCCESS
-    with pytest.raises(DimensionChangeRefused, match="delete the user's documents"):
-        await manage.set_embedding(EmbeddingConfig("7", "fake", "bigger", DIMENSION * 2))
+    for other in (
+        EmbeddingConfig("7", "fake", "bigger", DIMENSION * 2),
+        EmbeddingConfig("7", "fake", "fake-model-2", DIMENSION),  # one dimension, two spaces
+    ):
+        with pytest.raises(ReembeddingRequired, match="pass reembed") as refused:
+            await manage.set_embedding(other)
+        assert isinstance(refused.value, ModelConfigRefused)
     with pytest.raises(DimensionChangeRefused):
         await manage.delete("7", ModelKind.EMBEDDING)
-    assert h.db.configs["7"].dimension == DIMENSION
-    # the same dimension (another model name) is fine; so is any CHAT change
-    await manage.set_embedding(EmbeddingConfig("7", "fake", "fake-model-2", DIMENSION))
+    assert h.db.configs["7"].model == "fake-model"
+    # the same space (only base_url or the key change) is stored at once; so is any CHAT change
+    same = EmbeddingConfig("7", "fake", "fake-model", DIMENSION, "http://elsewhere/v1", "sk-2")
+    assert (await manage.set_embedding(same)).reembedding_id is None
+    assert h.db.configs["7"] == same
     await manage.set_chat(ChatConfig("7", "openai", "gpt-4o"))
-    # after the user's documents are deleted, the model may change
+    # after the user's documents are deleted, the model may change without a re-embedding
     await _deleter(h)("7", "3", "100")
     await manage.set_embedding(EmbeddingConfig("7", "fake", "bigger", DIMENSION * 2))
     assert h.db.configs["7"].dimension == DIMENSION * 2

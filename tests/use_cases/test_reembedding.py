@@ -11,8 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from ragline.adapters.persistence.sql import create_unit_of_work_factory, upgrade_to_head
+from ragline.adapters.persistence.sql import (
+    ApiKeyCipher,
+    create_unit_of_work_factory,
+    upgrade_to_head,
+)
 from ragline.adapters.vector_index.embedded import EmbeddedVectorIndex
+from ragline.application.ports.embedder import Embedder
+from ragline.application.ports.embedder_resolver import UnusableEmbeddingConfig
+from ragline.application.ports.repositories.model_configs import EmbeddingConfig
 from ragline.application.ports.unit_of_work import UnitOfWorkFactory
 from ragline.application.ports.vector_index import (
     ChunkPayload,
@@ -39,10 +46,37 @@ OLD, NEW = 4, 3
 TARGET = EmbeddingSpec("fake", "fake-3", NEW)
 
 
-async def indexed_document(db: UnitOfWorkFactory, index: VectorIndex, user: str) -> list[str]:
+def target(user: str) -> EmbeddingConfig:
+    """The whole config a user asks for: the copy must embed with exactly this."""
+    return EmbeddingConfig(user, "fake", "fake-3", NEW, "http://models.test/v1", "sk-new")
+
+
+class Models:
+    """EmbedderResolver giving one shared embedder per (model, base_url, key) asked for."""
+
+    def __init__(self) -> None:
+        self.asked: list[EmbeddingConfig] = []
+        self.by_model: dict[str, FakeEmbedder] = {}
+
+    def embedder(self, model: str, dimension: int) -> FakeEmbedder:
+        return self.by_model.setdefault(model, FakeEmbedder(dimension))
+
+    async def resolve(self, config: EmbeddingConfig) -> Embedder:
+        self.asked.append(config)
+        if config.provider == "unknown":
+            raise UnusableEmbeddingConfig(f"unknown provider {config.provider!r}")
+        return self.embedder(config.model, config.dimension)
+
+    async def probe(self, config: EmbeddingConfig) -> int:
+        return (await self.resolve(config)).dimension
+
+
+async def indexed_document(
+    db: UnitOfWorkFactory, index: VectorIndex, user: str, doc_id: str | None = None, **shape: int
+) -> list[str]:
     """One document's chunks stored with dense SUCCESS and their generation-0 points."""
-    where = scope(user)
-    records = chunk_set(where, "t1")
+    where = scope(user, doc_id=doc_id)
+    records = chunk_set(where, "t1", **shape)
     kids = children(records)
     ids = [c.chunk_id for c in kids]
     async with db() as uow:
@@ -62,13 +96,18 @@ async def indexed_document(db: UnitOfWorkFactory, index: VectorIndex, user: str)
 class World:
     def __init__(self, db: UnitOfWorkFactory, index: VectorIndex, spaces: VectorSpaces) -> None:
         self.db, self.index, self.spaces = db, index, spaces
-        self.embedder = FakeEmbedder(NEW)
-        self.use = Reembeddings(db, spaces, lambda _user, _spec: self.embedder, batch_size=2)
+        self.models = Models()
+        self.embedder = self.models.embedder("fake-3", NEW)
+        self.use = Reembeddings(db, spaces, self.models, batch_size=2)
 
     async def points(self, space: VectorSpace, user: str) -> set[str]:
         index = await self.spaces.in_space(space)
         probe = [1.0] + [0.0] * (space.dimension - 1)
         return {hit.chunk_id for hit in await index.query_dense(user, "d1", probe, 1000)}
+
+    async def config(self, user: str) -> EmbeddingConfig | None:
+        async with self.db() as uow:
+            return await uow.model_configs.default_embedding(user)
 
     async def gens(self, user: str) -> Generations:
         async with self.db() as uow:
@@ -90,7 +129,7 @@ async def world(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator
         return
     url = f"sqlite:///{tmp_path / 'ragline.db'}"
     upgrade_to_head(url)
-    factory = create_unit_of_work_factory(url)
+    factory = create_unit_of_work_factory(url, cipher=ApiKeyCipher(ApiKeyCipher.generate_key()))
     index = EmbeddedVectorIndex(tmp_path / "vectors")
     await index.ensure_collection(OLD)
     yield World(factory, index, index)
@@ -101,11 +140,15 @@ async def world(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator
 async def test_plan_copy_swap_leaves_tenant_b_alone(world: World) -> None:
     a = await indexed_document(world.db, world.index, "A")
     b = await indexed_document(world.db, world.index, "B")
-    item = await world.use.plan("r1", "A", TARGET, T0, source_dimension=OLD)
+    item = await world.use.plan("r1", "A", target("A"), T0, source_dimension=OLD)
     with pytest.raises(AlreadyReembedding):
         await world.use.plan("r2", "A", TARGET, T0, source_dimension=OLD)
     assert await world.gens("A") == Generations("A", active=0, shadow=1, newest=1, version=1)
+    assert await world.config("A") is None  # the default moves only at the swap
     await world.run_out("w1", T0)
+    assert set(world.models.asked) == {target("A")}  # exactly the model asked for, key too
+    assert await world.config("A") == target("A")  # the swap made it the default
+    assert await world.config("B") is None
     done = await world.use.get(item.id, "A")
     assert (done.status, done.done, done.total) == (ReembeddingStatus.SWAPPED, len(a), len(a))
     assert (await world.gens("A")).active == 1
@@ -185,3 +228,42 @@ async def test_a_model_of_the_wrong_dimension_fails_it_and_drops_the_shadow(
     assert (await world.gens("A")).shadow is None
     assert (await world.gens("A")).active == 0
     assert (await world.points(VectorSpace(0, OLD), "A")) == set(a)
+
+
+async def test_a_config_that_cannot_give_a_model_fails_it(world: World) -> None:
+    a = await indexed_document(world.db, world.index, "A")
+    unusable = EmbeddingConfig("A", "unknown", "m", NEW)
+    await world.use.plan("r1", "A", unusable, T0, source_dimension=OLD)
+    await world.run_out("w1", T0)
+    item = await world.use.get("r1", "A")
+    assert item.status is ReembeddingStatus.FAILED
+    assert item.error is not None and item.error.startswith("LLM_CONFIG_MISSING")
+    assert await world.config("A") is None
+    assert (await world.points(VectorSpace(0, OLD), "A")) == set(a)
+
+
+async def test_a_config_of_another_user_is_refused(world: World) -> None:
+    with pytest.raises(ValueError, match="cannot re-embed"):
+        await world.use.plan("r1", "A", target("B"), T0, source_dimension=OLD)
+    assert await world.gens("A") == Generations("A")
+
+
+async def test_a_range_whose_chunks_were_replaced_by_as_many_is_caught_up(world: World) -> None:
+    """doc-m's 6 children make 3 batches; after the first is copied doc-m goes and doc X's 2
+    children land inside that first range: the count is the same, the ids are not."""
+    await indexed_document(world.db, world.index, "A", doc_id="doc-m")
+    await world.use.plan("r1", "A", TARGET, T0, source_dimension=OLD)
+    assert await world.use.step("w1", T0)  # start: 3 batches
+    assert await world.use.step("w1", T0)  # batch 0 copied: doc-m-p0-c0, doc-m-p0-c1
+    async with world.db() as uow:
+        await uow.chunks.delete_document(scope("A", doc_id="doc-m"))
+        await uow.commit()
+    x = await indexed_document(
+        world.db, world.index, "A", doc_id="doc-m-p0-c0x", parents=2, per_parent=1
+    )
+    async with world.db() as uow:
+        (first, *_) = await uow.reembeddings.batches("r1")
+    assert all(first.first_chunk_id <= i <= first.last_chunk_id for i in x) and len(x) == 2
+    await world.run_out("w1", T0)
+    assert (await world.use.get("r1", "A")).status is ReembeddingStatus.SWAPPED
+    assert (await world.points(VectorSpace(1, NEW), "A")) >= set(x)

@@ -21,7 +21,7 @@ from ragline.domain.parse_run import BEGIN_INDEXING, COMPLETE
 from ragline.domain.reembedding import EmbeddingSpec, ReembeddingStatus
 from ragline.testing.kits.persistence import children, chunk_set, scope
 from tests.fakes.indexes import FakeVectorIndex
-from tests.fakes.models import FakeEmbedder
+from tests.fakes.models import FakeEmbedderResolver
 from tests.fakes.unit_of_work import FakeDatabase
 
 T0 = datetime(2026, 12, 2, 6, 0, tzinfo=UTC)
@@ -38,7 +38,7 @@ class ReembeddingUseCaseMachine(RuleBasedStateMachine):
         self.use = Reembeddings(
             self.db,
             self.index,
-            lambda _user, spec: FakeEmbedder(spec.dimension),
+            FakeEmbedderResolver(),
             batch_size=2,
             lease=timedelta(seconds=10),
         )

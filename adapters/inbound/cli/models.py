@@ -93,13 +93,32 @@ def set_embedding(
     base_url: str | None = BASE_URL,
     api_key: str | None = API_KEY,
     clear_api_key: bool = CLEAR_KEY,
+    reembed: bool = typer.Option(
+        False,
+        "--reembed",
+        help="If the user has vectors of another model or dimension, re-embed them into a "
+        "new generation (search keeps the current model until the swap).",
+    ),
     data_dir: Path | None = DATA_DIR_OPTION,
 ) -> None:
     """Set the user's default EMBEDDING config, once the model answered a probe with vectors
-    of --dimension (refused while the user has vectors of another dimension)."""
+    of --dimension. While the user has vectors of another model or dimension this is refused
+    unless --reembed plans a re-embedding: then its id is printed and the config becomes the
+    default at the swap (watch it with `ragline models reembed status ID`)."""
     config = EmbeddingConfig(user, provider, model, dimension, base_url, api_key or None)
-    view = _call(ctx, data_dir, lambda m: m.set_embedding(config, clear_api_key=clear_api_key))
-    _print(view_json(view))
+    change = _call(
+        ctx,
+        data_dir,
+        lambda m: m.set_embedding(config, clear_api_key=clear_api_key, reembed=reembed),
+    )
+    if change.reembedding_id is None:
+        _print(view_json(change.view))
+        return
+    _print({"reembedding_id": change.reembedding_id, "status": "PLANNED"})
+    console.print(
+        f"re-embedding {change.reembedding_id} planned: the copy runs in `ragline worker` / "
+        f"`serve`; watch it with `ragline models reembed status {change.reembedding_id}`"
+    )
 
 
 @models.command("set-chat")

@@ -3,14 +3,20 @@
 Writes need a token that may configure models (a service `*` token, or the open loopback
 mode); a user token may read its own configs, and another user's are not found (404). The
 API key is write-only: responses only say `api_key_set`.
+
+Changing the EMBEDDING model or dimension of a user who has vectors is a re-embedding
+(issue 21): 409 unless the body says `"reembed": true`, then 202 with the re-embedding's id
+and `Location: /api/v1/reembeddings/{id}`; the config becomes the default at the swap.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable
-from typing import Annotated, Literal
+from typing import Annotated, Literal, TypeVar
 
-from fastapi import APIRouter, Body, Depends, HTTPException, Path, status
+from fastapi import APIRouter, Body, Depends, HTTPException, Path, Response, status
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, Field
 
 from ragline.adapters.inbound.http.auth import Principal, principal
 from ragline.adapters.inbound.http.dependencies import UseCasesDep
@@ -30,17 +36,66 @@ from ragline.application.ports.repositories.model_configs import (
 )
 from ragline.application.provisioning import (
     DimensionChangeRefused,
+    EmbeddingChange,
     ModelConfigRefused,
     ModelConfigView,
+    ReembeddingUnavailable,
     UserModelConfigs,
 )
 
-CONFLICT: dict[int | str, dict[str, object]] = {
-    409: {
-        "model": Problem,
-        "content": {"application/problem+json": {}},
-        "description": "The user's vectors have another dimension",
+
+def _conflict(description: str) -> dict[int | str, dict[str, object]]:
+    return {
+        409: {
+            "model": Problem,
+            "content": {"application/problem+json": {}},
+            "description": description,
+        }
     }
+
+
+CONFLICT = _conflict(
+    "The user has vectors of the current model: another model or dimension needs "
+    "`reembed` (or a re-embedding is already under way)"
+)
+HAS_VECTORS = _conflict("The user has indexed vectors")
+
+
+class EmbeddingChangeIn(EmbeddingConfigIn):
+    """The EMBEDDING config; `reembed` allows a change of model or dimension while the user
+    has vectors: the chunks are re-embedded into a new generation, swapped in when complete."""
+
+    reembed: bool = Field(
+        False, description="re-embed the user's chunks if the model or dimension changes"
+    )
+
+
+class ReembeddingPlanned(BaseModel):
+    """The config needs a re-embedding, now planned: follow it at `Location`."""
+
+    reembedding_id: str = Field(examples=["5f0c8d1e2b3a4c5d6e7f8091a2b3c4d5"])
+    status: Literal["PLANNED"] = "PLANNED"
+
+
+PLANNED: dict[int | str, dict[str, object]] = {
+    202: {
+        "model": ReembeddingPlanned,
+        "description": "Another model or dimension with `reembed`: a re-embedding is planned "
+        "(`Location: /api/v1/reembeddings/{id}`); the config becomes the default at its swap",
+        "headers": {
+            "Location": {
+                "description": "The re-embedding: GET it for progress",
+                "schema": {"type": "string"},
+            }
+        },
+    }
+}
+REEMBED_EXAMPLE = {
+    "provider": "openai",
+    "model": "text-embedding-3-large",
+    "dimension": 3072,
+    "base_url": "https://api.openai.com/v1",
+    "reembed": True,
 }
 
 router = APIRouter(
@@ -51,6 +106,7 @@ router = APIRouter(
 
 UserId = Annotated[str, Path(min_length=1, max_length=64, pattern=r"^[^\s/]+$", examples=["1001"])]
 NOT_FOUND = "no such user"
+T = TypeVar("T")
 
 
 def _view(view: ModelConfigView) -> ModelConfigOut:
@@ -72,10 +128,10 @@ def _may_write(caller: Principal, user_id: str) -> None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, NOT_FOUND)
 
 
-async def _stored(call: Awaitable[ModelConfigView]) -> ModelConfigView:
+async def _stored(call: Awaitable[T]) -> T:
     try:
-        view: ModelConfigView = await call
-    except DimensionChangeRefused as error:
+        view: T = await call
+    except (DimensionChangeRefused, ReembeddingUnavailable) as error:
         raise HTTPException(status.HTTP_409_CONFLICT, str(error)) from None
     except ModelConfigRefused as error:
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(error)) from None
@@ -100,26 +156,45 @@ async def show_model_configs(
     )
 
 
-@router.put("/embedding", response_model=ModelConfigOut, responses=CONFLICT)
+@router.put("/embedding", response_model=ModelConfigOut, responses={**PLANNED, **CONFLICT})
 async def set_embedding_config(
     cases: UseCasesDep,
     user_id: UserId,
     body: Annotated[
-        EmbeddingConfigIn, Body(openapi_examples={"bundled model": {"value": BUNDLED_EMBEDDING}})
+        EmbeddingChangeIn,
+        Body(
+            openapi_examples={
+                "bundled model": {"value": BUNDLED_EMBEDDING},
+                "another model, re-embedding the user's chunks": {"value": REEMBED_EXAMPLE},
+            }
+        ),
     ],
     caller: Annotated[Principal, Depends(principal)],
-) -> ModelConfigOut:
+) -> Response | ModelConfigOut:
     """Set the user's default EMBEDDING config. The model is probed first (one text,
     once): 422 naming what is wrong (`model: ... cannot be reached: ...`, `dimension: 999
     given, but ... returns 384-dimensional vectors`) when it cannot give this config's
-    vectors. 409 when the user has indexed vectors and the dimension changes (delete the
-    user's documents first)."""
+    vectors. While the user has indexed vectors, another model or dimension is a
+    re-embedding: 409 without `"reembed": true` (or while one is under way); with it, 202
+    and the re-embedding's id (`Location: /api/v1/reembeddings/{id}`): search keeps the
+    current model until the swap makes this config the default. The same model with another
+    base_url or key is stored at once (200)."""
     _may_write(caller, user_id)
     manage = await cases.model_configs()
     config = EmbeddingConfig(
         user_id, body.provider, body.model, body.dimension, body.base_url, body.api_key
     )
-    return _view(await _stored(manage.set_embedding(config, clear_api_key=body.clear_api_key)))
+    change: EmbeddingChange = await _stored(
+        manage.set_embedding(config, clear_api_key=body.clear_api_key, reembed=body.reembed)
+    )
+    if change.reembedding_id is None:
+        return _view(change.view)
+    planned = ReembeddingPlanned(reembedding_id=change.reembedding_id)
+    return JSONResponse(
+        planned.model_dump(),
+        status_code=status.HTTP_202_ACCEPTED,
+        headers={"Location": f"/api/v1/reembeddings/{change.reembedding_id}"},
+    )
 
 
 @router.put("/chat", response_model=ModelConfigOut)
@@ -136,7 +211,7 @@ async def set_chat_config(
     return _view(await _stored(manage.set_chat(config, clear_api_key=body.clear_api_key)))
 
 
-@router.delete("/{kind}", response_model=Deleted, responses=CONFLICT)
+@router.delete("/{kind}", response_model=Deleted, responses=HAS_VECTORS)
 async def delete_model_config(
     cases: UseCasesDep,
     user_id: UserId,

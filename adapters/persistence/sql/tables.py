@@ -327,6 +327,8 @@ reembedding = Table(
     Column("model", String(255), nullable=False),
     Column("dimension", Integer(), nullable=False),
     Column("source_dimension", Integer(), nullable=True),
+    Column("base_url", String(1024), nullable=True),  # 0014: the target config's endpoint
+    Column("api_key_encrypted", long_text(), nullable=True),  # and its key, a Fernet token
     Column("status", String(STATUS), nullable=False),
     Column("total", Integer(), nullable=False),
     Column("done", Integer(), nullable=False),
@@ -354,5 +356,6 @@ reembedding_batch = Table(
     Column("lease_until", UtcDateTime(), nullable=True),
     Column("claims", Integer(), nullable=False),
     Column("copied", Integer(), nullable=False),
+    Column("copied_digest", String(64), nullable=True),  # 0014: ids_digest of what it copied
     **MYSQL_TABLE_ARGS,
 )

@@ -50,7 +50,7 @@ class SqlUnitOfWork:
         self.model_configs = SqlModelConfigRepository(self._slot, cipher)
         self.outbox = SqlOutboxRepository(self._slot, clock)
         self.parse_batches = SqlParseBatchRepository(self._slot)
-        self.reembeddings = SqlReembeddingRepository(self._slot)
+        self.reembeddings = SqlReembeddingRepository(self._slot, cipher)
         self.uploads = SqlUploadRepository(self._slot)
         self._events: list[RunEvent] = []
 

@@ -5,6 +5,12 @@ The embedder comes from the user's default EMBEDDING config: missing -> LLM_CONF
 before any chunk status changes (no system fallback: docs/design/0001-pipeline-contract.md; the
 reason says how to set one); a model whose output dimension differs from the config or
 the collection -> EMBEDDING_DIMENSION_UNSUPPORTED.
+
+The vectors go into the user's active embedding generation (issue 21, `search.spaces`): the
+space search reads, with the model search embeds queries with. A re-embedding's copy catches
+a run that lands during it up (its range re-read before READY and before the swap). A run
+that embedded with the old model while the swap committed re-embeds its children with the
+new one into the new space before the stage ends (docs/state-machine.md says what is left).
 """
 
 from __future__ import annotations
@@ -13,6 +19,8 @@ import asyncio
 import time
 from collections.abc import Sequence
 from typing import ClassVar, Protocol
+
+import attrs
 
 from ragline.application.error_text import StageFailure, describe
 from ragline.application.metadata import catch_up, labels_of
@@ -32,9 +40,13 @@ from ragline.application.ports.embedder import Embedder, EmbeddingDimensionMisma
 from ragline.application.ports.embedder_resolver import EmbedderResolver, UnusableEmbeddingConfig
 from ragline.application.ports.repositories.chunks import ChunkRecord
 from ragline.application.ports.repositories.documents import StoredMetadata
-from ragline.application.ports.vector_index import ChunkPayload, DensePoint
+from ragline.application.ports.vector_index import ChunkPayload, DensePoint, VectorIndex
+from ragline.application.search.spaces import active_model, index_of, spaces_of
 from ragline.domain.metadata import DocumentMetadata
-from ragline.domain.parse_run import FailureCode, Stage
+from ragline.domain.parse_run import ChunkIndexStatus, FailureCode, Stage
+
+FOLLOW_SWAPS = 3
+"""Times a run re-embeds into a generation swapped in while it embedded (one is the rule)."""
 
 
 def chunk_payload(chunk: ChunkRecord, metadata: DocumentMetadata) -> ChunkPayload:
@@ -64,6 +76,15 @@ class VectorizingNeeds(TemplateNeeds, HasVectors, Protocol):
     def embedders(self) -> EmbedderResolver: ...
 
 
+@attrs.frozen
+class _Target:
+    """Where this run's vectors go: the active generation's index and its model."""
+
+    embedder: Embedder
+    index: VectorIndex
+    generation: int
+
+
 class VectorizingStage(PipelineStage[RememberedChildren | None]):
     stage: ClassVar[Stage] = Stage.VECTORIZING
     gives: ClassVar[type | None] = RememberedChildren
@@ -73,7 +94,8 @@ class VectorizingStage(PipelineStage[RememberedChildren | None]):
         self.services: VectorizingNeeds = services
 
     async def run(self, ctx: RunContext, inputs: StageInputs) -> RememberedChildren | None:
-        embedder = await self._embedder(ctx)
+        target = await self._target(ctx)
+        embedder = target.embedder
         indexer = BatchIndexer(
             self.services,
             ctx.scope,
@@ -98,7 +120,7 @@ class VectorizingStage(PipelineStage[RememberedChildren | None]):
             for vector in vectors:
                 if len(vector) != embedder.dimension:
                     raise EmbeddingDimensionMismatch(embedder.dimension, len(vector), "output")
-            await self.services.vectors.upsert_dense(
+            await target.index.upsert_dense(
                 [
                     DensePoint(c.chunk_id, v, chunk_payload(c, labels.metadata))
                     for c, v in zip(batch, vectors, strict=True)
@@ -114,11 +136,41 @@ class VectorizingStage(PipelineStage[RememberedChildren | None]):
         )
         if not seen:
             raise StageFailure(FailureCode.VECTORIZING_FAILED, "the document has no chunks")
-        await self._catch_up(ctx, labels)
+        target = await self._follow_swaps(ctx, target, labels)
+        await self._catch_up(ctx, labels, target.index)
         return kept if kept.children is not None else None
 
-    async def _catch_up(self, ctx: RunContext, labels: StoredMetadata) -> None:
-        scope, vectors = ctx.scope, self.services.vectors
+    async def _follow_swaps(
+        self, ctx: RunContext, target: _Target, labels: StoredMetadata
+    ) -> _Target:
+        """A swap committed while this run embedded with the old model: its children go
+        into the new generation too, with the new model, before the stage ends."""
+        for _ in range(FOLLOW_SWAPS):
+            now = await self._target(ctx)
+            if now.generation == target.generation:
+                return target
+            target = now
+            headers, filename = self.services.settings.contextual_headers, ctx.task.source_filename
+            async for page in child_pages(self.services, ctx.scope, ctx.task_id):
+                done = [c for c in page if c.dense_status is ChunkIndexStatus.SUCCESS]
+                size = self.services.settings.embed_batch_size
+                for start in range(0, len(done), size):
+                    batch = done[start : start + size]
+                    texts = [indexed_text(c, filename, headers) for c in batch]
+                    vectors = await asyncio.to_thread(target.embedder.embed_documents, texts)
+                    await target.index.upsert_dense(
+                        [
+                            DensePoint(c.chunk_id, v, chunk_payload(c, labels.metadata))
+                            for c, v in zip(batch, vectors, strict=True)
+                        ]
+                    )
+        raise StageFailure(
+            FailureCode.VECTORIZING_FAILED,
+            f"the embedding generation of user {ctx.scope.user_id} kept changing",
+        )
+
+    async def _catch_up(self, ctx: RunContext, labels: StoredMetadata, index: VectorIndex) -> None:
+        scope, vectors = ctx.scope, index
 
         async def relabel(metadata: DocumentMetadata) -> None:
             await vectors.relabel_document(scope.user_id, scope.dataset_id, scope.doc_id, metadata)
@@ -128,11 +180,12 @@ class VectorizingStage(PipelineStage[RememberedChildren | None]):
         except Exception as error:
             raise StageFailure(FailureCode.VECTORIZING_FAILED, describe(error)) from error
 
-    async def _embedder(self, ctx: RunContext) -> Embedder:
-        """Resolve and check the user's embedder before any chunk status moves."""
+    async def _target(self, ctx: RunContext) -> _Target:
+        """Resolve and check the user's embedder and the index of their active generation
+        before any chunk status moves."""
         user_id = ctx.scope.user_id
         async with self.services.uow() as uow:
-            config = await uow.model_configs.default_embedding(user_id)
+            config, generation = await active_model(uow, user_id)
         if config is None:
             raise StageFailure(FailureCode.LLM_CONFIG_MISSING, _no_config(user_id))
         try:
@@ -145,13 +198,16 @@ class VectorizingStage(PipelineStage[RememberedChildren | None]):
                 f"model {config.model} gives {embedder.dimension} dimensions, "
                 f"config says {config.dimension}",
             )
+        vectors = self.services.vectors
         try:
-            await self.services.vectors.ensure_collection(embedder.dimension)
+            if generation == 0:
+                await vectors.ensure_collection(embedder.dimension)
+            index = await index_of(vectors, spaces_of(vectors), generation, embedder.dimension)
         except EmbeddingDimensionMismatch as error:
             raise StageFailure(
                 FailureCode.EMBEDDING_DIMENSION_UNSUPPORTED, describe(error)
             ) from error
-        return embedder
+        return _Target(embedder, index, generation)
 
 
 def _no_config(user_id: str) -> str:

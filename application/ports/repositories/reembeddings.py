@@ -69,8 +69,14 @@ class ReembeddingRepository(Protocol):
         ...
 
     async def finish_batch(
-        self, reembedding_id: str, seq: int, owner: str, claims: int, copied: int
+        self,
+        reembedding_id: str,
+        seq: int,
+        owner: str,
+        claims: int,
+        copied: int,
+        digest: str | None = None,
     ) -> bool:
-        """CAS copying (owner, claims) -> done with the chunks it copied; False when the
-        claim was lost."""
+        """CAS copying (owner, claims) -> done with the chunks it copied (their count and
+        `ids_digest`); False when the claim was lost."""
         ...

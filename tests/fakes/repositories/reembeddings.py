@@ -156,11 +156,17 @@ class FakeReembeddings(FakeRepository):
         return True
 
     async def finish_batch(
-        self, reembedding_id: str, seq: int, owner: str, claims: int, copied: int
+        self,
+        reembedding_id: str,
+        seq: int,
+        owner: str,
+        claims: int,
+        copied: int,
+        digest: str | None = None,
     ) -> bool:
         await self.check("reembeddings.finish_batch")
         row = await self._held(reembedding_id, seq, owner, claims)
         if row is None:
             return False
-        self.uow.pending_copy_batches[(reembedding_id, seq)] = row.finish(copied)
+        self.uow.pending_copy_batches[(reembedding_id, seq)] = row.finish(copied, digest)
         return True

@@ -16,6 +16,7 @@ from typing import Any
 from sqlalchemy import Row, and_, bindparam, insert, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
+from ragline.adapters.persistence.sql.api_keys import ApiKeyCipher, SecretKeyError
 from ragline.adapters.persistence.sql.connection import ConnectionSlot
 from ragline.adapters.persistence.sql.errors import store_errors
 from ragline.adapters.persistence.sql.tables import (
@@ -52,7 +53,7 @@ def _to_generations(row: Row[Any]) -> Generations:
     )
 
 
-def _to_reembedding(row: Row[Any]) -> Reembedding:
+def _to_reembedding(row: Row[Any], api_key: str | None) -> Reembedding:
     m = row._mapping
     return Reembedding(
         id=m["id"],
@@ -70,6 +71,8 @@ def _to_reembedding(row: Row[Any]) -> Reembedding:
         error=m["error"],
         version=int(m["version"]),
         source_dimension=m["source_dimension"],
+        target_base_url=m["base_url"],
+        target_api_key=api_key,
     )
 
 
@@ -86,6 +89,7 @@ def _to_batch(row: Row[Any]) -> CopyBatch:
         lease_until=m["lease_until"],
         claims=int(m["claims"]),
         copied=int(m["copied"]),
+        digest=m["copied_digest"],
     )
 
 
@@ -162,13 +166,31 @@ def _held() -> Any:
 
 _RENEW = _held().values(lease_until=bindparam("b_lease_until", type_=b.lease_until.type))
 _FINISH = _held().values(
-    status=CopyBatchStatus.DONE.value, lease_until=None, copied=bindparam("b_copied")
+    status=CopyBatchStatus.DONE.value,
+    lease_until=None,
+    copied=bindparam("b_copied"),
+    copied_digest=bindparam("b_digest"),
 )
 
 
 class SqlReembeddingRepository:
-    def __init__(self, slot: ConnectionSlot) -> None:
+    """The target config's API key is kept as model_config keeps its own: a token of the
+    same cipher, decrypted only when a row is read."""
+
+    def __init__(self, slot: ConnectionSlot, cipher: ApiKeyCipher | None = None) -> None:
         self._slot = slot
+        self._cipher = cipher
+
+    def _cipher_or_fail(self) -> ApiKeyCipher:
+        if self._cipher is None:
+            raise SecretKeyError("no API key encryption key is configured")
+        return self._cipher
+
+    def _row(self, row: Row[Any]) -> Reembedding:
+        token = row._mapping["api_key_encrypted"]
+        return _to_reembedding(
+            row, None if token is None else self._cipher_or_fail().decrypt(token)
+        )
 
     async def generations(self, user_id: str) -> Generations:
         with store_errors("embedding_generation get"):
@@ -202,6 +224,7 @@ class SqlReembeddingRepository:
             )
 
     async def add(self, reembedding_: Reembedding) -> None:
+        key = reembedding_.target_api_key
         row = {
             "id": reembedding_.id,
             "user_id": reembedding_.user_id,
@@ -211,6 +234,8 @@ class SqlReembeddingRepository:
             "model": reembedding_.target.model,
             "dimension": reembedding_.target.dimension,
             "source_dimension": reembedding_.source_dimension,
+            "base_url": reembedding_.target_base_url,
+            "api_key_encrypted": None if key is None else self._cipher_or_fail().encrypt(key),
             "created_at": reembedding_.created_at,
         } | _state_columns(reembedding_)
         with store_errors("reembedding add"):
@@ -221,7 +246,7 @@ class SqlReembeddingRepository:
             row = (
                 await self._slot.conn.execute(select(reembedding).where(r.id == reembedding_id))
             ).first()
-        return None if row is None else _to_reembedding(row)
+        return None if row is None else self._row(row)
 
     async def active_for(self, user_id: str) -> Reembedding | None:
         with store_errors("reembedding active_for"):
@@ -234,14 +259,14 @@ class SqlReembeddingRepository:
                     .limit(1)
                 )
             ).first()
-        return None if row is None else _to_reembedding(row)
+        return None if row is None else self._row(row)
 
     async def list_active(self) -> list[Reembedding]:
         with store_errors("reembedding list_active"):
             result = await self._slot.conn.execute(
                 select(reembedding).where(r.status.in_(ACTIVE)).order_by(r.created_at, r.id)
             )
-            return [_to_reembedding(row) for row in result.all()]
+            return [self._row(row) for row in result.all()]
 
     async def save(self, reembedding_: Reembedding, expected_version: int) -> None:
         _newer("re-embedding", reembedding_.id, reembedding_.version, expected_version)
@@ -272,6 +297,7 @@ class SqlReembeddingRepository:
                 "lease_until": x.lease_until,
                 "claims": x.claims,
                 "copied": x.copied,
+                "copied_digest": x.digest,
             }
             for x in batches
         ]
@@ -326,9 +352,16 @@ class SqlReembeddingRepository:
         return result.rowcount == 1
 
     async def finish_batch(
-        self, reembedding_id: str, seq: int, owner: str, claims: int, copied: int
+        self,
+        reembedding_id: str,
+        seq: int,
+        owner: str,
+        claims: int,
+        copied: int,
+        digest: str | None = None,
     ) -> bool:
         params = {"b_rid": reembedding_id, "b_seq": seq, "b_owner": owner, "b_claims": claims}
+        done = {"b_copied": copied, "b_digest": digest}
         with store_errors("reembedding_batch finish"):
-            result = await self._slot.conn.execute(_FINISH, params | {"b_copied": copied})
+            result = await self._slot.conn.execute(_FINISH, params | done)
         return result.rowcount == 1
