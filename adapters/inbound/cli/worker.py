@@ -38,8 +38,8 @@ def worker(
     http_host: str = typer.Option("127.0.0.1", "--http-host", help="Interface for --http-port."),
     data_dir: Path | None = DATA_DIR_OPTION,
 ) -> None:
-    """Run the parse-task consumer, the result relay (Kafka or RabbitMQ per MQ_VENDOR) and
-    RAGLINE_PARSE_BATCH_WORKERS parse-batch loops."""
+    """Run the parse-task consumer, the result relay (Kafka or RabbitMQ per MQ_VENDOR),
+    RAGLINE_PARSE_BATCH_WORKERS parse-batch loops and the re-embedding loop."""
     entry = entry_of(ctx, data_dir)
     settings = entry.settings()
     configure_logging(settings.log_format, settings.secret_values)
@@ -58,7 +58,7 @@ def worker(
             concurrency=concurrency or settings.worker_concurrency,
         )
         if http_port is None:
-            await with_parse_batches(entry, worker, stop)
+            await with_background_loops(entry, worker, stop)
             return
         server = operations_server(entry, http_host, http_port)
         serving = asyncio.create_task(server.serve())
@@ -69,7 +69,7 @@ def worker(
             raise typer.Exit(1)
         stop_on_signals()  # uvicorn took the signals for itself while starting
         try:
-            await with_parse_batches(entry, worker, stop)
+            await with_background_loops(entry, worker, stop)
         finally:
             server.should_exit = True
             await serving
@@ -77,10 +77,12 @@ def worker(
     run_session(entry, main)
 
 
-async def with_parse_batches(entry: Entry, worker: Worker, stop: asyncio.Event) -> None:
-    """The worker until `stop`, with `parse_batch_workers` parse-batch loops beside it."""
+async def with_background_loops(entry: Entry, worker: Worker, stop: asyncio.Event) -> None:
+    """The worker until `stop`, with `parse_batch_workers` parse-batch loops and the
+    re-embedding loop beside it (each stops after the work in hand on the way out)."""
     batches = await entry.use_cases.parse_batch_runner()
-    async with batches.running(entry.settings().parse_batch_workers):
+    reembedding = await entry.use_cases.reembedding_loop()
+    async with batches.running(entry.settings().parse_batch_workers), reembedding.running():
         await worker.run_until(stop)
 
 

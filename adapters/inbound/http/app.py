@@ -68,7 +68,7 @@ def create_app(
         try:
             bus = await entry.bus()
             alongside = bus.in_process if run_worker is None else run_worker
-            async with parse_batch_loops(entry):
+            async with background_loops(entry):
                 if alongside:
                     worker = await entry.worker()
                     async with worker.running():
@@ -126,10 +126,12 @@ def create_app(
 
 
 @contextlib.asynccontextmanager
-async def parse_batch_loops(entry: Entry) -> AsyncIterator[None]:
-    """`parse_batch_workers` background loops claiming parse batches while inside."""
+async def background_loops(entry: Entry) -> AsyncIterator[None]:
+    """While inside: `parse_batch_workers` loops claiming parse batches and the loop that
+    copies re-embeddings (a laptop's `serve` is its only worker)."""
     runner = await entry.use_cases.parse_batch_runner()
-    async with runner.running(entry.settings().parse_batch_workers):
+    reembedding = await entry.use_cases.reembedding_loop()
+    async with runner.running(entry.settings().parse_batch_workers), reembedding.running():
         yield
 
 
