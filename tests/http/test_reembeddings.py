@@ -6,6 +6,7 @@ that copies and swaps."""
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -112,7 +113,15 @@ def test_cancel_needs_a_service_token_and_ends_once(idle: TestClient) -> None:
     assert shown.json()["status"] == "CANCELLED"
 
 
+def counted(client: TestClient, status: str) -> float:
+    """ragline_reembeddings_total{status=...} as /metrics shows it now (0 before any)."""
+    metrics = client.get("/metrics").text
+    found = re.search(rf'^ragline_reembeddings_total{{status="{status}"}} (\S+)$', metrics, re.M)
+    return float(found.group(1)) if found else 0.0
+
+
 def test_the_apps_loop_copies_and_swaps(busy: TestClient) -> None:
+    before = {s: counted(busy, s) for s in ("PLANNED", "COPYING", "READY", "SWAPPED")}
     plan(busy, "re-bob", "2002")  # no chunks yet: started, ready and swapped by the loop
     deadline = time.monotonic() + 120
     while True:
@@ -123,3 +132,5 @@ def test_the_apps_loop_copies_and_swaps(busy: TestClient) -> None:
     assert shown["status"] == "SWAPPED", shown
     assert shown["eta_seconds"] == 0.0
     assert shown["finished_at"] is not None and shown["started_at"] is not None
+    for status, was in before.items():  # each move counted once, in /metrics
+        assert counted(busy, status) == was + 1, status
