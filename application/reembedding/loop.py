@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import timedelta
 
 import attrs
@@ -57,20 +57,14 @@ class ReembeddingLoop:
             if not worked:
                 await _wait(stop, self.poll.total_seconds())
 
-    @contextlib.asynccontextmanager
-    async def running(self) -> AsyncIterator[None]:
+    def running(self) -> contextlib.AbstractAsyncContextManager[None]:
         """The loop in the background while inside; on leaving, the step in hand may end
         (at most `STOP_WAIT` seconds), then the loop stops."""
-        stop = asyncio.Event()
-        task = asyncio.create_task(self.run(stop))
-        try:
-            yield
-        finally:
-            stop.set()
-            try:
-                await asyncio.wait_for(task, timeout=STOP_WAIT)
-            except TimeoutError:
-                log.warning("the re-embedding loop did not stop in %.0f s", STOP_WAIT)
+
+        async def itself() -> ReembeddingLoop:
+            return self
+
+        return running(itself)
 
     async def drive(
         self,
@@ -95,6 +89,41 @@ class ReembeddingLoop:
         async with self.reembeddings.uow() as uow:
             active = await uow.reembeddings.list_active()
         return [item for item in active if user_id is None or item.user_id == user_id]
+
+
+LoopBuild = Callable[[], Awaitable[ReembeddingLoop]]
+"""A loop built on demand (`UseCases.reembedding_loop`): opening what it needs may fail."""
+
+
+@contextlib.asynccontextmanager
+async def running(build: LoopBuild) -> AsyncIterator[None]:
+    """The loop `build` gives, run in the background while inside. It is built there too:
+    a store or index out of reach when the process starts is logged and retried (the worker
+    and `serve` start anyway), as a failing step is."""
+    stop = asyncio.Event()
+    task = asyncio.create_task(_built_and_run(build, stop))
+    try:
+        yield
+    finally:
+        stop.set()
+        try:
+            await asyncio.wait_for(task, timeout=STOP_WAIT)
+        except TimeoutError:
+            log.warning("the re-embedding loop did not stop in %.0f s", STOP_WAIT)
+
+
+async def _built_and_run(build: LoopBuild, stop: asyncio.Event) -> None:
+    backoff = 1.0
+    while not stop.is_set():
+        try:
+            loop = await build()
+        except Exception:
+            log.exception("the re-embedding loop cannot start; retrying in %.0f s", backoff)
+            await _wait(stop, backoff)
+            backoff = min(backoff * 2, BACKOFF_MAX)
+            continue
+        await loop.run(stop)
+        return
 
 
 async def _wait(stop: asyncio.Event, seconds: float) -> None:

@@ -21,7 +21,7 @@ from ragline.application.ports.metrics import NoMetrics
 from ragline.application.ports.unit_of_work import UnitOfWork, UnitOfWorkFactory
 from ragline.application.ports.vector_index import ChunkPayload, DensePoint, VectorSpace
 from ragline.application.reembedding import Reembeddings
-from ragline.application.reembedding.loop import ReembeddingLoop
+from ragline.application.reembedding.loop import ReembeddingLoop, running
 from ragline.application.reembedding.manage import ManageReembeddings
 from ragline.application.reembedding.metered import metered
 from ragline.domain.parse_run import BEGIN_INDEXING, COMPLETE
@@ -232,3 +232,27 @@ async def test_a_stop_cuts_the_idle_wait_short(store: Store) -> None:
     await asyncio.sleep(0.05)  # it found no work and waits an hour for the next look
     stop.set()
     await asyncio.wait_for(running, timeout=DEADLINE)
+
+
+async def test_a_loop_that_cannot_start_is_built_again(
+    store: Store, caplog: pytest.LogCaptureFixture
+) -> None:
+    await store.documents("A", 1)
+    use = store.use(SlowEmbedder(0))
+    item = await use.plan("r1", "A", TARGET, store.clock.now(), source_dimension=OLD)
+    attempts: list[int] = []
+
+    async def build() -> ReembeddingLoop:
+        attempts.append(1)
+        if len(attempts) < 3:
+            raise ConnectionError("vector index unreachable")
+        return store.loop(use, "w1")
+
+    async def swapped() -> bool:
+        return (await use.get(item.id, None)).status is ReembeddingStatus.SWAPPED
+
+    caplog.set_level(logging.ERROR, "ragline.reembeddings")
+    async with running(build):
+        await store.until(swapped, "the swap once the loop could start")
+    assert len(attempts) == 3
+    assert sum("cannot start" in r.getMessage() for r in caplog.records) == 2

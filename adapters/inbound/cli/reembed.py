@@ -26,6 +26,7 @@ from ragline.adapters.inbound.cli.models import models
 from ragline.adapters.inbound.entry import Entry
 from ragline.application.reembedding import ReembeddingNotFound
 from ragline.application.reembedding.manage import ReembeddingView, view_of
+from ragline.application.secrets import masked
 from ragline.domain.reembedding import IllegalReembeddingMove, Reembedding
 
 console = Console(stderr=True)
@@ -208,7 +209,16 @@ def run(
                 for item in items:
                     shown.show(view_of(item, clock_now()))
 
-            ended = await loop.drive(reembedding_id, user, on_step)
+            try:
+                ended = await loop.drive(reembedding_id, user, on_step)
+            except (ReembeddingNotFound, typer.Exit):
+                raise
+            except Exception as error:  # the store or the model: resumable, say so
+                console.print(
+                    f"[red]the copy stopped: {type(error).__name__}: {masked(error)}; "
+                    "run it again to resume[/red]"
+                )
+                raise typer.Exit(1) from None
         return [view_of(item, clock_now()) for item in ended]
 
     views = _session(ctx, data_dir, act)

@@ -13,6 +13,7 @@ from ragline.adapters.inbound.cli.app import DATA_DIR_OPTION, app, entry_of, run
 from ragline.adapters.inbound.entry import Entry
 from ragline.adapters.inbound.task_consumer import Worker
 from ragline.adapters.logs.line_format import configure_logging
+from ragline.application.reembedding import loop as reembedding_loop
 
 if TYPE_CHECKING:  # uvicorn loads only for --http-port
     import uvicorn
@@ -81,8 +82,8 @@ async def with_background_loops(entry: Entry, worker: Worker, stop: asyncio.Even
     """The worker until `stop`, with `parse_batch_workers` parse-batch loops and the
     re-embedding loop beside it (each stops after the work in hand on the way out)."""
     batches = await entry.use_cases.parse_batch_runner()
-    reembedding = await entry.use_cases.reembedding_loop()
-    async with batches.running(entry.settings().parse_batch_workers), reembedding.running():
+    reembedding = reembedding_loop.running(entry.use_cases.reembedding_loop)
+    async with batches.running(entry.settings().parse_batch_workers), reembedding:
         await worker.run_until(stop)
 
 

@@ -38,6 +38,7 @@ from ragline.adapters.inbound.http.body_limit import BodyLimit
 from ragline.adapters.inbound.http.console import install as install_console
 from ragline.adapters.inbound.http.loopback import LoopbackGuard
 from ragline.adapters.inbound.http.work_gate import WorkGate
+from ragline.application.reembedding import loop as reembedding_loop
 
 REQUESTS = Counter(
     "ragline_http_requests_total", "HTTP requests answered", ["method", "route", "status"]
@@ -132,8 +133,8 @@ async def background_loops(entry: Entry) -> AsyncIterator[None]:
     """While inside: `parse_batch_workers` loops claiming parse batches and the loop that
     copies re-embeddings (a laptop's `serve` is its only worker)."""
     runner = await entry.use_cases.parse_batch_runner()
-    reembedding = await entry.use_cases.reembedding_loop()
-    async with runner.running(entry.settings().parse_batch_workers), reembedding.running():
+    reembedding = reembedding_loop.running(entry.use_cases.reembedding_loop)
+    async with runner.running(entry.settings().parse_batch_workers), reembedding:
         yield
 
 
