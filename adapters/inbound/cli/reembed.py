@@ -141,8 +141,9 @@ def status(
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a bar."),
     data_dir: Path | None = DATA_DIR_OPTION,
 ) -> None:
-    """A re-embedding's progress (chunks done/total, rate, ETA); without ID every active one
-    (of --user)."""
+    """A re-embedding's progress: chunks done/total, rate, ETA.
+
+    Without ID: every active one (of --user)."""
 
     async def look(entry: Entry) -> list[ReembeddingView]:
         manage = await entry.use_cases.manage_reembeddings()
@@ -180,7 +181,9 @@ def cancel(
     user: str | None = USER,
     data_dir: Path | None = DATA_DIR_OPTION,
 ) -> None:
-    """Cancel an active re-embedding: search keeps the current model, the copy is removed."""
+    """Cancel an active re-embedding (search keeps the current model).
+
+    The new generation's vectors are removed."""
 
     async def act(entry: Entry) -> ReembeddingView:
         manage = await entry.use_cases.manage_reembeddings()
@@ -196,9 +199,10 @@ def run(
     user: str | None = USER,
     data_dir: Path | None = DATA_DIR_OPTION,
 ) -> None:
-    """Copy in this process until the re-embedding has ended (swapped, cancelled or
-    failed), with a progress bar: for a machine that runs no `ragline worker`/`serve`.
-    Interrupted, it resumes when run again; workers running meanwhile share the copy."""
+    """Copy here, with a progress bar, until the re-embedding has ended.
+
+    For a machine that runs no `ragline worker` or `serve`. Interrupted, it resumes when
+    run again; workers running meanwhile share the copy."""
 
     async def act(entry: Entry) -> list[ReembeddingView]:
         loop = await entry.use_cases.reembedding_loop()
