@@ -54,6 +54,23 @@ class SlowEmbedder(FakeEmbedder):
         return super().embed_documents(texts)
 
 
+class OneModel:
+    """The target's model whichever way Reembeddings asks for it: called with (user, spec),
+    or resolved from a config as an EmbedderResolver."""
+
+    def __init__(self, embedder: FakeEmbedder) -> None:
+        self.embedder = embedder
+
+    def __call__(self, user_id: str, spec: object) -> FakeEmbedder:
+        return self.embedder
+
+    async def resolve(self, config: object) -> FakeEmbedder:
+        return self.embedder
+
+    async def probe(self, config: object) -> int:
+        return self.embedder.dimension
+
+
 class RecordingMetrics(NoMetrics):
     def __init__(self) -> None:
         self.chunks = 0
@@ -78,7 +95,8 @@ class Store:
 
     def use(self, embedder: FakeEmbedder, uow: UnitOfWorkFactory | None = None) -> Reembeddings:
         chosen = metered(uow or self.db, self.metrics)
-        return Reembeddings(chosen, self.index, lambda _u, _s: embedder, batch_size=4, lease=LEASE)
+        model = OneModel(embedder)
+        return Reembeddings(chosen, self.index, model, batch_size=4, lease=LEASE)  # type: ignore[arg-type]
 
     def loop(self, use: Reembeddings, owner: str) -> ReembeddingLoop:
         return ReembeddingLoop(use, self.clock, owner, poll=timedelta(milliseconds=20))
