@@ -31,6 +31,8 @@ from ragline.application.outbox import ManageOutbox
 from ragline.application.parsing import ParseBatchRunner, ReadParse, SubmitParse
 from ragline.application.provisioning import ManageModelConfigs, ProvisionEmbedding
 from ragline.application.redrive import RedriveTaskDeadLetters
+from ragline.application.reembedding.loop import ReembeddingLoop
+from ragline.application.reembedding.manage import ManageReembeddings
 from ragline.application.runs import ListRuns, RetryRun
 from ragline.application.search.use_case import HybridSearch
 from ragline.application.uploads import UploadDocument
@@ -68,5 +70,8 @@ class UseCases:
     submit_parse: Build[SubmitParse]
     read_parse: Build[ReadParse]
     parse_batch_runner: Build[ParseBatchRunner]
+    manage_reembeddings: Build[ManageReembeddings]
+    reembedding_loop: Build[ReembeddingLoop]
+    """The background loop of `ragline worker`/`serve`, and `ragline models reembed run`."""
     chunk_document: Callable[[], ChunkDocument]
     """Pure CPU (no resources): the chunk plans a command may name, checked before it runs."""

@@ -39,10 +39,14 @@ from ragline.application.pipeline.services import StageServices
 from ragline.application.provisioning import ManageModelConfigs, ProvisionEmbedding
 from ragline.application.redrive import RedriveTaskDeadLetters
 from ragline.application.reembedding import Reembeddings
+from ragline.application.reembedding.loop import ReembeddingLoop
+from ragline.application.reembedding.manage import ManageReembeddings
+from ragline.application.reembedding.metered import metered
 from ragline.application.runs import CheckTaskId, ListRuns, RetryRun
 from ragline.application.search.use_case import HybridSearch
 from ragline.application.uploads import UploadDocument
 from ragline.bootstrap import factories
+from ragline.bootstrap import reembedding_factories as reembedding
 from ragline.bootstrap.configured import configured
 from ragline.bootstrap.registry import adapter_labels
 from ragline.bootstrap.settings import Settings
@@ -222,12 +226,17 @@ class Container(containers.DeclarativeContainer):
     )
     # re-embedding a user's chunks into a new generation (issue 21): planned by set-embedding
     # --reembed, stepped by the worker loops; the index is the generation-aware VectorSpaces
+    # re-embedding a user's chunks into a new generation (issue 21): planned by set-embedding
+    # --reembed, stepped by the worker loops; the index is the generation-aware VectorSpaces
+    reembed_settings = settings.provided.reembed
     reembeddings = providers.Factory(
         Reembeddings,
-        uow=uow_factory,
+        uow=providers.Callable(metered, uow_factory, metrics),
         vectors=vectors,
         embedders=embedders,
         contextual_headers=pipeline_settings.provided.contextual_headers,  # VECTORIZING's
+        batch_size=reembed_settings.batch_size,
+        lease=providers.Callable(reembedding.lease, reembed_settings),
     )
     model_configs = providers.Factory(
         ManageModelConfigs,
@@ -309,6 +318,17 @@ class Container(containers.DeclarativeContainer):
     )
     redrive_tasks = providers.Factory(
         RedriveTaskDeadLetters, bus=bus, wire=wire_format, metrics=metrics
+    )
+    # re-embedding (issue 21): the worker/serve loop and what the surfaces show
+    reembedding_loop = providers.Factory(
+        ReembeddingLoop,
+        reembeddings=reembeddings,
+        clock=clock,
+        owner=batch_owner,
+        poll=providers.Callable(reembedding.poll, reembed_settings),
+    )
+    manage_reembeddings = providers.Factory(
+        ManageReembeddings, reembeddings=reembeddings, clock=clock
     )
     check_health = providers.Factory(
         CheckHealth,

@@ -56,6 +56,8 @@ def use_cases_of(container: Container) -> UseCases:
         submit_parse=built(c.submit_parse),
         read_parse=built(c.read_parse),
         parse_batch_runner=built(c.parse_batch_runner),
+        manage_reembeddings=built(c.manage_reembeddings),
+        reembedding_loop=built(c.reembedding_loop),
         chunk_document=c.chunk_document,
     )
 

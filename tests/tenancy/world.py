@@ -98,7 +98,8 @@ class World:
     def __init__(self, tmp: Path) -> None:
         self.data_dir = tmp / "data"
         self.objects = self.data_dir / "objects"
-        self.container: Container = container_for(self.data_dir)
+        # the app's re-embedding loop looks once at start: a planned one stays PLANNED
+        self.container: Container = container_for(self.data_dir, reembed_poll_seconds=3600)
         self.container.embedders.override(providers.Object(FakeEmbedderResolver()))
         tokens = ApiTokens.parse(json.dumps({SERVICE: "*", **TOKENS}))
         self.client = TestClient(
@@ -114,6 +115,8 @@ class World:
         self.ingests: dict[str, int] = defaultdict(int)
         """entry point -> legitimate ingests through it."""
         self.checks = 0
+        self.reembeddings = 0
+        """Re-embeddings the campaign planned (each gets a new id)."""
         self.before: dict[tuple[str, str], str] = {}
         self._hashes: dict[str, tuple[tuple[int, int, int], str, frozenset[str]]] = {}
         self._markers: dict[tuple[str, str], frozenset[str]] = {}

@@ -9,6 +9,7 @@ from ragline.adapters.inbound.cli import (  # noqa: F401
     models,
     outbox,
     parse,
+    reembed,
     retry,
     search,
     serve,

@@ -13,6 +13,7 @@ from ragline.adapters.inbound.cli.app import DATA_DIR_OPTION, app, entry_of, run
 from ragline.adapters.inbound.entry import Entry
 from ragline.adapters.inbound.task_consumer import Worker
 from ragline.adapters.logs.line_format import configure_logging
+from ragline.application.reembedding import loop as reembedding_loop
 
 if TYPE_CHECKING:  # uvicorn loads only for --http-port
     import uvicorn
@@ -38,8 +39,8 @@ def worker(
     http_host: str = typer.Option("127.0.0.1", "--http-host", help="Interface for --http-port."),
     data_dir: Path | None = DATA_DIR_OPTION,
 ) -> None:
-    """Run the parse-task consumer, the result relay (Kafka or RabbitMQ per MQ_VENDOR) and
-    RAGLINE_PARSE_BATCH_WORKERS parse-batch loops."""
+    """Run the parse-task consumer, the result relay (Kafka or RabbitMQ per MQ_VENDOR),
+    RAGLINE_PARSE_BATCH_WORKERS parse-batch loops and the re-embedding loop."""
     entry = entry_of(ctx, data_dir)
     settings = entry.settings()
     configure_logging(settings.log_format, settings.secret_values)
@@ -58,7 +59,7 @@ def worker(
             concurrency=concurrency or settings.worker_concurrency,
         )
         if http_port is None:
-            await with_parse_batches(entry, worker, stop)
+            await with_background_loops(entry, worker, stop)
             return
         server = operations_server(entry, http_host, http_port)
         serving = asyncio.create_task(server.serve())
@@ -69,7 +70,7 @@ def worker(
             raise typer.Exit(1)
         stop_on_signals()  # uvicorn took the signals for itself while starting
         try:
-            await with_parse_batches(entry, worker, stop)
+            await with_background_loops(entry, worker, stop)
         finally:
             server.should_exit = True
             await serving
@@ -77,10 +78,12 @@ def worker(
     run_session(entry, main)
 
 
-async def with_parse_batches(entry: Entry, worker: Worker, stop: asyncio.Event) -> None:
-    """The worker until `stop`, with `parse_batch_workers` parse-batch loops beside it."""
+async def with_background_loops(entry: Entry, worker: Worker, stop: asyncio.Event) -> None:
+    """The worker until `stop`, with `parse_batch_workers` parse-batch loops and the
+    re-embedding loop beside it (each stops after the work in hand on the way out)."""
     batches = await entry.use_cases.parse_batch_runner()
-    async with batches.running(entry.settings().parse_batch_workers):
+    reembedding = reembedding_loop.running(entry.use_cases.reembedding_loop)
+    async with batches.running(entry.settings().parse_batch_workers), reembedding:
         await worker.run_until(stop)
 
 

@@ -20,8 +20,9 @@ process itself: no CDN, no internet). Deploying it: [operations.md](operations.m
 
 - **Auth**: `Authorization: Bearer <token>`, tokens from `RAGLINE_API_TOKENS` (a JSON object
   token → `user_id`, or `"*"` for a trusted service acting for the user a request names).
-  No token or a wrong one: 401. Another tenant's run or document: 404. A user token acts
-  for its own user whatever a body says; model-config writes and raw messages need `*`.
+  No token or a wrong one: 401. Another tenant's run, document or re-embedding: 404. A user
+  token acts for its own user whatever a body says; model-config writes (and cancelling a
+  re-embedding) and raw messages need `*`.
   With no tokens configured the server binds loopback only and acts as user `1`; it then
   answers only a loopback `Host` (421 otherwise) and refuses a cross-site request that
   changes state (an `Origin` that is not loopback, `Sec-Fetch-Site: cross-site`: 403).
@@ -40,7 +41,8 @@ process itself: no CDN, no internet). Deploying it: [operations.md](operations.m
   `ragline serve`) with `BASE=http://127.0.0.1:8000` and `TOKEN` a service token (`*`). They
   name the seed's objects: user 1001, dataset 2001, the task `task-20260516-001` of document
   12345 whose source is `tolink-rag-docs/raw/2026/05/16/doc-001.pdf`, a FAILED run
-  `task-20260516-002` of document 12346, and `document.pdf` in the working directory.
+  `task-20260516-002` of document 12346, the PLANNED re-embedding `reembed-20260516-001` of
+  user 1001, and `document.pdf` in the working directory.
 """
 
 

@@ -27,6 +27,7 @@ from ragline.adapters.inbound.http import (
     outbox_routes,
     parse_routes,
     problems,
+    reembedding_routes,
     run_routes,
     search_routes,
     task_routes,
@@ -37,6 +38,7 @@ from ragline.adapters.inbound.http.body_limit import BodyLimit
 from ragline.adapters.inbound.http.console import install as install_console
 from ragline.adapters.inbound.http.loopback import LoopbackGuard
 from ragline.adapters.inbound.http.work_gate import WorkGate
+from ragline.application.reembedding import loop as reembedding_loop
 
 REQUESTS = Counter(
     "ragline_http_requests_total", "HTTP requests answered", ["method", "route", "status"]
@@ -68,7 +70,7 @@ def create_app(
         try:
             bus = await entry.bus()
             alongside = bus.in_process if run_worker is None else run_worker
-            async with parse_batch_loops(entry):
+            async with background_loops(entry):
                 if alongside:
                     worker = await entry.worker()
                     async with worker.running():
@@ -96,6 +98,7 @@ def create_app(
         document_routes,
         upload_routes,
         model_config_routes,
+        reembedding_routes,
         search_routes,
         chunk_routes,
         parse_routes,
@@ -126,10 +129,12 @@ def create_app(
 
 
 @contextlib.asynccontextmanager
-async def parse_batch_loops(entry: Entry) -> AsyncIterator[None]:
-    """`parse_batch_workers` background loops claiming parse batches while inside."""
+async def background_loops(entry: Entry) -> AsyncIterator[None]:
+    """While inside: `parse_batch_workers` loops claiming parse batches and the loop that
+    copies re-embeddings (a laptop's `serve` is its only worker)."""
     runner = await entry.use_cases.parse_batch_runner()
-    async with runner.running(entry.settings().parse_batch_workers):
+    reembedding = reembedding_loop.running(entry.use_cases.reembedding_loop)
+    async with runner.running(entry.settings().parse_batch_workers), reembedding:
         yield
 
 

@@ -55,6 +55,21 @@ RETRIEVER_FAILURES = Counter(
     "Search queries one retriever (dense, sparse, bm25) failed to answer",
     ["retriever"],
 )
+REEMBEDDED = Counter(
+    "ragline_reembedded_chunks_total",
+    "Chunks a re-embedding copied into its shadow generation (a batch taken over after a "
+    "lapsed lease counts again)",
+)
+REEMBEDDINGS = Counter(
+    "ragline_reembeddings_total",
+    "Re-embeddings that entered each status in this process (PLANNED, COPYING, READY, "
+    "SWAPPED, CANCELLED, FAILED)",
+    ["status"],
+)
+TAKEN_OVER = Counter(
+    "ragline_reembedding_batches_taken_over_total",
+    "Copy batches claimed again after their holder's lease ran out (a worker died mid-batch)",
+)
 
 
 class PrometheusMetrics:
@@ -97,3 +112,12 @@ class PrometheusMetrics:
         SEARCHES.labels(outcome).inc()
         for retriever in missing:
             RETRIEVER_FAILURES.labels(retriever).inc()
+
+    def chunks_reembedded(self, count: int) -> None:
+        REEMBEDDED.inc(count)
+
+    def reembedding_entered(self, status: str) -> None:
+        REEMBEDDINGS.labels(status).inc()
+
+    def copy_batch_taken_over(self) -> None:
+        TAKEN_OVER.inc()
