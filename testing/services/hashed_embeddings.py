@@ -88,11 +88,14 @@ def _handler(endpoint: HashedEmbeddings) -> type[BaseHTTPRequestHandler]:
                     ],
                 }
             ).encode()
-            self.send_response(200)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(answer)))
-            self.end_headers()
-            self.wfile.write(answer)
+            try:
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(answer)))
+                self.end_headers()
+                self.wfile.write(answer)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client was killed while it waited: nobody hears this answer
 
         def log_message(self, format: str, *args: object) -> None:
             return None

@@ -13,9 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from dependency_injector import providers
 from fastapi.testclient import TestClient
 
 from ragline.adapters.inbound.http import ApiTokens, create_app
+from ragline.application.ports.messaging import MessageBusError
 from ragline.bootstrap.container import container_for
 from ragline.bootstrap.entry import entry_for
 from tests.http.conftest import ALICE_TOKEN, BOB_TOKEN, SERVICE_TOKEN, TOKENS, bearer, finished_run
@@ -212,3 +214,44 @@ def test_bad_upload_metadata_is_422_with_nothing_stored(
     assert answer.status_code == 422, answer.text
     assert "metadata" in answer.json()["detail"]
     assert _objects(tmp_path) == []
+
+
+class _RefusesOnce:
+    """The task topic's publisher, refusing the first publish as RabbitMQ does when no queue
+    is bound to the topic yet (an unroutable message)."""
+
+    def __init__(self, publisher: Any) -> None:
+        from ragline.adapters.wire_format.json import JsonTaskPublisher
+
+        self._inner = JsonTaskPublisher(publisher)
+        self.refused = 0
+
+    async def publish(self, task: Any) -> None:
+        if not self.refused:
+            self.refused += 1
+            raise MessageBusError("rabbitmq-publisher-tasks: UnroutableError: 1 unroutable")
+        await self._inner.publish(task)
+
+
+def test_a_refused_publish_is_a_503_and_the_same_key_queues_it(tmp_path: Path) -> None:
+    container = container_for(tmp_path / "data")
+    container.parse_task_publisher.override(
+        providers.Singleton(_RefusesOnce, publisher=container.task_publisher)
+    )
+    app = create_app(entry_for(container), ApiTokens.parse(json.dumps(TOKENS)))
+    with TestClient(app) as client:
+        embedding = container.default_embedding()
+        body = {"provider": embedding.provider, "model": embedding.model}
+        body["dimension"] = embedding.dimension
+        put = client.put(
+            "/api/v1/users/1001/model-configs/embedding", json=body, headers=bearer(SERVICE_TOKEN)
+        )
+        assert put.status_code == 200, put.text
+        refused = _upload(client, "notes.md", NOTES, key="k-bus")
+        assert refused.status_code == 503, refused.text
+        assert refused.headers["Retry-After"] == "5"
+        assert "message bus could not take the task" in refused.json()["detail"]
+        again = _upload(client, "notes.md", NOTES, key="k-bus")
+        assert again.status_code == 202, again.text
+        run = finished_run(client, again.json()["task_id"], ALICE_TOKEN)
+        assert run["pipeline_status"] == "SUCCESS", run

@@ -105,7 +105,7 @@ FILTERS_EVERYONE_MATCHES: tuple[MetadataFilter, ...] = (
 
 
 def check_isolation(world: World, query: str) -> None:
-    owners = world.owners()
+    owners = world.ever_owned()
     runs = [(d.user, d.dataset, d.doc) for d in world.docs.values()]
     everyone = {(u, d) for (u, d, _) in runs}
     for user, dataset in sorted(everyone):

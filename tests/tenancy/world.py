@@ -108,6 +108,7 @@ class World:
         self.tasks = 0
         self.docs: dict[str, Doc] = {}
         self.held: dict[str, set[str]] = defaultdict(set)
+        self._owners: dict[str, set[tuple[str, str, str]]] = defaultdict(set)
         """user -> sha256s it ever held (holdings are never removed)."""
         self.must_see: dict[str, set[str]] = defaultdict(set)
         """user -> sha256s of its successful runs and parse requests: their batches are its."""
@@ -357,7 +358,17 @@ class World:
                 "SELECT chunk_id, user_id, dataset_id, doc_id FROM chunk"
             ):
                 found[chunk_id].add((user, dataset, doc))
+        for chunk_id, held in found.items():
+            self._owners[chunk_id] |= held
         return found
+
+    def ever_owned(self) -> dict[str, set[tuple[str, str, str]]]:
+        """`owners()` now, with the owners of chunks seen after earlier actions: a
+        swapped-out lineage's keyword entries stay until the index's next commit
+        (`retire_chunks`), and are still their owner's. Chunk ids are never reused (each
+        names its run), so a remembered owner stays true."""
+        self.owners()
+        return {chunk_id: set(held) for chunk_id, held in self._owners.items()}
 
     def chunk_texts(self, user: str) -> list[tuple[str, str]]:
         with sqlite3.connect(self.data_dir / "ragline.db") as db:
@@ -456,7 +467,9 @@ class World:
         self.before = after
 
     def settle(self, actor: str, what: str) -> None:
-        """After an action of (or for) `actor`: its footprint, then what it now holds."""
+        """After an action of (or for) `actor`: its footprint, then what it now holds (and
+        the chunks' owners are read, so a lineage swapped out later is still known)."""
+        self.owners()
         self.check_footprint(actor, what)
         self.check_holdings(actor, what, looked=True)
 

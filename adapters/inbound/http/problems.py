@@ -20,6 +20,7 @@ from starlette.requests import ClientDisconnect
 
 from ragline.application.access import ReferenceRefused
 from ragline.application.error_text import without_paths
+from ragline.application.ports.messaging import MessageBusError
 from ragline.application.search.use_case import SearchUnavailable
 from ragline.application.secrets import masked
 
@@ -113,6 +114,21 @@ def install(app: FastAPI) -> None:
         """Every retriever failed (docs/retrieval.md, degraded search): a 503 the client may
         retry, naming the retrievers, never an engine's error text."""
         response = problem(503, "Service Unavailable", str(error))
+        response.headers["Retry-After"] = "5"
+        return response
+
+    @app.exception_handler(MessageBusError)
+    async def bus_refused(request: Request, error: MessageBusError) -> JSONResponse:
+        """The broker would not take a task (unreachable, or no queue bound to the topic yet:
+        an unroutable publish): the client may repeat the request, which is idempotent on its
+        task id or Idempotency-Key; an upload's bytes are already stored."""
+        log.warning("the message bus refused a publish on %s: %s", request.url.path, error)
+        detail = masked(without_paths(str(error)))[:300]
+        response = problem(
+            503,
+            "Service Unavailable",
+            f"the message bus could not take the task ({detail}); repeat the request",
+        )
         response.headers["Retry-After"] = "5"
         return response
 
