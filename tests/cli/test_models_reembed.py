@@ -48,7 +48,9 @@ def test_another_model_is_planned_as_a_reembedding_only_with_the_flag(
     assert code == 0, out + err
     planned = json.loads(out)
     assert planned["status"] == "PLANNED" and planned["reembedding_id"]
-    assert f"ragline models reembed status {planned['reembedding_id']}" in err.replace("\n", "")
+    said = " ".join(err.split())  # the console wraps long lines
+    assert f"ragline models reembed status {planned['reembedding_id']}" in said
+    assert f"ragline models reembed run {planned['reembedding_id']}" in said
     code, out, _ = run(tmp_path, "models", "show", "--user", "5")
     assert json.loads(out)["embedding"] == before  # the default moves only at the swap
     code, out, err = run(tmp_path, *other, "--reembed")  # one at a time

@@ -117,7 +117,8 @@ def set_embedding(
     _print({"reembedding_id": change.reembedding_id, "status": "PLANNED"})
     console.print(
         f"re-embedding {change.reembedding_id} planned: the copy runs in `ragline worker` / "
-        f"`serve`; watch it with `ragline models reembed status {change.reembedding_id}`"
+        f"`serve` (with neither: `ragline models reembed run {change.reembedding_id}`); "
+        f"watch it with `ragline models reembed status {change.reembedding_id}`"
     )
 
 
