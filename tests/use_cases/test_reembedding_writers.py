@@ -22,8 +22,11 @@ from ragline.application.search.use_case import HybridSearch
 from ragline.domain.metadata import DocumentMetadata, Eq, MetadataFilter
 from ragline.domain.parse_run import PipelineStatus
 from ragline.domain.reembedding import ReembeddingStatus
+from ragline.testing.kits.persistence import scope
 from tests.fakes.harness import Harness
 from tests.fakes.indexes import FakeVectorIndex
+from tests.use_cases.test_reembedding import NEW as SMALL
+from tests.use_cases.test_reembedding import OLD, World, indexed_document, target, world
 from tests.use_cases.test_reembedding_generations import (
     NEW,
     QUERY,
@@ -32,6 +35,8 @@ from tests.use_cases.test_reembedding_generations import (
     dense_of,
     swap_user_7,
 )
+
+__all__ = ["world"]  # the fixture: fakes, and SQLite + the embedded index
 
 DOC = ("7", "3", "100")
 
@@ -164,3 +169,41 @@ async def test_during_a_copy_a_relabel_and_an_edit_reach_the_shadow(h: Harness) 
     await finish(use, rid)
     assert (await dense_hits(h, text, Eq("team", "blue")))[0] == kid.chunk_id
     assert await dense_hits(h, where=Eq("team", "red")) == []
+
+
+async def test_the_indexes_of_a_user_through_a_copy_and_a_swap(world: World) -> None:
+    """The rule on fakes and on SQLite + the embedded index: the base index alone, then the
+    shadow beside it (at the target's dimension), then the new active generation; a delete
+    through them leaves no point in any, a relabel reaches the new generation's filter."""
+    await indexed_document(world.db, world.index, "A", doc_id="gone")
+    kept = await indexed_document(world.db, world.index, "A", doc_id="kept")
+    async with world.db() as uow:
+        assert (await user_indexes(uow, world.index, "A")).all == [world.index]
+    await world.use.plan("r1", "A", target("A"), T0, source_dimension=OLD)
+    for _ in range(2):
+        assert await world.use.step("w1", T0)  # start, one batch copied
+    shadow_space = VectorSpace(1, SMALL)
+    assert await world.points(shadow_space, "A")
+    async with world.db() as uow:
+        during = await user_indexes(uow, world.index, "A")
+    assert during.active.index is world.index and during.shadow is not None
+    assert during.shadow.config == target("A") and len(during.all) == 2
+    for index in during.all:  # as DeleteDocument does, then the rows go
+        await index.delete_document("A", "d1", "gone")
+    assert await world.points(shadow_space, "A") == set()  # the one batch was "gone"'s
+    async with world.db() as uow:
+        await uow.chunks.delete_document(scope("A", doc_id="gone"))
+        await uow.commit()
+    await world.run_out("w1", T0)
+    assert (await world.use.get("r1", "A")).status is ReembeddingStatus.SWAPPED
+    assert await world.points(shadow_space, "A") == set(kept)
+    async with world.db() as uow:
+        after = await user_indexes(uow, world.index, "A")
+    assert after.shadow is None and after.active.generation == 1
+    assert after.active.config == target("A") and len(after.all) == 2
+    for index in after.all:
+        await index.relabel_document("A", "d1", "kept", DocumentMetadata({"team": "blue"}))
+    probe = [1.0] + [0.0] * (SMALL - 1)
+    blue = await after.active.index.query_dense("A", "d1", probe, 100, Eq("team", "blue"))
+    assert {hit.chunk_id for hit in blue} == set(kept)
+    assert await after.active.index.query_dense("A", "d1", probe, 100, Eq("team", "red")) == []
