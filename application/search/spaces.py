@@ -22,7 +22,7 @@ from ragline.application.ports.vector_index import (
     VectorSpace,
     VectorSpaces,
 )
-from ragline.domain.reembedding import Generations
+from ragline.domain.reembedding import Generations, ReembeddingStatus
 
 
 @runtime_checkable
@@ -77,13 +77,8 @@ async def index_of(
 
 
 async def active_dense_index(uow: UnitOfWork, base: VectorIndex, user_id: str) -> VectorIndex:
-    """The index holding the user's dense vectors now (the base index until a swap). What
-    a write or delete of a document's dense points needs besides the base index, which keeps
-    the sparse ones."""
-    config, generation = await active_model(uow, user_id)
-    if generation == 0 or config is None:
-        return base
-    return await index_of(base, spaces_of(base), generation, config.dimension)
+    """The index holding the user's dense vectors now (the base index until a swap)."""
+    return (await user_indexes(uow, base, user_id)).active.index
 
 
 @attrs.frozen
@@ -127,10 +122,9 @@ async def user_indexes(
     A user who never re-embedded costs one read (their generations) and gets the base index
     alone; the config is then read only by a caller that embeds. Otherwise the active pair
     is read as search reads it, and the shadow's dimension and model from the user's active
-    re-embedding (PLANNED, COPYING or READY: its collection is ensured here if the copy has
-    not started yet). A write that read this before a shadow opened misses it: the copy then
-    reads the chunk rows after that write's commit, so it copies what the write left (see
-    docs/state-machine.md)."""
+    re-embedding once it copies (COPYING or READY). A PLANNED one's shadow holds nothing yet:
+    its copy reads the chunk rows, labels and texts after this writer's row change committed
+    (docs/state-machine.md, "The other writers of a user's points", says what races remain)."""
     gens = await uow.reembeddings.generations(user_id)
     if gens.active == 0 and gens.shadow is None:
         return UserIndexes(base, DenseSpace(0, base, None))
@@ -144,7 +138,8 @@ async def user_indexes(
     shadow = None
     if gens.shadow is not None:
         item = await uow.reembeddings.active_for(user_id)
-        if item is not None and item.target_generation == gens.shadow:
+        copying = item is not None and item.status is not ReembeddingStatus.PLANNED
+        if item is not None and copying and item.target_generation == gens.shadow:
             spec = item.target
             index = await index_of(base, spaces, gens.shadow, spec.dimension)
             model = EmbeddingConfig(

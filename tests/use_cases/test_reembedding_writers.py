@@ -172,14 +172,17 @@ async def test_during_a_copy_a_relabel_and_an_edit_reach_the_shadow(h: Harness) 
 
 
 async def test_the_indexes_of_a_user_through_a_copy_and_a_swap(world: World) -> None:
-    """The rule on fakes and on SQLite + the embedded index: the base index alone, then the
-    shadow beside it (at the target's dimension), then the new active generation; a delete
+    """The rule on fakes and on SQLite + the embedded index: the base index alone (before and
+    while PLANNED), then the shadow beside it once it copies (at the target's dimension), then
+    the new active generation; a delete
     through them leaves no point in any, a relabel reaches the new generation's filter."""
     await indexed_document(world.db, world.index, "A", doc_id="gone")
     kept = await indexed_document(world.db, world.index, "A", doc_id="kept")
     async with world.db() as uow:
         assert (await user_indexes(uow, world.index, "A")).all == [world.index]
     await world.use.plan("r1", "A", target("A"), T0, source_dimension=OLD)
+    async with world.db() as uow:  # PLANNED: the shadow holds nothing, its copy reads later
+        assert (await user_indexes(uow, world.index, "A")).all == [world.index]
     for _ in range(2):
         assert await world.use.step("w1", T0)  # start, one batch copied
     shadow_space = VectorSpace(1, SMALL)
