@@ -15,6 +15,14 @@ then), a parent's text (NotEditable: parents are context, never indexed).
 
 A re-chunking of the document (a re-index, a retry that re-runs CHUNKING, a new upload) cuts
 fresh chunks from the Markdown: edits and switches are dropped (docs/operations.md).
+
+Generations (issue 21, `search.spaces.user_indexes`): a switch off deletes the chunk's points
+in the base index and in the user's active and shadow generations. A new text is embedded
+with the active generation's model into its index and, while a re-embedding copies, with
+the target model into the shadow too: the copy's re-check compares the chunk ids of each
+range, not their texts, so it would not re-copy an edited chunk whose edit ended between two
+checks. (An edit that races a copy batch which read the old text may still lose to that
+batch's write; a repeat of the edit, or a chunk switched off and on, rewrites it.)
 """
 
 from __future__ import annotations
@@ -37,6 +45,7 @@ from ragline.application.ports.sparse_encoder import SparseEncoder
 from ragline.application.ports.tokenizer import Tokenizer
 from ragline.application.ports.unit_of_work import UnitOfWork, UnitOfWorkFactory
 from ragline.application.ports.vector_index import DensePoint, SparsePoint, VectorIndex
+from ragline.application.search.spaces import dense_indexes, user_indexes
 from ragline.application.tasks import RejectedBody
 from ragline.domain.metadata import DocumentMetadata
 from ragline.domain.parse_run import (
@@ -147,7 +156,8 @@ class EditChunk:
         if enabled:
             return await self._index(scope, chunk)
         ids = [chunk.chunk_id]
-        await self._vectors.delete_chunks(scope.user_id, scope.dataset_id, ids)
+        for index in await dense_indexes(self._uow_factory, self._vectors, scope.user_id):
+            await index.delete_chunks(scope.user_id, scope.dataset_id, ids)
         await self._keywords.delete_chunks(scope.user_id, scope.dataset_id, ids)
         return chunk
 
@@ -156,17 +166,23 @@ class EditChunk:
         filename = await self._filename(chunk)
         text = indexed_text(chunk, filename, self._headers)
         async with self._uow_factory() as uow:
-            config = await uow.model_configs.default_embedding(scope.user_id)
+            indexes = await user_indexes(uow, self._vectors, scope.user_id)
+            config = indexes.active.config
+            if config is None:
+                config = await uow.model_configs.default_embedding(scope.user_id)
         if config is None:
             raise NotEditable(f"user {scope.user_id} has no default EMBEDDING config")
-        embedder = await self._embedders.resolve(config)
+        spaces = [(indexes.active.index, await self._embedders.resolve(config))]
+        shadow = indexes.shadow
+        if shadow is not None and shadow.config is not None:
+            spaces.append((shadow.index, await self._embedders.resolve(shadow.config)))
         labels = await labels_of(self._uow_factory, scope)
         payload = chunk_payload(chunk, labels.metadata)
 
         async def dense() -> None:
-            (vector,) = await asyncio.to_thread(embedder.embed_documents, [text])
-            point = DensePoint(chunk.chunk_id, vector, payload)
-            await self._vectors.upsert_dense([point])
+            for index, embedder in spaces:  # active first: what search reads now
+                (vector,) = await asyncio.to_thread(embedder.embed_documents, [text])
+                await index.upsert_dense([DensePoint(chunk.chunk_id, vector, payload)])
 
         async def sparse() -> None:
             (encoded,) = await asyncio.to_thread(self._sparse.encode_documents, [text])
@@ -188,7 +204,8 @@ class EditChunk:
 
         async def relabel(metadata: DocumentMetadata) -> None:
             args = (scope.user_id, scope.dataset_id, scope.doc_id, metadata)
-            await self._vectors.relabel_document(*args)
+            for index in await dense_indexes(self._uow_factory, self._vectors, scope.user_id):
+                await index.relabel_document(*args)
             await self._keywords.relabel_document(*args)
 
         return relabel

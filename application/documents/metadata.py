@@ -16,6 +16,7 @@ from ragline.application.ports.keyword_index import KeywordIndex
 from ragline.application.ports.repositories.documents import StoredMetadata
 from ragline.application.ports.unit_of_work import UnitOfWorkFactory
 from ragline.application.ports.vector_index import VectorIndex
+from ragline.application.search.spaces import dense_indexes
 from ragline.domain.metadata import DocumentMetadata
 
 ATTEMPTS = 5  # compare-and-set rounds against concurrent PUTs of the same document
@@ -53,6 +54,7 @@ class SetDocumentMetadata:
                     break
         else:
             raise MetadataConflict(f"document {doc_id}: metadata changed under every attempt")
-        await self._vectors.relabel_document(user_id, dataset_id, doc_id, metadata)
+        for index in await dense_indexes(self._uow_factory, self._vectors, user_id):
+            await index.relabel_document(user_id, dataset_id, doc_id, metadata)
         await self._keywords.relabel_document(user_id, dataset_id, doc_id, metadata)
         return StoredMetadata(metadata, version + 1)

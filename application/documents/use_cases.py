@@ -28,6 +28,7 @@ from ragline.application.ports.repositories.scope import DocumentScope
 from ragline.application.ports.task_messages import TaskPublisher
 from ragline.application.ports.unit_of_work import UnitOfWork, UnitOfWorkFactory
 from ragline.application.ports.vector_index import VectorIndex
+from ragline.application.search.spaces import dense_indexes
 from ragline.application.tasks import ParseTaskCommand, RejectedBody, TaskIssuer, TriggerMode
 from ragline.application.tasks.parse_task import MARKDOWN_PASSTHROUGH_TYPES
 from ragline.domain.parse_run import MarkdownLocation, ParseRun, PipelineStatus
@@ -157,7 +158,9 @@ class DeleteDocument:
             raise DocumentBusy(f"document {doc_id} has a run in progress ({latest.task_id})")
         scope = DocumentScope(user_id, dataset_id, doc_id)
         keyword_docs = await self._keywords.delete_document(user_id, dataset_id, doc_id)
-        await self._vectors.delete_document(user_id, dataset_id, doc_id)  # dense and sparse
+        # dense and sparse in the base index, dense in the active and shadow generations
+        for index in await dense_indexes(self._uow_factory, self._vectors, user_id):
+            await index.delete_document(user_id, dataset_id, doc_id)
         async with self._uow_factory() as uow:
             written = await _markdown_written(uow, scope)
             in_use = await uow.documents.objects_in_use(written, scope) if written else set()

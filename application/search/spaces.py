@@ -12,14 +12,17 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
+import attrs
+
 from ragline.application.ports.repositories.model_configs import EmbeddingConfig
-from ragline.application.ports.unit_of_work import UnitOfWork
+from ragline.application.ports.unit_of_work import UnitOfWork, UnitOfWorkFactory
 from ragline.application.ports.vector_index import (
     VectorIndex,
     VectorIndexUnavailable,
     VectorSpace,
     VectorSpaces,
 )
+from ragline.domain.reembedding import Generations, ReembeddingStatus
 
 
 @runtime_checkable
@@ -41,14 +44,22 @@ async def active_model(
     its commit. Generations are read, then the config; while a shadow is open (a swap may
     come) they are read again: the same version means nothing committed in between (a swap
     bumps it), another means read the pair again. Without a shadow it is one extra read."""
+    config, gens = await _model_and_generations(uow, user_id, attempts)
+    return config, gens.active
+
+
+async def _model_and_generations(
+    uow: UnitOfWork, user_id: str, attempts: int, first: Generations | None = None
+) -> tuple[EmbeddingConfig | None, Generations]:
     for _ in range(attempts):
-        gens = await uow.reembeddings.generations(user_id)
+        gens = first or await uow.reembeddings.generations(user_id)
+        first = None
         config = await uow.model_configs.default_embedding(user_id)
         if gens.shadow is None:
-            return config, gens.active
+            return config, gens
         again = await uow.reembeddings.generations(user_id)
         if again.version == gens.version:
-            return config, gens.active
+            return config, gens
     raise VectorIndexUnavailable(f"user {user_id}'s generations kept moving while read")
 
 
@@ -66,10 +77,87 @@ async def index_of(
 
 
 async def active_dense_index(uow: UnitOfWork, base: VectorIndex, user_id: str) -> VectorIndex:
-    """The index holding the user's dense vectors now (the base index until a swap). What
-    a write or delete of a document's dense points needs besides the base index, which keeps
-    the sparse ones."""
-    config, generation = await active_model(uow, user_id)
-    if generation == 0 or config is None:
-        return base
-    return await index_of(base, spaces_of(base), generation, config.dimension)
+    """The index holding the user's dense vectors now (the base index until a swap)."""
+    return (await user_indexes(uow, base, user_id)).active.index
+
+
+@attrs.frozen
+class DenseSpace:
+    """One generation's dense index and the model its vectors come from (None when the
+    user has no default config: generation 0 only)."""
+
+    generation: int
+    index: VectorIndex
+    config: EmbeddingConfig | None
+
+
+@attrs.frozen
+class UserIndexes:
+    """Every index holding one user's points now: the base index (sparse vectors, and dense
+    ones for generation 0), the active generation's dense index and, while a copy runs, the
+    shadow's. A delete or relabel of the user's points goes to `all`; a new dense vector to
+    `active` with its model (and to `shadow` with the shadow's, see `user_indexes`)."""
+
+    base: VectorIndex
+    active: DenseSpace
+    shadow: DenseSpace | None = None
+
+    @property
+    def all(self) -> list[VectorIndex]:
+        """Base, active, shadow; each index once (generation 0's dense index is the base)."""
+        found: dict[int, VectorIndex] = {0: self.base}
+        for space in (self.active, self.shadow):
+            if space is not None:
+                found.setdefault(space.generation, space.index)
+        return list(found.values())
+
+
+async def user_indexes(
+    uow: UnitOfWork, base: VectorIndex, user_id: str, *, attempts: int = 3
+) -> UserIndexes:
+    """The one rule for "which dense indexes does this user have now" (issue 21), for every
+    writer besides VECTORIZING and the copy: document deletes, metadata relabels, chunk
+    switches and edits, a lineage's removal.
+
+    A user who never re-embedded costs one read (their generations) and gets the base index
+    alone; the config is then read only by a caller that embeds. Otherwise the active pair
+    is read as search reads it, and the shadow's dimension and model from the user's active
+    re-embedding once it copies (COPYING or READY). A PLANNED one's shadow holds nothing yet:
+    its copy reads the chunk rows, labels and texts after this writer's row change committed
+    (docs/state-machine.md, "The other writers of a user's points", says what races remain)."""
+    gens = await uow.reembeddings.generations(user_id)
+    if gens.active == 0 and gens.shadow is None:
+        return UserIndexes(base, DenseSpace(0, base, None))
+    config, gens = await _model_and_generations(uow, user_id, attempts, first=gens)
+    spaces = spaces_of(base)
+    if gens.active == 0 or config is None:
+        active = DenseSpace(0, base, config)
+    else:
+        index = await index_of(base, spaces, gens.active, config.dimension)
+        active = DenseSpace(gens.active, index, config)
+    shadow = None
+    if gens.shadow is not None:
+        item = await uow.reembeddings.active_for(user_id)
+        copying = item is not None and item.status is not ReembeddingStatus.PLANNED
+        if item is not None and copying and item.target_generation == gens.shadow:
+            spec = item.target
+            index = await index_of(base, spaces, gens.shadow, spec.dimension)
+            model = EmbeddingConfig(
+                user_id,
+                spec.provider,
+                spec.model,
+                spec.dimension,
+                item.target_base_url,
+                item.target_api_key,
+            )
+            shadow = DenseSpace(gens.shadow, index, model)
+    return UserIndexes(base, active, shadow)
+
+
+async def dense_indexes(
+    uow_factory: UnitOfWorkFactory, base: VectorIndex, user_id: str
+) -> list[VectorIndex]:
+    """`user_indexes(...).all` in a unit of work of its own: where a delete or relabel of
+    the user's points must go."""
+    async with uow_factory() as uow:
+        return (await user_indexes(uow, base, user_id)).all

@@ -36,6 +36,7 @@ from ragline.application.pipeline.results import ResultOutbox
 from ragline.application.pipeline.stages.needs import TemplateNeeds
 from ragline.application.ports.repositories.errors import PersistenceError
 from ragline.application.ports.unit_of_work import UnitOfWork
+from ragline.application.search.spaces import dense_indexes
 from ragline.domain.parse_run import (
     FailureCode,
     MarkdownLocation,
@@ -45,6 +46,9 @@ from ragline.domain.parse_run import (
 )
 
 log = logging.getLogger("ragline.pipeline")
+
+Remove = Callable[[str, str, list[str]], Awaitable[object]]
+"""A delete of chunks from one index (user_id, dataset_id, chunk ids)."""
 
 ExtraWrite = Callable[[UnitOfWork], Awaitable[None]]
 Out = TypeVar("Out")
@@ -203,10 +207,14 @@ class PipelineStage(abc.ABC, Generic[Out]):
         """The old version's children out of every index, one call per index (the rows are
         gone, so a failed delete only leaves entries search can no longer hydrate)."""
         scope, services = ctx.scope, self.services
-        removals = (
-            ("vectors", services.vectors.delete_chunks),
+        removals: list[tuple[str, Remove]] = [
             ("keywords", services.keywords.retire_chunks),  # rides the index's next commit
-        )
+        ]
+        try:  # the base index and the user's active and shadow generations
+            indexes = await dense_indexes(services.uow, services.vectors, scope.user_id)
+            removals += [("vectors", index.delete_chunks) for index in indexes]
+        except Exception as error:
+            log.warning("finding the user's vector indexes failed: %s", describe(error))
         for name, remove in removals:
             try:
                 await remove(scope.user_id, scope.dataset_id, removed)

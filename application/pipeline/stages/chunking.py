@@ -28,6 +28,7 @@ from ragline.application.pipeline.stages.markdown_io import read_markdown
 from ragline.application.pipeline.stages.needs import HasObjects, HasVectors, TemplateNeeds
 from ragline.application.ports.repositories.chunks import ChunkRecord
 from ragline.application.ports.repositories.scope import DocumentScope
+from ragline.application.search.spaces import dense_indexes
 from ragline.domain.chunking import ChunkCandidate, ChunkingResult, ParentBlock, chunk_id
 from ragline.domain.parse_run import ChunkIndexStatus, FailureCode, Stage
 
@@ -122,7 +123,9 @@ class ChunkingStage(PipelineStage[None]):
         del records, result, markdown  # later stages page through the stored rows
         if stale:  # a resumed run's own earlier vectors; the live lineage's stay
             scope = ctx.scope
-            await self.services.vectors.delete_chunks(scope.user_id, scope.dataset_id, stale)
+            services = self.services
+            for index in await dense_indexes(services.uow, services.vectors, scope.user_id):
+                await index.delete_chunks(scope.user_id, scope.dataset_id, stale)
         return None
 
     async def on_skip(self, ctx: RunContext) -> None:

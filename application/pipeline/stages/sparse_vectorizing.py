@@ -26,6 +26,7 @@ from ragline.application.pipeline.stages.vectorizing import chunk_payload
 from ragline.application.ports.repositories.chunks import ChunkRecord
 from ragline.application.ports.sparse_encoder import SparseEncoder
 from ragline.application.ports.vector_index import SparsePoint
+from ragline.application.search.spaces import dense_indexes
 from ragline.domain.metadata import DocumentMetadata
 from ragline.domain.parse_run import ChunkIndexStatus, FailureCode, Stage
 
@@ -104,7 +105,10 @@ class SparseVectorizingStage(PipelineStage[None]):
             raise StageFailure(FailureCode.SPARSE_VECTORIZING_FAILED, "the document has no chunks")
 
         async def relabel(metadata: DocumentMetadata) -> None:
-            await vectors.relabel_document(scope.user_id, scope.dataset_id, scope.doc_id, metadata)
+            # every index holding the document's points: its dense ones may be elsewhere
+            args = (scope.user_id, scope.dataset_id, scope.doc_id, metadata)
+            for index in await dense_indexes(services.uow, vectors, scope.user_id):
+                await index.relabel_document(*args)
 
         try:
             await catch_up(services.uow, scope, labels, relabel)

@@ -41,7 +41,7 @@ from ragline.application.ports.embedder_resolver import EmbedderResolver, Unusab
 from ragline.application.ports.repositories.chunks import ChunkRecord
 from ragline.application.ports.repositories.documents import StoredMetadata
 from ragline.application.ports.vector_index import ChunkPayload, DensePoint, VectorIndex
-from ragline.application.search.spaces import active_model, index_of, spaces_of
+from ragline.application.search.spaces import active_model, dense_indexes, index_of, spaces_of
 from ragline.domain.metadata import DocumentMetadata
 from ragline.domain.parse_run import ChunkIndexStatus, FailureCode, Stage
 
@@ -170,10 +170,13 @@ class VectorizingStage(PipelineStage[RememberedChildren | None]):
         )
 
     async def _catch_up(self, ctx: RunContext, labels: StoredMetadata, index: VectorIndex) -> None:
-        scope, vectors = ctx.scope, index
+        scope, services = ctx.scope, self.services
 
         async def relabel(metadata: DocumentMetadata) -> None:
-            await vectors.relabel_document(scope.user_id, scope.dataset_id, scope.doc_id, metadata)
+            # the run's own index, and every other one holding the document's points
+            found = await dense_indexes(services.uow, services.vectors, scope.user_id)
+            for each in [index, *(i for i in found if i is not index)]:
+                await each.relabel_document(scope.user_id, scope.dataset_id, scope.doc_id, metadata)
 
         try:
             await catch_up(self.services.uow, scope, labels, relabel)
