@@ -14,8 +14,9 @@ In one fresh embedded data dir (SQLite, the embedded vector index, Tantivy, nano
 3. Search: Q HybridSearch queries (the container's `hybrid_search`, one at a time) with the
    copy paused and Q while a background task steps a copy (batches of --batch) in the same
    process, alternating over --rounds rounds so both sides see the same machine load; p50/p95
-   and p95 during / p95 quiet (target <= 1.3). `--copy-nice N` repeats this with the copy's
-   engine calls on one thread at nice N (an experiment: ragline does not do it).
+   and p95 during / p95 quiet (target <= 1.3). `--copy-nice N` adds to every round Q/R queries
+   while the copy's engine calls run on one thread at nice N (an experiment: ragline does not
+   do it). `--copies 0`: the search part only.
 
 Caches: the data dir is fresh, so the first ingest embeds every text (the embedding cache's
 rows are counted after it); before every copy the container is rebuilt and the SQLite
@@ -259,12 +260,20 @@ class _Pausable:
 
 
 async def _search_phase(
-    rid: str, model: str, count: int, rounds: int, batch: int, top_k: int
+    rid: str,
+    model: str,
+    count: int,
+    rounds: int,
+    batch: int,
+    top_k: int,
+    niced: ThreadPoolExecutor | None = None,
 ) -> dict[str, Any]:
     """`rounds` times: count/rounds queries with the copy paused, then as many while it
-    copies (batches of `batch`), so both sides see the same machine load."""
-    asked = queries(2 * count + 2)
-    warm, quiet_q, busy_q = asked[:2], asked[2::2][:count], asked[3::2][:count]
+    copies (batches of `batch`), and with `niced` as many while it copies on that thread,
+    so every side sees the same machine load."""
+    asked = queries(3 * count + 2)
+    warm, quiet_q, busy_q = asked[:2], asked[2::3][:count], asked[3::3][:count]
+    niced_q, niced_t = asked[4::3][:count], []
     per = max(1, count // rounds)
     os.environ["RAGLINE_REEMBED_BATCH_SIZE"] = str(batch)
     try:
@@ -289,6 +298,18 @@ async def _search_phase(
             await copier.pause()
             if item.status is not ReembeddingStatus.COPYING or item.done >= item.total:
                 break  # the copy ran out of chunks: these were not all during a copy
+            if niced is not None:
+                NICED["pool"] = niced
+                try:
+                    await copier.resume()
+                    more = await _timed(search, niced_q[r * per : (r + 1) * per], top_k)
+                    item = await _get(container, rid)
+                    await copier.pause()
+                finally:
+                    NICED.pop("pool")
+                if item.status is not ReembeddingStatus.COPYING or item.done >= item.total:
+                    break
+                niced_t += more
             busy += times
             done_rounds += 1
         await copier.close()
@@ -315,6 +336,15 @@ async def _search_phase(
         "during": d,
         "p95_ratio": round(d["p95_ms"] / b["p95_ms"], 2),
         "p50_ratio": round(d["p50_ms"] / b["p50_ms"], 2),
+        **(
+            {}
+            if niced is None
+            else {
+                "during_copy_niced": (n := _stats(niced_t)),
+                "p95_ratio_niced": round(n["p95_ms"] / b["p95_ms"], 2),
+                "p50_ratio_niced": round(n["p50_ms"] / b["p50_ms"], 2),
+            }
+        ),
         "load_per_round": loads,
         "load_after": _load(),
     }
@@ -342,28 +372,33 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
         copies.append(await _copy(f"bench-{i + 1}", model))
         print(json.dumps(copies[-1]), flush=True)
     active = MODELS[args.copies % 2]
-    print("search before / during a copy ...", flush=True)
-    searched = await _search_phase(
-        "bench-search", MODELS[(args.copies + 1) % 2], args.queries, args.rounds, args.batch, 10
-    )
-    niced = None
-    if args.copy_nice:
-        print(f"search before / during a copy at nice {args.copy_nice} ...", flush=True)
-        NICED["pool"] = _niced_pool(args.copy_nice)
-        try:
-            niced = await _search_phase(
-                "bench-search-niced",
-                MODELS[(args.copies + 1) % 2],
-                args.queries,
-                args.rounds,
-                args.batch,
-                10,
-            )
-        finally:
-            NICED.pop("pool").shutdown()
-        niced["copy_nice"] = args.copy_nice
-    rate = statistics.median(c["chunks_per_s"] for c in copies)
-    ratio = rate / ingested["vectorizing_chunks_per_s"]
+    print("search quiet / during a copy ...", flush=True)
+    pool = _niced_pool(args.copy_nice) if args.copy_nice else None
+    try:
+        searched = await _search_phase(
+            "bench-search",
+            MODELS[(args.copies + 1) % 2],
+            args.queries,
+            args.rounds,
+            args.batch,
+            10,
+            pool,
+        )
+    finally:
+        if pool is not None:
+            pool.shutdown()
+    searched["copy_nice"] = args.copy_nice or None
+    throughput = None
+    if copies:
+        rate = statistics.median(c["chunks_per_s"] for c in copies)
+        ratio = rate / ingested["vectorizing_chunks_per_s"]
+        throughput = {
+            "vectorizing_chunks_per_s": ingested["vectorizing_chunks_per_s"],
+            "copy_chunks_per_s_median": round(rate, 2),
+            "ratio": round(ratio, 3),
+            "target": 0.95,
+            "met": ratio >= 0.95,
+        }
     return {
         "corpus": {
             "source": "python3.11-doc library/*.html -> Markdown (html2text), first pages",
@@ -376,14 +411,7 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
         "copies": copies,
         "search_model": active,
         "search": searched,
-        "search_copy_niced": niced,
-        "throughput": {
-            "vectorizing_chunks_per_s": ingested["vectorizing_chunks_per_s"],
-            "copy_chunks_per_s_median": round(rate, 2),
-            "ratio": round(ratio, 3),
-            "target": 0.95,
-            "met": ratio >= 0.95,
-        },
+        "throughput": throughput,
         "search_p95": {
             "ratio": searched["p95_ratio"],
             "target": 1.3,
@@ -399,8 +427,12 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=40, help="queries on each side")
     ap.add_argument("--rounds", type=int, default=5, help="quiet/busy alternations")
     ap.add_argument(
-        "--copy-nice", type=int, default=0, help="also: the copy's engine thread at this nice"
+        "--copy-nice",
+        type=int,
+        default=0,
+        help="rounds also at this nice",
     )
+    ap.add_argument("--out", type=Path, default=RESULTS, help="the results file")
     ap.add_argument("--batch", type=int, default=16, help="copy batch during the queries")
     args = ap.parse_args()
     result = _sync(lambda: _run(args))
@@ -412,18 +444,19 @@ def main() -> None:
         **result,
     }
     report["machine"]["load_average_end"] = _load()
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     t, s = report["throughput"], report["search"]
-    print(
-        f"VECTORIZING {t['vectorizing_chunks_per_s']} chunks/s, copy (median) "
-        f"{t['copy_chunks_per_s_median']} chunks/s, ratio {t['ratio']}"
-    )
+    if t is not None:
+        print(
+            f"VECTORIZING {t['vectorizing_chunks_per_s']} chunks/s, copy (median) "
+            f"{t['copy_chunks_per_s_median']} chunks/s, ratio {t['ratio']}"
+        )
     print(
         f"search p95 before {s['before']['p95_ms']} ms, during {s['during']['p95_ms']} ms, "
         f"ratio {s['p95_ratio']}"
     )
-    print(f"written {RESULTS}")
+    print(f"written {args.out}")
 
 
 def _sync(make: Callable[[], Awaitable[dict[str, Any]]]) -> dict[str, Any]:
