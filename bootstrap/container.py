@@ -229,6 +229,7 @@ class Container(containers.DeclarativeContainer):
     # re-embedding a user's chunks into a new generation (issue 21): planned by set-embedding
     # --reembed, stepped by the worker loops; the index is the generation-aware VectorSpaces
     reembed_settings = settings.provided.reembed
+    reembed_background = providers.Resource(reembedding.background, reembed_settings)
     reembeddings = providers.Factory(
         Reembeddings,
         uow=providers.Callable(metered, uow_factory, metrics),
@@ -237,6 +238,7 @@ class Container(containers.DeclarativeContainer):
         contextual_headers=pipeline_settings.provided.contextual_headers,  # VECTORIZING's
         batch_size=reembed_settings.batch_size,
         lease=providers.Callable(reembedding.lease, reembed_settings),
+        background=reembed_background,
     )
     model_configs = providers.Factory(
         ManageModelConfigs,

@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import timedelta
 
+from ragline.application.ports.background_work import BackgroundWork
 from ragline.bootstrap.settings_reembed import ReembedSettings
 
 
@@ -14,3 +16,14 @@ def lease(settings: ReembedSettings) -> timedelta:
 
 def poll(settings: ReembedSettings) -> timedelta:
     return timedelta(seconds=settings.poll_seconds)
+
+
+def background(settings: ReembedSettings) -> Iterator[BackgroundWork]:
+    """The copy's model calls on one thread at `RAGLINE_REEMBED_NICE`."""
+    from ragline.adapters.background_work.niced_thread import NicedThread
+
+    work = NicedThread(settings.nice)
+    try:
+        yield work
+    finally:
+        work.close()

@@ -23,3 +23,10 @@ class ReembedSettings(VendorSettings):
         gt=0,
         description="How often an idle `ragline worker`/`serve` looks for re-embedding work.",
     )
+    nice: int = Field(
+        default=10,
+        ge=0,
+        le=19,
+        description="The nice value (Linux) of the thread a worker's or server's re-embedding "
+        "copy embeds on, so searches on the same cores keep their latency (0: no change).",
+    )

@@ -32,6 +32,7 @@ import attrs
 from ragline.application.metadata.labels import labels_of
 from ragline.application.pipeline.chunk_header import indexed_text
 from ragline.application.pipeline.stages.vectorizing import chunk_payload
+from ragline.application.ports.background_work import BackgroundWork
 from ragline.application.ports.embedder import EmbeddingDimensionMismatch
 from ragline.application.ports.embedder_resolver import EmbedderResolver, UnusableEmbeddingConfig
 from ragline.application.ports.repositories.chunks import ChunkRecord
@@ -114,6 +115,9 @@ class Reembeddings:
     contextual_headers: bool = False
     batch_size: int = 64
     lease: timedelta = timedelta(minutes=2)
+    background: BackgroundWork | None = None
+    """Where the copy's model calls run (a niced thread in worker and serve); None: a
+    plain worker thread."""
 
     async def plan(
         self,
@@ -256,7 +260,11 @@ class Reembeddings:
     async def _copy(self, item: Reembedding, batch: CopyBatch) -> None:
         records = await self._in_range(item.user_id, batch)
         embedder = await self.embedders.resolve(target_config(item))
-        vectors = await asyncio.to_thread(embedder.embed_documents, await self._texts(records))
+        texts = await self._texts(records)
+        if self.background is None:
+            vectors = await asyncio.to_thread(embedder.embed_documents, texts)
+        else:  # below the searches a server answers on the same cores
+            vectors = await self.background.run(lambda: embedder.embed_documents(texts))
         for vector in vectors:
             if len(vector) != item.target.dimension:
                 raise EmbeddingDimensionMismatch(item.target.dimension, len(vector), "re-embed")

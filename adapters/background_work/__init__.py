@@ -1,0 +1,1 @@
+"""BackgroundWork adapters: where blocking background work runs."""
