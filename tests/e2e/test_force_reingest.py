@@ -38,9 +38,15 @@ class Counting:
 
     def __getattr__(self, attr: str) -> Any:
         value = getattr(self._inner, attr)
-        if attr.startswith(("delete", "retire")):
-            self._calls[f"{self._name}.{attr}"] += 1
-        return value
+        if not attr.startswith(("delete", "retire")) or not callable(value):
+            return value
+        name = f"{self._name}.{attr}"
+
+        def counted(*args: Any, **kwargs: Any) -> Any:  # a call, not a look (isinstance)
+            self._calls[name] += 1
+            return value(*args, **kwargs)
+
+        return counted
 
 
 async def _counted_vectors(settings: Settings, calls: Counter[str]) -> AsyncIterator[Any]:
