@@ -41,7 +41,6 @@ from ragline.application.redrive import RedriveTaskDeadLetters
 from ragline.application.reembedding import Reembeddings
 from ragline.application.reembedding.loop import ReembeddingLoop
 from ragline.application.reembedding.manage import ManageReembeddings
-from ragline.application.reembedding.metered import metered
 from ragline.application.runs import CheckTaskId, ListRuns, RetryRun
 from ragline.application.search.use_case import HybridSearch
 from ragline.application.uploads import UploadDocument
@@ -232,13 +231,14 @@ class Container(containers.DeclarativeContainer):
     reembed_background = providers.Resource(reembedding.background, reembed_settings)
     reembeddings = providers.Factory(
         Reembeddings,
-        uow=providers.Callable(metered, uow_factory, metrics),
+        uow=uow_factory,
         vectors=vectors,
         embedders=embedders,
         contextual_headers=pipeline_settings.provided.contextual_headers,  # VECTORIZING's
         batch_size=reembed_settings.batch_size,
         lease=providers.Callable(reembedding.lease, reembed_settings),
         background=reembed_background,
+        metrics=metrics,
     )
     model_configs = providers.Factory(
         ManageModelConfigs,

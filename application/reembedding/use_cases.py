@@ -35,6 +35,7 @@ from ragline.application.pipeline.stages.vectorizing import chunk_payload
 from ragline.application.ports.background_work import BackgroundWork
 from ragline.application.ports.embedder import EmbeddingDimensionMismatch
 from ragline.application.ports.embedder_resolver import EmbedderResolver, UnusableEmbeddingConfig
+from ragline.application.ports.metrics import PipelineMetrics
 from ragline.application.ports.repositories.chunks import ChunkRecord
 from ragline.application.ports.repositories.errors import ConcurrentUpdate
 from ragline.application.ports.repositories.model_configs import EmbeddingConfig
@@ -116,6 +117,9 @@ class Reembeddings:
     batch_size: int = 64
     lease: timedelta = timedelta(minutes=2)
     background: BackgroundWork | None = None
+    metrics: PipelineMetrics | None = None
+    """Told of each move, copied batch and take-over once its transaction committed (a lost
+    compare-and-set counts nothing)."""
     """Where the copy's model calls run (a niced thread in worker and serve); None: a
     plain worker thread."""
 
@@ -160,6 +164,7 @@ class Reembeddings:
                 raise AlreadyReembedding(f"user {user_id} is already re-embedding") from None
             await uow.reembeddings.add(item)
             await uow.commit()
+        self._entered(item.status)
         return item
 
     async def get(self, reembedding_id: str, user_id: str | None) -> Reembedding:
@@ -191,6 +196,7 @@ class Reembeddings:
                 gens.drop_shadow(item.target_generation), gens.version
             )
             await uow.commit()
+        self._entered(item.status)
         await self.vectors.delete_user(self._space(item), item.user_id)
         return item
 
@@ -231,12 +237,15 @@ class Reembeddings:
             await uow.reembeddings.save(item, expected)
             await uow.reembeddings.add_batches(batches)
             await uow.commit()
+        self._entered(item.status)
         return True
 
     async def _copy_or_check(self, item: Reembedding, owner: str, now: datetime) -> bool:
         async with self.uow() as uow:
             claimed = await uow.reembeddings.claim_batch(item.id, owner, now, now + self.lease)
             await uow.commit()
+        if claimed is not None and claimed.claims > 1 and self.metrics is not None:
+            self.metrics.copy_batch_taken_over()  # its first holder's lease ran out
         if claimed is not None:
             await self._copy(item, claimed)
             return True
@@ -255,6 +264,8 @@ class Reembeddings:
                 item.mark_ready(0, now)
             await uow.reembeddings.save(item, expected)
             await uow.commit()
+        if not missing:
+            self._entered(item.status)
         return True
 
     async def _copy(self, item: Reembedding, batch: CopyBatch) -> None:
@@ -294,6 +305,8 @@ class Reembeddings:
             fresh.copied(len(records))
             await uow.reembeddings.save(fresh, expected)
             await uow.commit()
+        if self.metrics is not None:
+            self.metrics.chunks_reembedded(len(records))
 
     async def _swap(self, item: Reembedding, now: datetime) -> bool:
         if await self._runs_embedding(item.user_id):
@@ -309,6 +322,7 @@ class Reembeddings:
                 await uow.reembeddings.add_batches(more)
                 await uow.reembeddings.save(item, expected)
                 await uow.commit()
+                self._entered(item.status)  # READY back to COPYING
                 return True
             gens = await uow.reembeddings.generations(item.user_id)
             item.swap(0, now)
@@ -317,12 +331,17 @@ class Reembeddings:
             # search reads the default config with the active generation: both move here
             await uow.model_configs.put_default_embedding(target_config(item))
             await uow.commit()
+        self._entered(item.status)
         if item.source_dimension is not None:
             # the old generation's points go (generation 0's too: its space is shared, the
             # delete is by user); a grace period for rollback is not implemented yet
             old = VectorSpace(item.source_generation, item.source_dimension)
             await self.vectors.delete_user(old, item.user_id)
         return True
+
+    def _entered(self, status: ReembeddingStatus) -> None:
+        if self.metrics is not None:
+            self.metrics.reembedding_entered(status.value)
 
     # -- reading --------------------------------------------------------------------------
 

@@ -23,7 +23,6 @@ from ragline.application.ports.vector_index import ChunkPayload, DensePoint, Vec
 from ragline.application.reembedding import Reembeddings
 from ragline.application.reembedding.loop import ReembeddingLoop, running
 from ragline.application.reembedding.manage import ManageReembeddings
-from ragline.application.reembedding.metered import metered
 from ragline.domain.parse_run import BEGIN_INDEXING, COMPLETE
 from ragline.domain.reembedding import CopyBatchStatus, EmbeddingSpec, ReembeddingStatus
 from ragline.testing.kits.persistence import children, chunk_set, scope
@@ -94,9 +93,10 @@ class Store:
         self.clock = FakeClock()
 
     def use(self, embedder: FakeEmbedder, uow: UnitOfWorkFactory | None = None) -> Reembeddings:
-        chosen = metered(uow or self.db, self.metrics)
         model = OneModel(embedder)
-        return Reembeddings(chosen, self.index, model, batch_size=4, lease=LEASE)  # type: ignore[arg-type]
+        return Reembeddings(  # type: ignore[arg-type]
+            uow or self.db, self.index, model, batch_size=4, lease=LEASE, metrics=self.metrics
+        )
 
     def loop(self, use: Reembeddings, owner: str) -> ReembeddingLoop:
         return ReembeddingLoop(use, self.clock, owner, poll=timedelta(milliseconds=20))
