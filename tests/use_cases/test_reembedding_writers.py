@@ -6,10 +6,6 @@ On the fakes through the real container, as tests/use_cases/test_reembedding_gen
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-
 from ragline.application.access import Caller
 from ragline.application.documents import ChunkChange, DeleteDocument, EditChunk
 from ragline.application.documents.metadata import SetDocumentMetadata
@@ -20,7 +16,6 @@ from ragline.application.reembedding import Reembeddings
 from ragline.application.search.spaces import user_indexes
 from ragline.application.search.use_case import HybridSearch
 from ragline.domain.metadata import DocumentMetadata, Eq, MetadataFilter
-from ragline.domain.parse_run import PipelineStatus
 from ragline.domain.reembedding import ReembeddingStatus
 from ragline.testing.kits.persistence import scope
 from tests.fakes.harness import Harness
@@ -33,28 +28,14 @@ from tests.use_cases.test_reembedding_generations import (
     T0,
     TARGET,
     dense_of,
+    gen1,
+    h,
     swap_user_7,
 )
 
-__all__ = ["world"]  # the fixture: fakes, and SQLite + the embedded index
+__all__ = ["h", "world"]  # the fixtures: users 7 and 8 indexed; fakes, and SQLite + embedded
 
 DOC = ("7", "3", "100")
-
-
-@pytest.fixture
-async def h(tmp_path: Path) -> Harness:
-    """Users 7 and 8 on the fake model, one document each indexed (doc 100, dataset 3)."""
-    harness = Harness(tmp_path)
-    for user in (7, 8):
-        harness.configure_embedding(user)
-        task = harness.task("md", user_id=user)
-        await harness.pipeline.handle(task)
-        assert harness.run(task.task_id).pipeline_status is PipelineStatus.SUCCESS
-    return harness
-
-
-def gen1(h: Harness) -> FakeVectorIndex:
-    return h.vectors.spaces[VectorSpace(1, NEW)]
 
 
 def sparse_of(index: FakeVectorIndex, user: str) -> set[str]:
