@@ -13,7 +13,9 @@ holds a chunk the batch did not copy becomes a catch-up batch (`Reembedding.catc
 VECTORIZING writes only into the active generation (`Generations.active`): the range re-read
 is what brings a run that landed during the copy into the shadow, and the swap waits while a
 run of the user is between VECTORIZING and its end (its chunks are not live, so the re-read
-cannot see them yet; docs/state-machine.md says what is left).
+cannot see them yet); a run that starts VECTORIZING after the swap's look counts itself, and
+the swap's compare-and-set on that count fails (docs/state-machine.md, "The run that
+straddles a swap").
 
 The target is a whole EMBEDDING config (model, dimension, base_url, API key), stored on the
 re-embedding row: the copy embeds with exactly it (`EmbedderResolver.resolve`) and the swap's
@@ -309,6 +311,15 @@ class Reembeddings:
             self.metrics.chunks_reembedded(len(records))
 
     async def _swap(self, item: Reembedding, now: datetime) -> bool:
+        """READY to SWAPPED once no run of the user is embedding and every chunk is copied.
+
+        The user's generations are read first: a VECTORIZING that begins after that read
+        counts itself (`note_vectorizing`) before it reads its target, so the swap's
+        compare-and-set on the count fails, and the runs are looked at again next step. One
+        that began before it is seen by `_runs_embedding`, or has ended, its chunks live for
+        `_missing` to see."""
+        async with self.uow() as uow:
+            seen = await uow.reembeddings.generations(item.user_id)
         if await self._runs_embedding(item.user_id):
             return False  # their chunks join the lineages at SUCCESS: catch them up first
         async with self.uow() as uow:
@@ -324,10 +335,16 @@ class Reembeddings:
                 await uow.commit()
                 self._entered(item.status)  # READY back to COPYING
                 return True
-            gens = await uow.reembeddings.generations(item.user_id)
+            try:
+                await uow.reembeddings.save_generations(
+                    seen.swap(item.target_generation),
+                    seen.version,
+                    starts_seen=seen.vectorizing_starts,
+                )
+            except ConcurrentUpdate:
+                return True  # a run began VECTORIZING since `seen`: the unit rolls back
             item.swap(0, now)
             await uow.reembeddings.save(item, expected)
-            await uow.reembeddings.save_generations(gens.swap(item.target_generation), gens.version)
             # search reads the default config with the active generation: both move here
             await uow.model_configs.put_default_embedding(target_config(item))
             await uow.commit()

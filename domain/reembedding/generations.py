@@ -4,6 +4,9 @@ Generation numbers only grow; 0 is the one every user starts with. A finished ru
 vectors into every generation in `write_targets` (the active one and, during a copy, the
 shadow), so a run that lands during the copy is in both. A run that read its targets before
 they changed writes the rest (`catch_up`) before it may reach SUCCESS.
+
+A swap must not commit between a run's VECTORIZING start and its SUCCESS unless the run
+reads its target after the swap: `vectorizing_starts` is the counter that makes it so.
 """
 
 from __future__ import annotations
@@ -37,6 +40,11 @@ class Generations:
     """The highest number ever given: a cancelled generation's number is never reused, so a
     dead worker's late write into it can never land in a later shadow."""
     version: int = 0
+    vectorizing_starts: int = 0
+    """How many VECTORIZING stages of the user began while a shadow was open. Storage counts
+    them (`note_vectorizing`) and never writes this from here: a swap commits only if it is
+    unchanged since the swap read it, so a run that began after the swap's last look at the
+    user's runs cannot have read the old generation and land after the swap unseen."""
 
     def __attrs_post_init__(self) -> None:
         if self.newest < max(self.active, self.shadow or 0):

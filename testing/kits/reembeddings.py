@@ -126,6 +126,60 @@ class ReembeddingContract(StoreContract):
             assert await uow.reembeddings.generations(uid) == Generations(uid)
             assert await uow.reembeddings.active_for(uid) is None
 
+    async def test_vectorizing_starts_are_counted_and_never_overwritten(
+        self, uow_factory: UnitOfWorkFactory
+    ) -> None:
+        uid = user()
+        async with uow_factory() as uow:
+            with pytest.raises(ConcurrentUpdate):  # no row: nothing to count in
+                await uow.reembeddings.note_vectorizing(uid)
+        opened = Generations(uid).open_shadow(1)
+        async with uow_factory() as uow:
+            await uow.reembeddings.save_generations(opened, 0)
+            await uow.commit()
+        for _ in range(2):
+            async with uow_factory() as uow:
+                await uow.reembeddings.note_vectorizing(uid)
+                await uow.commit()
+        async with uow_factory() as uow:
+            await uow.reembeddings.note_vectorizing(uid)  # rolled back: not counted
+        async with uow_factory() as uow:
+            seen = await uow.reembeddings.generations(uid)
+        assert (seen.version, seen.vectorizing_starts) == (opened.version, 2)
+        async with uow_factory() as uow:  # a plain save (a cancel) keeps the count
+            await uow.reembeddings.save_generations(opened.drop_shadow(1), opened.version)
+            await uow.commit()
+        async with uow_factory() as uow:
+            assert (await uow.reembeddings.generations(uid)).vectorizing_starts == 2
+
+    async def test_a_swap_that_saw_fewer_starts_is_refused(
+        self, uow_factory: UnitOfWorkFactory
+    ) -> None:
+        uid = user()
+        opened = Generations(uid).open_shadow(1)
+        async with uow_factory() as uow:
+            await uow.reembeddings.save_generations(opened, 0)
+            await uow.commit()
+        async with uow_factory() as uow:
+            seen = await uow.reembeddings.generations(uid)
+        async with uow_factory() as uow:  # a run begins VECTORIZING after the swap's read
+            await uow.reembeddings.note_vectorizing(uid)
+            await uow.commit()
+        async with uow_factory() as uow:
+            with pytest.raises(ConcurrentUpdate):
+                await uow.reembeddings.save_generations(
+                    seen.swap(1), seen.version, starts_seen=seen.vectorizing_starts
+                )
+        async with uow_factory() as uow:
+            again = await uow.reembeddings.generations(uid)
+            await uow.reembeddings.save_generations(
+                again.swap(1), again.version, starts_seen=again.vectorizing_starts
+            )
+            await uow.commit()
+        async with uow_factory() as uow:
+            final = await uow.reembeddings.generations(uid)
+        assert (final.active, final.shadow, final.vectorizing_starts) == (1, None, 1)
+
     async def test_two_planners_on_one_user_never_both_win(
         self, uow_factory: UnitOfWorkFactory
     ) -> None:

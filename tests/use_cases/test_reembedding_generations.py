@@ -20,7 +20,7 @@ from ragline.application.provisioning import ManageModelConfigs, ReembeddingUnav
 from ragline.application.reembedding import Reembeddings
 from ragline.application.search.use_case import HybridSearch
 from ragline.domain.parse_run import PipelineStatus
-from ragline.domain.reembedding import Generations, ReembeddingStatus
+from ragline.domain.reembedding import CopyBatch, Generations, Reembedding, ReembeddingStatus
 from tests.fakes.harness import DIMENSION, Harness
 from tests.fakes.indexes import FakeVectorIndex
 from tests.fakes.models import FakeEmbedder
@@ -169,6 +169,44 @@ async def test_the_swap_waits_for_a_run_that_began_vectorizing(h: Harness) -> No
     assert h.run(task.task_id).is_terminal
     assert await use.step("w1", T0)
     assert (await use.get(change.reembedding_id, "7")).status is ReembeddingStatus.SWAPPED
+
+
+async def test_a_run_that_lands_between_the_swaps_checks_and_its_commit_is_copied(
+    h: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The swap race: a run begins VECTORIZING after the swap looked at the user's runs and
+    reaches SUCCESS after it listed the chunks, so neither look saw it. Its vectors went
+    into generation 0 only; the swap must not commit over it (then sweep them)."""
+    manage: ManageModelConfigs = h.container.model_configs()
+    change = await manage.set_embedding(TARGET, reembed=True)
+    assert change.reembedding_id is not None
+    use: Reembeddings = h.container.reembeddings()
+    late = h.task("md", user_id=7, original_file_id=105, md_object_key="md/doc-105.md")
+    listed = Reembeddings._missing
+    landed: list[str] = []
+
+    async def list_then_land(
+        self: Reembeddings, item: Reembedding, batches: list[CopyBatch]
+    ) -> list[str]:
+        found = await listed(self, item, batches)
+        if item.status is ReembeddingStatus.READY and not landed:  # the swap's own look
+            landed.append(late.task_id)
+            await h.pipeline.handle(late)
+            assert h.run(late.task_id).pipeline_status is PipelineStatus.SUCCESS
+        return found
+
+    monkeypatch.setattr(Reembeddings, "_missing", list_then_land)
+    steps = 0
+    while await use.step("w1", T0):
+        steps += 1
+        assert steps < 100
+    assert landed
+    assert (await use.get(change.reembedding_id, "7")).status is ReembeddingStatus.SWAPPED
+    async with h.db() as uow:
+        children = {
+            c.chunk_id for c in await uow.chunks.list_children(h.scope(late), lineage=late.task_id)
+        }
+    assert children and children <= dense_of(gen1(h), "7")
 
 
 async def test_a_process_without_reembeddings_refuses_the_change(h: Harness) -> None:

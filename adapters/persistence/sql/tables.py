@@ -311,6 +311,7 @@ embedding_generation = Table(
     Column("shadow", Integer(), nullable=True),
     Column("newest", Integer(), nullable=False),
     Column("version", Integer(), nullable=False),
+    Column("vectorizing_starts", Integer(), nullable=False, server_default=text("0")),
     **MYSQL_TABLE_ARGS,
 )
 

@@ -94,6 +94,7 @@ class VectorizingStage(PipelineStage[RememberedChildren | None]):
         self.services: VectorizingNeeds = services
 
     async def run(self, ctx: RunContext, inputs: StageInputs) -> RememberedChildren | None:
+        await self._count_start(ctx.scope.user_id)
         target = await self._target(ctx)
         embedder = target.embedder
         indexer = BatchIndexer(
@@ -182,6 +183,17 @@ class VectorizingStage(PipelineStage[RememberedChildren | None]):
             await catch_up(self.services.uow, scope, labels, relabel)
         except Exception as error:
             raise StageFailure(FailureCode.VECTORIZING_FAILED, describe(error)) from error
+
+    async def _count_start(self, user_id: str) -> None:
+        """While the user has a shadow, count this start (committed after the stage's
+        PROCESSING, before its target is read): a swap that read the count earlier cannot
+        commit, and one that commits first is what `_target` then reads. Without a shadow
+        nothing is written: a later plan's swap sees this run in the user's runs."""
+        async with self.services.uow() as uow:
+            if (await uow.reembeddings.generations(user_id)).shadow is None:
+                return
+            await uow.reembeddings.note_vectorizing(user_id)
+            await uow.commit()
 
     async def _target(self, ctx: RunContext) -> _Target:
         """Resolve and check the user's embedder and the index of their active generation

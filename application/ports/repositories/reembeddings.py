@@ -21,10 +21,24 @@ class ReembeddingRepository(Protocol):
         """The user's generations; a user never re-embedded has `Generations(user_id)`."""
         ...
 
-    async def save_generations(self, generations: Generations, expected_version: int) -> None:
+    async def save_generations(
+        self,
+        generations: Generations,
+        expected_version: int,
+        *,
+        starts_seen: int | None = None,
+    ) -> None:
         """Insert (expected_version 0 and no row yet) or `UPDATE ... WHERE version =
-        :expected`; ConcurrentUpdate when no row matched. ValueError before any write when
-        `generations.version` is not newer than `expected_version`."""
+        :expected` (and, given `starts_seen`, `AND vectorizing_starts = :starts_seen`: the
+        swap's check that no VECTORIZING began since it read them); ConcurrentUpdate when no
+        row matched. `vectorizing_starts` is never written here. ValueError before any write
+        when `generations.version` is not newer than `expected_version`."""
+        ...
+
+    async def note_vectorizing(self, user_id: str) -> None:
+        """Count one VECTORIZING start of the user (`vectorizing_starts + 1`, an increment, not
+        a compare-and-set: it moves no status, and every start must count). ConcurrentUpdate
+        when the user has no generations row (callers note only while a shadow is open)."""
         ...
 
     async def add(self, reembedding: Reembedding) -> None:

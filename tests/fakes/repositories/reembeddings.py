@@ -54,16 +54,35 @@ class FakeReembeddings(FakeRepository):
         await self.check("reembeddings.generations")
         return self._gens(user_id) or Generations(user_id)
 
-    async def save_generations(self, generations: Generations, expected_version: int) -> None:
+    async def save_generations(
+        self,
+        generations: Generations,
+        expected_version: int,
+        *,
+        starts_seen: int | None = None,
+    ) -> None:
         await self.check("reembeddings.save_generations")
         _newer("generations of", generations.user_id, generations.version, expected_version)
         await self.uow.lock(("generations", generations.user_id))
         row = self._gens(generations.user_id)
-        if (0 if row is None else row.version) != expected_version:
+        starts = 0 if row is None else row.vectorizing_starts
+        if (0 if row is None else row.version) != expected_version or (
+            starts_seen is not None and starts != starts_seen
+        ):
             raise ConcurrentUpdate(
                 f"generations of {generations.user_id} are no longer at version {expected_version}"
             )
-        self.uow.pending_generations[generations.user_id] = generations
+        stored = attrs.evolve(generations, vectorizing_starts=starts)  # never written from here
+        self.uow.pending_generations[generations.user_id] = stored
+
+    async def note_vectorizing(self, user_id: str) -> None:
+        await self.check("reembeddings.note_vectorizing")
+        await self.uow.lock(("generations", user_id))
+        row = self._gens(user_id)
+        if row is None:
+            raise ConcurrentUpdate(f"user {user_id} has no generations to count a start in")
+        counted = attrs.evolve(row, vectorizing_starts=row.vectorizing_starts + 1)
+        self.uow.pending_generations[user_id] = counted
 
     async def add(self, reembedding: Reembedding) -> None:
         await self.check("reembeddings.add")

@@ -50,6 +50,7 @@ def _to_generations(row: Row[Any]) -> Generations:
         shadow=None if m["shadow"] is None else int(m["shadow"]),
         newest=int(m["newest"]),
         version=int(m["version"]),
+        vectorizing_starts=int(m["vectorizing_starts"]),
     )
 
 
@@ -201,7 +202,13 @@ class SqlReembeddingRepository:
             ).first()
         return Generations(user_id) if row is None else _to_generations(row)
 
-    async def save_generations(self, generations: Generations, expected_version: int) -> None:
+    async def save_generations(
+        self,
+        generations: Generations,
+        expected_version: int,
+        *,
+        starts_seen: int | None = None,
+    ) -> None:
         _newer("generations of", generations.user_id, generations.version, expected_version)
         conn = self._slot.conn
         columns = _generation_columns(generations)
@@ -211,17 +218,29 @@ class SqlReembeddingRepository:
                 result = await conn.execute(statement, {"user_id": generations.user_id} | columns)
                 won = len(result.all()) if result.returns_rows else result.rowcount
             else:
-                result = await conn.execute(
+                statement = (
                     update(embedding_generation)
                     .where(g.user_id == generations.user_id)
                     .where(g.version == expected_version)
-                    .values(columns)
                 )
-                won = result.rowcount
+                if starts_seen is not None:
+                    statement = statement.where(g.vectorizing_starts == starts_seen)
+                won = (await conn.execute(statement.values(columns))).rowcount
         if won != 1:
             raise ConcurrentUpdate(
                 f"generations of {generations.user_id} are no longer at version {expected_version}"
+                + ("" if starts_seen is None else f" with {starts_seen} VECTORIZING starts")
             )
+
+    async def note_vectorizing(self, user_id: str) -> None:
+        with store_errors("embedding_generation note_vectorizing"):
+            result = await self._slot.conn.execute(
+                update(embedding_generation)
+                .where(g.user_id == user_id)
+                .values(vectorizing_starts=g.vectorizing_starts + 1)
+            )
+        if result.rowcount != 1:
+            raise ConcurrentUpdate(f"user {user_id} has no generations to count a start in")
 
     async def add(self, reembedding_: Reembedding) -> None:
         key = reembedding_.target_api_key
