@@ -239,6 +239,7 @@ class Container(containers.DeclarativeContainer):
         lease=providers.Callable(reembedding.lease, reembed_settings),
         background=reembed_background,
         metrics=metrics,
+        clock=clock,
     )
     model_configs = providers.Factory(
         ManageModelConfigs,

@@ -15,8 +15,9 @@ class ReembedSettings(VendorSettings):
     lease_seconds: float = Field(
         default=120.0,
         gt=0,
-        description="A copy batch whose worker did not finish it in this long is taken over "
-        "by another (a killed worker's batch is copied again, nothing else).",
+        description="A copy batch whose worker has not renewed its claim for this long (the "
+        "worker renews every third of it while it embeds) is taken over by another (a killed "
+        "worker's batch is copied again, nothing else).",
     )
     poll_seconds: float = Field(
         default=2.0,

@@ -26,6 +26,7 @@ default config together, and every new run's VECTORIZING use the new model from 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from datetime import datetime, timedelta
 from typing import TypeAlias
 
@@ -35,6 +36,7 @@ from ragline.application.metadata.labels import labels_of
 from ragline.application.pipeline.chunk_header import indexed_text
 from ragline.application.pipeline.stages.vectorizing import chunk_payload
 from ragline.application.ports.background_work import BackgroundWork
+from ragline.application.ports.clock import Clock
 from ragline.application.ports.embedder import EmbeddingDimensionMismatch
 from ragline.application.ports.embedder_resolver import EmbedderResolver, UnusableEmbeddingConfig
 from ragline.application.ports.metrics import PipelineMetrics
@@ -119,11 +121,15 @@ class Reembeddings:
     batch_size: int = 64
     lease: timedelta = timedelta(minutes=2)
     background: BackgroundWork | None = None
+    """Where the copy's model calls run (a niced thread in worker and serve); None: a
+    plain worker thread."""
     metrics: PipelineMetrics | None = None
     """Told of each move, copied batch and take-over once its transaction committed (a lost
     compare-and-set counts nothing)."""
-    """Where the copy's model calls run (a niced thread in worker and serve); None: a
-    plain worker thread."""
+    clock: Clock | None = None
+    """Renews a batch's lease every third of it while the batch embeds, as a parse batch's
+    worker does, so a slow model is not taken for a dead worker; None: no renewal (the
+    lease must outlast one batch)."""
 
     async def plan(
         self,
@@ -271,6 +277,34 @@ class Reembeddings:
         return True
 
     async def _copy(self, item: Reembedding, batch: CopyBatch) -> None:
+        clock = self.clock
+        renewing = None if clock is None else asyncio.create_task(self._renew(batch, clock))
+        try:
+            await self._copy_held(item, batch)
+        finally:
+            if renewing is not None:
+                renewing.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await renewing
+
+    async def _renew(self, batch: CopyBatch, clock: Clock) -> None:
+        """Keep the batch's lease while it embeds (every third of it); stop once lost."""
+        every = self.lease.total_seconds() / 3
+        while True:
+            await asyncio.sleep(every)
+            async with self.uow() as uow:
+                held = await uow.reembeddings.renew_batch(
+                    batch.reembedding_id,
+                    batch.seq,
+                    batch.owner or "",
+                    batch.claims,
+                    clock.now() + self.lease,
+                )
+                await uow.commit()
+            if not held:
+                return
+
+    async def _copy_held(self, item: Reembedding, batch: CopyBatch) -> None:
         records = await self._in_range(item.user_id, batch)
         embedder = await self.embedders.resolve(target_config(item))
         texts = await self._texts(records)

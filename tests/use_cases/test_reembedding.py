@@ -4,11 +4,14 @@ fakes and on real stores (SQLite + the embedded vector index)."""
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import attrs
 import pytest
 
 from ragline.adapters.persistence.sql import (
@@ -35,7 +38,7 @@ from ragline.application.reembedding import (
     progress,
 )
 from ragline.domain.parse_run import BEGIN_INDEXING, COMPLETE
-from ragline.domain.reembedding import EmbeddingSpec, Generations, ReembeddingStatus
+from ragline.domain.reembedding import CopyBatch, EmbeddingSpec, Generations, ReembeddingStatus
 from ragline.testing.kits.persistence import children, chunk_set, scope
 from tests.fakes.indexes import FakeVectorIndex
 from tests.fakes.models import FakeEmbedder
@@ -114,11 +117,20 @@ class World:
             return await uow.reembeddings.generations(user)
 
     async def run_out(self, owner: str, now: datetime, limit: int = 100) -> int:
+        return await self.run_out_with(self.use, owner, now, limit)
+
+    async def run_out_with(
+        self, use: Reembeddings, owner: str, now: datetime, limit: int = 100
+    ) -> int:
         steps = 0
-        while await self.use.step(owner, now):
+        while await use.step(owner, now):
             steps += 1
             assert steps < limit
         return steps
+
+    async def db_batches(self, rid: str) -> list[CopyBatch]:
+        async with self.db() as uow:
+            return await uow.reembeddings.batches(rid)
 
 
 @pytest.fixture(params=["fakes", "sqlite+embedded"])
@@ -175,6 +187,53 @@ async def test_a_worker_killed_mid_copy_is_taken_over_after_its_lease(world: Wor
     assert (await world.use.get("r1", None)).status is ReembeddingStatus.SWAPPED
     assert (await world.points(VectorSpace(1, NEW), "A")) == set(a)
     assert max(Counter(world.embedder.embedded).values()) == 1  # the dead one never embedded
+
+
+class MovableClock:
+    def __init__(self, at: datetime) -> None:
+        self.at = at
+
+    def now(self) -> datetime:
+        return self.at
+
+
+async def test_a_batch_that_outlasts_its_lease_is_renewed_not_taken_over(world: World) -> None:
+    """The model is slower than the lease: the holder renews it every third of it, so
+    another worker past the first lease's end finds nothing to take over."""
+    a = await indexed_document(world.db, world.index, "A", parents=1, per_parent=2)
+    clock = MovableClock(T0)
+    lease = timedelta(milliseconds=300)
+    use = attrs.evolve(world.use, lease=lease, clock=clock, batch_size=len(a))
+    await use.plan("r1", "A", TARGET, T0, source_dimension=OLD)
+    assert await use.step("w1", T0)  # start: one batch
+    loop = asyncio.get_running_loop()
+    later = T0 + timedelta(minutes=10)  # the first claim's lease ended long ago
+    seen: list[bool] = []
+
+    async def renewed() -> bool:
+        [batch] = await world.db_batches("r1")
+        return batch.lease_until is not None and batch.lease_until > later
+
+    class Slow(FakeEmbedder):
+        def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+            clock.at = later  # renewals from now on extend past `later`
+            for _ in range(500):  # renewals come every 0.1 s
+                if asyncio.run_coroutine_threadsafe(renewed(), loop).result():
+                    break
+                threading.Event().wait(0.02)
+            else:
+                raise AssertionError("the lease was never renewed")
+            seen.append(asyncio.run_coroutine_threadsafe(use.step("w2", later), loop).result())
+            return super().embed_documents(texts)
+
+    world.models.by_model["fake-3"] = Slow(NEW)
+    assert await use.step("w1", T0)  # claims the batch; embeds slowly
+    assert seen == [False]  # w2 found the batch held
+    assert await world.run_out_with(use, "w1", later) >= 1
+    item = await use.get("r1", None)
+    assert item.status is ReembeddingStatus.SWAPPED
+    [batch] = await world.db_batches("r1")
+    assert batch.claims == 1  # never taken over
 
 
 async def test_chunks_landing_during_the_copy_are_caught_up_before_the_swap(
