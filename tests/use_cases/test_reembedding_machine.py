@@ -1,6 +1,8 @@
 """A Hypothesis machine over the re-embedding use cases on the fakes (issue 21): workers step
 at random times, some claim a batch and die, documents land for both tenants (into the
-active generation only: the range re-read must catch them up), cancels and new plans.
+active generation only: the range re-read must catch them up), cancels and new plans. A
+run may also land inside a swap, between its chunk listing and its commit, counted as
+VECTORIZING counts itself (with the count left out, the machine finds P1 broken).
 
 After every step: search's generation (the user's active one) holds every enabled child
 with a vector of that user, at that generation's dimension (P1); a cancelled or failed
@@ -9,8 +11,10 @@ generation is empty (P4); tenant B, never re-embedded, keeps exactly its own poi
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 
+import attrs
 from hypothesis import event, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
@@ -18,7 +22,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 from ragline.application.ports.vector_index import ChunkPayload, DensePoint, VectorSpace
 from ragline.application.reembedding import AlreadyReembedding, Reembeddings
 from ragline.domain.parse_run import BEGIN_INDEXING, COMPLETE
-from ragline.domain.reembedding import EmbeddingSpec, ReembeddingStatus
+from ragline.domain.reembedding import CopyBatch, EmbeddingSpec, Reembedding, ReembeddingStatus
 from ragline.testing.kits.persistence import children, chunk_set, scope
 from tests.fakes.indexes import FakeVectorIndex
 from tests.fakes.models import FakeEmbedderResolver
@@ -28,6 +32,20 @@ T0 = datetime(2026, 12, 2, 6, 0, tzinfo=UTC)
 OLD = 4
 
 
+@attrs.frozen
+class SwapWithALateRun(Reembeddings):
+    """Reembeddings whose swap, once armed, has a run land between its chunk listing and its
+    commit (the race `vectorizing_starts` closes): `late_run` runs right after `_missing`."""
+
+    late_run: list[Callable[[], Awaitable[None]]] = attrs.Factory(list)
+
+    async def _missing(self, item: Reembedding, batches: list[CopyBatch]) -> list[str]:
+        found = await super()._missing(item, batches)
+        if item.status is ReembeddingStatus.READY and self.late_run:
+            await self.late_run.pop()()
+        return found
+
+
 class ReembeddingUseCaseMachine(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
@@ -35,7 +53,7 @@ class ReembeddingUseCaseMachine(RuleBasedStateMachine):
         self.db = FakeDatabase()
         self.index = FakeVectorIndex(dimension=OLD)
         self.dimensions: dict[int, int] = {0: OLD}
-        self.use = Reembeddings(
+        self.use = SwapWithALateRun(
             self.db,
             self.index,
             FakeEmbedderResolver(),
@@ -68,33 +86,44 @@ class ReembeddingUseCaseMachine(RuleBasedStateMachine):
             return {}
         return {k[2]: len(p.vector or []) for k, p in index.points.items() if k[0] == user}
 
+    async def land(self, user: str) -> None:
+        """A document's run, as VECTORIZING orders it: its start counted while a shadow is
+        open, the target read, the points written, then its rows live at SUCCESS."""
+        where = scope(user)
+        records = chunk_set(where, "t1", parents=1, per_parent=2)
+        ids = [c.chunk_id for c in children(records)]
+        async with self.db() as uow:
+            if (await uow.reembeddings.generations(user)).shadow is not None:
+                await uow.reembeddings.note_vectorizing(user)
+                await uow.commit()
+        space = await self._active_space(user)
+        target = await self.index.in_space(space)
+        await target.upsert_dense(
+            [
+                DensePoint(
+                    i,
+                    [1.0] + [0.0] * (space.dimension - 1),
+                    ChunkPayload(user, where.dataset_id, where.doc_id, "p"),
+                )
+                for i in ids
+            ]
+        )
+        async with self.db() as uow:
+            await uow.chunks.replace_document(where, records)
+            await uow.chunks.move_dense(where, ids, BEGIN_INDEXING)
+            await uow.chunks.move_dense(where, ids, COMPLETE)
+            await uow.commit()
+
     @rule(user=st.sampled_from(["A", "B"]))
     def a_run_lands(self, user: str) -> None:
-        """A document reaches SUCCESS: rows with dense SUCCESS, points in the active space."""
+        """A document reaches SUCCESS between two worker steps."""
+        self.run(self.land(user))
 
-        async def land() -> None:
-            where = scope(user)
-            records = chunk_set(where, "t1", parents=1, per_parent=2)
-            ids = [c.chunk_id for c in children(records)]
-            async with self.db() as uow:
-                await uow.chunks.replace_document(where, records)
-                await uow.chunks.move_dense(where, ids, BEGIN_INDEXING)
-                await uow.chunks.move_dense(where, ids, COMPLETE)
-                await uow.commit()
-            space = await self._active_space(user)
-            target = await self.index.in_space(space)
-            await target.upsert_dense(
-                [
-                    DensePoint(
-                        i,
-                        [1.0] + [0.0] * (space.dimension - 1),
-                        ChunkPayload(user, where.dataset_id, where.doc_id, "p"),
-                    )
-                    for i in ids
-                ]
-            )
-
-        self.run(land())
+    @rule()
+    def a_run_will_land_inside_the_next_swap(self) -> None:
+        """Armed: the next swap's chunk listing is followed by a whole run of A."""
+        if not self.use.late_run:
+            self.use.late_run.append(lambda: self.land("A"))
 
     @rule(dimension=st.integers(2, 6))
     def plan(self, dimension: int) -> None:
