@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from ragline.adapters.parser.builtin.registry import ParserRegistry
 from ragline.adapters.parser.builtin.sandbox import SandboxedParser
 from ragline.application.ports.parser import Parser
 
@@ -25,4 +24,8 @@ def build_parser(
         return SandboxedParser(
             max_workers=max_workers, hidden=hidden, readable=readable, text_dir=text_dir
         )
+    # imported here: the format parsers (pptx, docx, pdfium, lxml...) load only in the
+    # process that parses; a sandboxed pipeline's own start-up does not pay for them
+    from ragline.adapters.parser.builtin.registry import ParserRegistry
+
     return ParserRegistry()
