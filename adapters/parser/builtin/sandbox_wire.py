@@ -21,7 +21,7 @@ import json
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from ragline.application.ports.parser import (
     InvalidFileContent,
@@ -121,23 +121,67 @@ def decode_request(body: bytes) -> tuple[Path, str, ParseOptions, Path]:
     return source, str(data["file_type"]), options, text_file
 
 
+class TextFile:
+    """The request's text file, written part by part: the Markdown (a streaming parse writes
+    it in pieces), then each page; `sizes` is each part's byte length. Created on the first
+    write (it must not exist); a write that fails is ParseEngineFailed."""
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        self._out: BinaryIO | None = None
+        self._size = 0
+        self.sizes: list[int] = []
+
+    def write(self, piece: str) -> None:
+        try:
+            if self._out is None:
+                flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+                self._out = os.fdopen(os.open(self._path, flags, 0o600), "wb")
+            for start in range(0, len(piece), _SLICE):
+                self._size += self._out.write(
+                    piece[start : start + _SLICE].encode(_ENCODING, _ERRORS)
+                )
+        except OSError as exc:
+            raise ParseEngineFailed(f"cannot write the parsed text: {exc.strerror}") from None
+
+    def end_part(self) -> None:
+        self.write("")  # an empty part still makes the file
+        self.sizes.append(self._size)
+        self._size = 0
+
+    def close(self) -> None:
+        if self._out is not None:
+            try:
+                self._out.close()
+            except OSError as exc:
+                raise ParseEngineFailed(f"cannot write the parsed text: {exc.strerror}") from None
+
+
 def write_text(text_file: Path, document: ParsedDocument) -> list[int]:
     """The Markdown, then each page, into a new file; the byte length of each part."""
-    sizes = []
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-    with os.fdopen(os.open(text_file, flags, 0o600), "wb") as out:
+    out = TextFile(text_file)
+    try:
         for part in (document.markdown, *document.pages):
-            size = 0
-            for start in range(0, len(part), _SLICE):
-                size += out.write(part[start : start + _SLICE].encode(_ENCODING, _ERRORS))
-            sizes.append(size)
-    return sizes
+            out.write(part)
+            out.end_part()
+    finally:
+        out.close()
+    return out.sizes
 
 
 def encode_document(document: ParsedDocument, text_sizes: Sequence[int]) -> bytes:
     """The reply for a document whose text `write_text` wrote (`text_sizes`: its result)."""
     fields = {name: out(getattr(document, name)) for name, (out, _) in DOCUMENT_CODECS.items()}
     return _dump({"kind": "ok", "document": fields, "text_sizes": list(text_sizes)})
+
+
+def checked_sizes(text_file: Path, sizes: object) -> tuple[int, ...]:
+    """The parts' byte lengths; ValueError when they do not describe the file."""
+    if not isinstance(sizes, list) or not sizes or any(type(s) is not int or s < 0 for s in sizes):
+        raise ValueError("text sizes are not byte counts")
+    if text_file.stat().st_size != sum(sizes):
+        raise ValueError("text sizes do not add up to the text file")
+    return tuple(sizes)
 
 
 def read_text(text_file: Path, sizes: Sequence[int]) -> list[str]:
@@ -171,14 +215,28 @@ def decode_message(body: bytes) -> dict[str, Any]:
 def decode_reply(body: bytes, text_file: Path) -> ParsedDocument:
     """The parsed document (its text read from `text_file`, the one the request named), or
     the parse error the worker reported (raised)."""
+    document, sizes = decode_reply_sizes(body, text_file)
+    try:
+        markdown, *pages = read_text(text_file, sizes)
+    except (ValueError, OSError) as exc:
+        raise ParseEngineFailed(
+            f"parser worker sent a malformed reply ({type(exc).__name__})"
+        ) from None
+    return dataclasses.replace(document, markdown=markdown, pages=tuple(pages))
+
+
+def decode_reply_sizes(body: bytes, text_file: Path) -> tuple[ParsedDocument, tuple[int, ...]]:
+    """The document without its text (`markdown` and `pages` empty) and the byte length of
+    each part of `text_file` (checked against the file), or the parse error the worker
+    reported (raised)."""
     try:
         data = decode_message(body)
         kind = data["kind"]
         if kind == "ok":
             fields = data["document"]
             kept = {name: back(fields[name]) for name, (_, back) in DOCUMENT_CODECS.items()}
-            markdown, *pages = read_text(text_file, data["text_sizes"])
-            return ParsedDocument(markdown=markdown, pages=tuple(pages), **kept)
+            sizes = checked_sizes(text_file, data["text_sizes"])
+            return ParsedDocument(markdown="", **kept), sizes
         error = ERROR_KINDS[kind]
         reason = str(data["reason"])[:300]
     except (ValueError, KeyError, TypeError, IndexError, AttributeError, OSError) as exc:

@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING
 
 from ragline.adapters.parser.builtin.landlock import restrict_reads
 from ragline.adapters.parser.builtin.sandbox_wire import (
+    TextFile,
     decode_message,
     decode_request,
     encode_control,
     encode_document,
     encode_error,
-    write_text,
 )
 from ragline.application.ports.parser import (
     InvalidFileContent,
@@ -39,15 +39,20 @@ if TYPE_CHECKING:  # imported at run time after the read restriction (warm impor
 
 
 def _parse(registry: ParserRegistry, body: bytes) -> bytes:
-    """Parse, write the text to the request's file, and answer (the document is let go on
-    return: nothing of it is held while waiting for the next file)."""
+    """Parse into the request's text file (txt and md in pieces: never one str of the
+    file), then the pages, and answer (the document is let go on return: nothing of it is
+    held while waiting for the next file)."""
     source, file_type, options, text_file = decode_request(body)
-    document = registry.parse(source, file_type, options)
+    out = TextFile(text_file)
     try:
-        sizes = write_text(text_file, document)
-    except OSError as exc:
-        raise ParseEngineFailed(f"cannot write the parsed text: {exc.strerror}") from None
-    return encode_document(document, sizes)
+        document = registry.parse_into(source, file_type, options, out)
+        out.end_part()
+        for page in document.pages:
+            out.write(page)
+            out.end_part()
+    finally:
+        out.close()
+    return encode_document(document, out.sizes)
 
 
 def worker_main(conn: multiprocessing.connection.Connection, memory_limit: int) -> None:

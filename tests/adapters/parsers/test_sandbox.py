@@ -129,16 +129,29 @@ def test_a_worker_that_died_idle_is_replaced_silently(tmp_path: Path) -> None:
 
 
 def test_memory_limit_turns_into_a_clean_failure(
-    hostile_files: dict[str, Path], tmp_path: Path
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    with SandboxedParser(max_workers=1) as sandbox:
+    monkeypatch.setenv("PYTHONPATH", str(REPO))  # the worker imports the probe from tests/
+    # a parser that asks for more than the limit (a 50 MB single-line .txt no longer does:
+    # it is parsed in pieces, and fails on its line length)
+    order = tmp_path / "hog.probe"
+    order.write_text(json.dumps({"do": "allocate", "bytes": 256 * 1024**2}), encoding="utf-8")
+    with SandboxedParser(max_workers=1, formats=PROBE) as sandbox:
         with pytest.raises(ParseEngineFailed, match="out of memory"):
-            sandbox.parse(
-                hostile_files["single-line.txt"],
-                "txt",
-                _limits(max_memory_bytes=128 * 1024**2),
-            )
+            sandbox.parse(order, "probe", _limits(max_memory_bytes=128 * 1024**2))
         assert sandbox.parse(_small_md(tmp_path), "md", NAIVE).title == "Fine"
+
+
+def test_a_single_line_text_fails_on_its_line_not_on_memory(
+    hostile_files: dict[str, Path],
+) -> None:
+    """50 MB without a newline, in a worker limited to 128 MiB: parsed in pieces, the line
+    rule answers (the whole-file parse held the bytes and the str, and ran out of memory)."""
+    with SandboxedParser(max_workers=1) as sandbox:
+        with pytest.raises(ParseEngineFailed, match="line longer than"):
+            sandbox.parse(
+                hostile_files["single-line.txt"], "txt", _limits(max_memory_bytes=128 * 1024**2)
+            )
 
 
 def test_output_limit(sandbox: SandboxedParser, tmp_path: Path) -> None:
