@@ -39,8 +39,9 @@ _TITLE_WINDOW = 1_000_000  # md: the first H1 within this many characters is the
 _TXT_HEAD = 200  # txt: the title is the first line within this many characters
 
 
-def _blocks(source: Path, block: int) -> Iterator[bytes]:
+def _blocks(source: Path, block: int, skip: int = 0) -> Iterator[bytes]:
     with source.open("rb") as stream:
+        stream.seek(skip)
         while data := stream.read(block):
             yield data
 
@@ -70,10 +71,10 @@ def _utf8_error(source: Path, block: int) -> int | None:
     """Where UTF-8 (after an optional BOM) fails, as `bytes.decode("utf-8-sig")` reports it
     (an offset after the BOM); None when the whole file decodes."""
     decoder = codecs.getincrementaldecoder("utf-8")("strict")
+    with source.open("rb") as stream:
+        bom = len(codecs.BOM_UTF8) if stream.read(3) == codecs.BOM_UTF8 else 0
     fed = 0  # bytes given to the decoder before this block
-    for number, data in enumerate(_blocks(source, block)):
-        if number == 0 and data.startswith(codecs.BOM_UTF8):
-            data = data[3:]
+    for data in _blocks(source, block, skip=bom):
         pending = len(decoder.getstate()[0])
         try:
             decoder.decode(data)
