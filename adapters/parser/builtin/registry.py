@@ -20,6 +20,7 @@ from ragline.adapters.parser.builtin.markdown import parse_markdown
 from ragline.adapters.parser.builtin.pdf.dispatch import parse_pdf
 from ragline.adapters.parser.builtin.plaintext import parse_text
 from ragline.adapters.parser.builtin.pptx import parse_pptx
+from ragline.adapters.parser.builtin.text_file import TextFile
 from ragline.adapters.parser.builtin.text_stream import stream_markdown, stream_text
 from ragline.adapters.parser.builtin.xlsx import parse_xlsx
 from ragline.application.ports.ocr import PageOcr
@@ -27,6 +28,7 @@ from ragline.application.ports.parser import (
     IMAGE_FILE_TYPES,
     MarkdownSink,
     ParsedDocument,
+    ParsedText,
     ParseEngineFailed,
     ParseError,
     ParseOptions,
@@ -114,6 +116,21 @@ class ParserRegistry:
         )
         self._within_output(counted.chars, options)
         return self._with_backend(parsed, kind)
+
+    def parse_to_file(
+        self, source: Path, file_type: str, options: ParseOptions, target: Path
+    ) -> ParsedText:
+        """`parse_into` a new file at `target`: the Markdown, then each page (ParsedText)."""
+        out = TextFile(target)
+        try:
+            document = self.parse_into(source, file_type, options, out)
+            out.end_part()
+            for page in document.pages:
+                out.write(page)
+                out.end_part()
+        finally:
+            out.close()
+        return ParsedText(dataclasses.replace(document, pages=()), target, tuple(out.sizes))
 
     def _parser_of(self, file_type: str) -> tuple[str, FormatParser]:
         kind = normalise_file_type(file_type)

@@ -21,8 +21,9 @@ import json
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
+from ragline.adapters.parser.builtin.text_file import ENCODING, ERRORS, TextFile
 from ragline.application.ports.parser import (
     InvalidFileContent,
     NoTextLayer,
@@ -93,10 +94,6 @@ def _dump(message: dict[str, Any]) -> bytes:
     return json.dumps(message, ensure_ascii=True, separators=(",", ":")).encode("ascii")
 
 
-_SLICE = 1 << 20  # characters encoded at a time: no second whole copy of a part as bytes
-_ENCODING, _ERRORS = "utf-8", "surrogatepass"  # lone surrogates (a bad decode) survive
-
-
 def encode_request(source: Path, file_type: str, options: ParseOptions, text_file: Path) -> bytes:
     """`text_file`: where the worker writes the document's text (it must not exist)."""
     return _dump(
@@ -119,42 +116,6 @@ def decode_request(body: bytes) -> tuple[Path, str, ParseOptions, Path]:
     )
     source, text_file = Path(str(data["source"])), Path(str(data["text_file"]))
     return source, str(data["file_type"]), options, text_file
-
-
-class TextFile:
-    """The request's text file, written part by part: the Markdown (a streaming parse writes
-    it in pieces), then each page; `sizes` is each part's byte length. Created on the first
-    write (it must not exist); a write that fails is ParseEngineFailed."""
-
-    def __init__(self, path: Path) -> None:
-        self._path = path
-        self._out: BinaryIO | None = None
-        self._size = 0
-        self.sizes: list[int] = []
-
-    def write(self, piece: str) -> None:
-        try:
-            if self._out is None:
-                flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-                self._out = os.fdopen(os.open(self._path, flags, 0o600), "wb")
-            for start in range(0, len(piece), _SLICE):
-                self._size += self._out.write(
-                    piece[start : start + _SLICE].encode(_ENCODING, _ERRORS)
-                )
-        except OSError as exc:
-            raise ParseEngineFailed(f"cannot write the parsed text: {exc.strerror}") from None
-
-    def end_part(self) -> None:
-        self.write("")  # an empty part still makes the file
-        self.sizes.append(self._size)
-        self._size = 0
-
-    def close(self) -> None:
-        if self._out is not None:
-            try:
-                self._out.close()
-            except OSError as exc:
-                raise ParseEngineFailed(f"cannot write the parsed text: {exc.strerror}") from None
 
 
 def write_text(text_file: Path, document: ParsedDocument) -> list[int]:
@@ -191,7 +152,7 @@ def read_text(text_file: Path, sizes: Sequence[int]) -> list[str]:
     with text_file.open("rb") as stream:
         if os.fstat(stream.fileno()).st_size != sum(sizes):
             raise ValueError("text sizes do not add up to the text file")
-        return [stream.read(size).decode(_ENCODING, _ERRORS) for size in sizes]
+        return [stream.read(size).decode(ENCODING, ERRORS) for size in sizes]
 
 
 def encode_error(kind: str, reason: str) -> bytes:

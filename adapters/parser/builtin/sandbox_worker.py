@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING
 
 from ragline.adapters.parser.builtin.landlock import restrict_reads
 from ragline.adapters.parser.builtin.sandbox_wire import (
-    TextFile,
     decode_message,
     decode_request,
     encode_control,
@@ -43,16 +42,8 @@ def _parse(registry: ParserRegistry, body: bytes) -> bytes:
     file), then the pages, and answer (the document is let go on return: nothing of it is
     held while waiting for the next file)."""
     source, file_type, options, text_file = decode_request(body)
-    out = TextFile(text_file)
-    try:
-        document = registry.parse_into(source, file_type, options, out)
-        out.end_part()
-        for page in document.pages:
-            out.write(page)
-            out.end_part()
-    finally:
-        out.close()
-    return encode_document(document, out.sizes)
+    parsed = registry.parse_to_file(source, file_type, options, text_file)
+    return encode_document(parsed.document, parsed.sizes)
 
 
 def worker_main(conn: multiprocessing.connection.Connection, memory_limit: int) -> None:
