@@ -21,17 +21,20 @@ import errno
 import logging
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 import attrs
 
 from ragline.application.error_text import KEPT, describe, without_paths
 from ragline.application.parsing.page_store import PageStore
+from ragline.application.parsing.parsed_text import TextPart, parse_to_file, parts
 from ragline.application.parsing.settings import ParseCacheSettings
 from ragline.application.ports.claim_holders import ClaimHolders
 from ragline.application.ports.clock import Clock
 from ragline.application.ports.object_storage import ObjectNotFound, ObjectStorage, StorageError
 from ragline.application.ports.parser import (
     ParsedDocument,
+    ParsedText,
     ParseError,
     ParseOptions,
     Parser,
@@ -46,6 +49,7 @@ from ragline.domain.parse_run import FailureCode
 log = logging.getLogger("ragline.parse_batches")
 
 MAX_CLAIMS = 3
+T = TypeVar("T")
 IDLE_POLL_MAX = 2.0
 
 
@@ -103,15 +107,29 @@ def batch_pages(document: ParsedDocument, page_range: PageRange) -> list[str]:
     parser says the file has more pages than the range, i.e. it parsed the whole file: then
     only the batch starting at page 1 keeps it, so the whole text is never stored twice.
     """
+    return chosen_pages(document.markdown, document.pages, document.page_count, page_range, "")
+
+
+def batch_parts(parsed: ParsedText, page_range: PageRange) -> list[TextPart | None]:
+    """`batch_pages` over a text file's parts (None: an empty page)."""
+    markdown, pages = parts(parsed)
+    count = parsed.document.page_count
+    return chosen_pages(markdown, pages, count, page_range, None)
+
+
+def chosen_pages(
+    markdown: T, pages: Sequence[T], page_count: int | None, page_range: PageRange, empty: T
+) -> list[T]:
+    """The rule of `batch_pages`, whatever a page is (its text, or where it is)."""
     size = len(page_range)
-    if document.pages:
-        pages = list(document.pages)
-        if len(pages) > size and len(pages) >= page_range.last:
-            pages = pages[page_range.first - 1 : page_range.last]
-        return (pages + [""] * size)[:size]
-    whole_file = document.page_count is not None and document.page_count > size
-    first = document.markdown if (not whole_file or page_range.first == 1) else ""
-    return [first] + [""] * (size - 1)
+    if pages:
+        chosen = list(pages)
+        if len(chosen) > size and len(chosen) >= page_range.last:
+            chosen = chosen[page_range.first - 1 : page_range.last]
+        return (chosen + [empty] * size)[:size]
+    whole_file = page_count is not None and page_count > size
+    first = markdown if (not whole_file or page_range.first == 1) else empty
+    return [first] + [empty] * (size - 1)
 
 
 class ParseBatchRunner:
@@ -289,15 +307,20 @@ class ParseBatchRunner:
         options = options_for(batch, self.settings)
         temp = f"batch-{batch.id}-{batch.claims}-{self.owner}"
         try:
-            with self._workspace.temp_file(temp, file_type) as path:
-                if local is not None and local.sha256 == batch.sha256 and local.path.exists():
-                    source = local.path
-                else:
-                    await self._download(batch, path)
-                    source = path
-                document = await asyncio.to_thread(self._parser.parse, source, file_type, options)
-            pages = batch_pages(document, batch.page_range)
-            await self._pages.write(batch, pages)
+            # the text goes from the parser to the batch's object through a file: this
+            # process never holds it whole (issue 24)
+            with self._workspace.temp_file(f"{temp}-text", "txt") as text_path:
+                with self._workspace.temp_file(temp, file_type) as path:
+                    if local is not None and local.sha256 == batch.sha256 and local.path.exists():
+                        source = local.path
+                    else:
+                        await self._download(batch, path)
+                        source = path
+                    parsed = await asyncio.to_thread(
+                        parse_to_file, self._parser, source, file_type, options, text_path
+                    )
+                document = parsed.document
+                await self._pages.write_parts(batch, parsed, batch_parts(parsed, batch.page_range))
         except ParseError as error:
             raise BatchFailure(error.failure_code, error.reason) from error
         except BatchFailure:

@@ -23,7 +23,9 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
+from ragline.application.parsing.parsed_text import TextPart, read_pieces
 from ragline.application.ports.object_storage import ObjectStorage
+from ragline.application.ports.parser import ParsedText
 from ragline.application.workspace import Workspace
 from ragline.domain.parse_batch import ParseBatch
 
@@ -65,6 +67,19 @@ class PageStore:
             await asyncio.to_thread(_write, path, batch.page_range.first, pages)
             await self._storage.put_file(self.bucket, self.pages_key(batch), path, PAGES_JSON)
 
+    async def write_parts(
+        self, batch: ParseBatch, parsed: ParsedText, pages: Sequence[TextPart | None]
+    ) -> None:
+        """`write`, each page read from its part of the parse's text file (None: empty), a
+        block at a time: the object is byte for byte what `write` makes of the same pages."""
+        if len(pages) != len(batch.page_range):
+            raise ValueError(f"batch {batch.id}: {len(pages)} pages for {batch.page_range}")
+        await self.ensure_bucket()
+        name = f"pages-out-{batch.id}-{next(self._reads)}"
+        with self._workspace.temp_file(name, "json") as path:
+            await asyncio.to_thread(_write_parts, path, batch.page_range.first, parsed.path, pages)
+            await self._storage.put_file(self.bucket, self.pages_key(batch), path, PAGES_JSON)
+
     async def read(self, batch: ParseBatch) -> dict[int, str]:
         """page -> Markdown of every page the batch holds."""
         with self._workspace.temp_file(f"pages-{batch.id}-{next(self._reads)}", "json") as path:
@@ -84,6 +99,18 @@ def _write(path: Path, first: int, pages: Sequence[str]) -> None:
             out.write(', "' if number else '"')
             for start in range(0, len(page), _SLICE):
                 out.write(json.dumps(page[start : start + _SLICE])[1:-1])
+            out.write('"')
+        out.write("]}")
+
+
+def _write_parts(path: Path, first: int, text: Path, pages: Sequence[TextPart | None]) -> None:
+    """`_write`, each page's text read piece by piece from its part of `text`."""
+    with path.open("w", encoding="ascii") as out:
+        out.write(f'{{"first": {json.dumps(first)}, "pages": [')
+        for number, part in enumerate(pages):
+            out.write(', "' if number else '"')
+            for piece in read_pieces(text, part) if part is not None else ():
+                out.write(json.dumps(piece)[1:-1])
             out.write('"')
         out.write("]}")
 

@@ -7,9 +7,12 @@ lists, GFM pipe tables, fenced code.
 
 from __future__ import annotations
 
+import dataclasses
+import io
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar, Protocol
+from typing import ClassVar, Protocol, runtime_checkable
 
 from ragline.application.tasks.parse_task import (
     PdfParserBackend as PdfParserBackend,  # a task field too
@@ -139,4 +142,49 @@ class Parser(Protocol):
         Raises UnsupportedFileType, InvalidFileContent, NoTextLayer or ParseEngineFailed;
         nothing else escapes.
         """
+        ...
+
+
+class MarkdownSink(Protocol):
+    """Where a streaming parse writes its Markdown, piece by piece, in order (a text file,
+    a `io.StringIO`): a 100 MB text file need never be one str (issue 24)."""
+
+    def write(self, piece: str, /) -> object: ...
+
+
+StreamingParse = Callable[[Path, str, ParseOptions, MarkdownSink], ParsedDocument]
+"""A format parser of the streaming shape: the Markdown goes to the sink, the document it
+returns carries everything else (its `markdown` is empty)."""
+
+
+def collected(
+    parse: StreamingParse, source: Path, file_type: str, options: ParseOptions
+) -> ParsedDocument:
+    """The old shape of a streaming parse: its pieces joined into `markdown`."""
+    sink = io.StringIO()
+    document = parse(source, file_type, options, sink)
+    return dataclasses.replace(document, markdown=sink.getvalue())
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedText:
+    """A parse whose text is in a file, not in memory (issue 24): UTF-8 (lone surrogates of
+    a bad decode kept, `surrogatepass`), the Markdown's bytes first, then each page's.
+    `document` carries everything else (its `markdown` and `pages` are empty)."""
+
+    document: ParsedDocument
+    path: Path
+    sizes: tuple[int, ...]
+    """Byte length of the Markdown, then of each page, in the file's order."""
+
+
+@runtime_checkable
+class ParsesToFile(Protocol):
+    """A Parser that can write its text to a file instead of returning it (the sandbox: its
+    worker writes the file, the parent never holds the text)."""
+
+    def parse_to_file(
+        self, source: Path, file_type: str, options: ParseOptions, target: Path
+    ) -> ParsedText:
+        """Like `Parser.parse`, the text written to `target` (which must not exist)."""
         ...

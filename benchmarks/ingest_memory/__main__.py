@@ -9,7 +9,9 @@ RSS (what the machine had to hold at once). Two kinds of file: `unique` (seeded 
 sentence different, ASCII) and `repeated` (one 2 KB block of prose with a Chinese line and
 typographic quotes, so the text is not ASCII, repeated). The
 slope (MB of peak per MB of file) comes from the smallest and largest size of each kind.
-Writes benchmarks/results/ingest_memory.json and prints a table.
+Writes benchmarks/results/ingest_memory.json and prints a table. Before/after: run the harness
+in a checkout of the older code with `--output OLD.json`, then here with `--before OLD.json`
+(the report keeps both, each with its slopes; `--label`, `--before-label` name them).
 """
 
 from __future__ import annotations
@@ -133,6 +135,9 @@ def _slopes(runs: list[dict[str, Any]]) -> dict[str, Any]:
             "total_mb_per_file_mb": round(
                 (high["peak_sum_of_processes_mb"] - low["peak_sum_of_processes_mb"]) / span, 2
             ),
+            "at_once_mb_per_file_mb": round(
+                (high["peak_total_at_once_mb"] - low["peak_total_at_once_mb"]) / span, 2
+            ),
             "from_mb": low["file_mb"],
             "to_mb": high["file_mb"],
         }
@@ -163,11 +168,37 @@ def _targets(report: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
+def with_before(
+    report: dict[str, Any], before: dict[str, Any], label: str, before_label: str
+) -> dict[str, Any]:
+    """`report` (this code's runs, labelled `label`) with `before` (a report of the code it
+    is compared with, labelled `before_label`) under "before", slopes and targets redone."""
+    runs = [dict(run, code=label) for run in report["runs"]]
+    old = [dict(run, code=before_label) for run in before["runs"]]
+    merged = dict(report, runs=runs, slopes=_slopes(runs))
+    merged["before"] = {
+        "code": before_label,
+        "timestamp_utc": before.get("timestamp_utc"),
+        "machine": before.get("machine"),
+        "runs": old,
+        "slopes": _slopes(old),
+    }
+    merged["targets"] = _targets(merged)
+    return merged
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--sizes", default="25,100", help="file sizes in MB, comma-separated")
     ap.add_argument("--kinds", default="unique,repeated")
     ap.add_argument("--output", type=Path, default=RESULTS)
+    ap.add_argument(
+        "--before",
+        type=Path,
+        help="a report of the code to compare with (this harness run there, --output elsewhere)",
+    )
+    ap.add_argument("--label", default="after", help="this code's label in the report")
+    ap.add_argument("--before-label", default="before")
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     kinds = [k for k in args.kinds.split(",") if k.strip()]
@@ -189,6 +220,9 @@ def main() -> None:
     report["slopes"] = _slopes(report["runs"])
     report["targets"] = _targets(report)
     report["machine"]["load_average_end"] = round(os.getloadavg()[0], 2)
+    if args.before is not None:
+        before = json.loads(args.before.read_text(encoding="utf-8"))
+        report = with_before(report, before, args.label, args.before_label)
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     for row in report["targets"]:

@@ -44,11 +44,13 @@ from ragline.adapters.parser.builtin.landlock import readable_entries
 from ragline.adapters.parser.builtin.sandbox_wire import (
     decode_message,
     decode_reply,
+    decode_reply_sizes,
     encode_control,
     encode_request,
 )
 from ragline.application.ports.parser import (
     ParsedDocument,
+    ParsedText,
     ParseEngineFailed,
     ParseOptions,
 )
@@ -311,24 +313,44 @@ class SandboxedParser:
 
     # -- the port -------------------------------------------------------------------------
     def parse(self, source: Path, file_type: str, options: ParseOptions) -> ParsedDocument:
-        limits = options.limits
         text_file = self._text_file()
         try:
-            request = encode_request(source.absolute(), file_type, options, text_file)
-            worker = self._acquire(limits.max_memory_bytes)
-            keep: _Worker | None = None
-            try:
-                reply = self._exchange(worker, request, limits.max_seconds)
-                worker.parses += 1
-                if worker.alive() and worker.parses < self._max_parses:
-                    keep = worker
-                else:
-                    worker.stop()
-            finally:
-                self._release(keep)
-            return decode_reply(reply, text_file)
+            return decode_reply(self._run(source, file_type, options, text_file), text_file)
         finally:
             text_file.unlink(missing_ok=True)
+
+    def parse_to_file(
+        self, source: Path, file_type: str, options: ParseOptions, target: Path
+    ) -> ParsedText:
+        """`parse`, the text left in a file: the worker's text file is moved to `target`
+        (it must not exist), never read here (issue 24)."""
+        text_file = self._text_file()
+        try:
+            reply = self._run(source, file_type, options, text_file)
+            document, sizes = decode_reply_sizes(reply, text_file)
+            if target.exists():
+                raise ParseEngineFailed("the parsed text's target exists already")
+            shutil.move(text_file, target)
+            return ParsedText(document, target, sizes)
+        finally:
+            text_file.unlink(missing_ok=True)
+
+    def _run(self, source: Path, file_type: str, options: ParseOptions, text_file: Path) -> bytes:
+        """One request to a worker; its reply (the text is in `text_file`)."""
+        limits = options.limits
+        request = encode_request(source.absolute(), file_type, options, text_file)
+        worker = self._acquire(limits.max_memory_bytes)
+        keep: _Worker | None = None
+        try:
+            reply = self._exchange(worker, request, limits.max_seconds)
+            worker.parses += 1
+            if worker.alive() and worker.parses < self._max_parses:
+                keep = worker
+            else:
+                worker.stop()
+        finally:
+            self._release(keep)
+        return reply
 
     def _exchange(self, worker: _Worker, request: bytes, max_seconds: float) -> bytes:
         started = time.monotonic()

@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from ragline.adapters.parser.builtin.text_file import ENCODING, ERRORS, TextFile
 from ragline.application.ports.parser import (
     InvalidFileContent,
     NoTextLayer,
@@ -93,10 +94,6 @@ def _dump(message: dict[str, Any]) -> bytes:
     return json.dumps(message, ensure_ascii=True, separators=(",", ":")).encode("ascii")
 
 
-_SLICE = 1 << 20  # characters encoded at a time: no second whole copy of a part as bytes
-_ENCODING, _ERRORS = "utf-8", "surrogatepass"  # lone surrogates (a bad decode) survive
-
-
 def encode_request(source: Path, file_type: str, options: ParseOptions, text_file: Path) -> bytes:
     """`text_file`: where the worker writes the document's text (it must not exist)."""
     return _dump(
@@ -123,21 +120,29 @@ def decode_request(body: bytes) -> tuple[Path, str, ParseOptions, Path]:
 
 def write_text(text_file: Path, document: ParsedDocument) -> list[int]:
     """The Markdown, then each page, into a new file; the byte length of each part."""
-    sizes = []
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-    with os.fdopen(os.open(text_file, flags, 0o600), "wb") as out:
+    out = TextFile(text_file)
+    try:
         for part in (document.markdown, *document.pages):
-            size = 0
-            for start in range(0, len(part), _SLICE):
-                size += out.write(part[start : start + _SLICE].encode(_ENCODING, _ERRORS))
-            sizes.append(size)
-    return sizes
+            out.write(part)
+            out.end_part()
+    finally:
+        out.close()
+    return out.sizes
 
 
 def encode_document(document: ParsedDocument, text_sizes: Sequence[int]) -> bytes:
     """The reply for a document whose text `write_text` wrote (`text_sizes`: its result)."""
     fields = {name: out(getattr(document, name)) for name, (out, _) in DOCUMENT_CODECS.items()}
     return _dump({"kind": "ok", "document": fields, "text_sizes": list(text_sizes)})
+
+
+def checked_sizes(text_file: Path, sizes: object) -> tuple[int, ...]:
+    """The parts' byte lengths; ValueError when they do not describe the file."""
+    if not isinstance(sizes, list) or not sizes or any(type(s) is not int or s < 0 for s in sizes):
+        raise ValueError("text sizes are not byte counts")
+    if text_file.stat().st_size != sum(sizes):
+        raise ValueError("text sizes do not add up to the text file")
+    return tuple(sizes)
 
 
 def read_text(text_file: Path, sizes: Sequence[int]) -> list[str]:
@@ -147,7 +152,7 @@ def read_text(text_file: Path, sizes: Sequence[int]) -> list[str]:
     with text_file.open("rb") as stream:
         if os.fstat(stream.fileno()).st_size != sum(sizes):
             raise ValueError("text sizes do not add up to the text file")
-        return [stream.read(size).decode(_ENCODING, _ERRORS) for size in sizes]
+        return [stream.read(size).decode(ENCODING, ERRORS) for size in sizes]
 
 
 def encode_error(kind: str, reason: str) -> bytes:
@@ -171,14 +176,28 @@ def decode_message(body: bytes) -> dict[str, Any]:
 def decode_reply(body: bytes, text_file: Path) -> ParsedDocument:
     """The parsed document (its text read from `text_file`, the one the request named), or
     the parse error the worker reported (raised)."""
+    document, sizes = decode_reply_sizes(body, text_file)
+    try:
+        markdown, *pages = read_text(text_file, sizes)
+    except (ValueError, OSError) as exc:
+        raise ParseEngineFailed(
+            f"parser worker sent a malformed reply ({type(exc).__name__})"
+        ) from None
+    return dataclasses.replace(document, markdown=markdown, pages=tuple(pages))
+
+
+def decode_reply_sizes(body: bytes, text_file: Path) -> tuple[ParsedDocument, tuple[int, ...]]:
+    """The document without its text (`markdown` and `pages` empty) and the byte length of
+    each part of `text_file` (checked against the file), or the parse error the worker
+    reported (raised)."""
     try:
         data = decode_message(body)
         kind = data["kind"]
         if kind == "ok":
             fields = data["document"]
             kept = {name: back(fields[name]) for name, (_, back) in DOCUMENT_CODECS.items()}
-            markdown, *pages = read_text(text_file, data["text_sizes"])
-            return ParsedDocument(markdown=markdown, pages=tuple(pages), **kept)
+            sizes = checked_sizes(text_file, data["text_sizes"])
+            return ParsedDocument(markdown="", **kept), sizes
         error = ERROR_KINDS[kind]
         reason = str(data["reason"])[:300]
     except (ValueError, KeyError, TypeError, IndexError, AttributeError, OSError) as exc:

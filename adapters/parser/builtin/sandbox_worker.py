@@ -25,7 +25,6 @@ from ragline.adapters.parser.builtin.sandbox_wire import (
     encode_control,
     encode_document,
     encode_error,
-    write_text,
 )
 from ragline.application.ports.parser import (
     InvalidFileContent,
@@ -39,15 +38,12 @@ if TYPE_CHECKING:  # imported at run time after the read restriction (warm impor
 
 
 def _parse(registry: ParserRegistry, body: bytes) -> bytes:
-    """Parse, write the text to the request's file, and answer (the document is let go on
-    return: nothing of it is held while waiting for the next file)."""
+    """Parse into the request's text file (txt and md in pieces: never one str of the
+    file), then the pages, and answer (the document is let go on return: nothing of it is
+    held while waiting for the next file)."""
     source, file_type, options, text_file = decode_request(body)
-    document = registry.parse(source, file_type, options)
-    try:
-        sizes = write_text(text_file, document)
-    except OSError as exc:
-        raise ParseEngineFailed(f"cannot write the parsed text: {exc.strerror}") from None
-    return encode_document(document, sizes)
+    parsed = registry.parse_to_file(source, file_type, options, text_file)
+    return encode_document(parsed.document, parsed.sizes)
 
 
 def worker_main(conn: multiprocessing.connection.Connection, memory_limit: int) -> None:

@@ -14,7 +14,7 @@ from ragline.application.ports.parser import (
 # C0 controls other than \t \n \v \f \r and ESC are never in real text; NUL marks binary.
 _CONTROL_BYTES = bytes(b for b in range(0x20) if b not in (0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x1B))
 _NOT_CONTROL = bytes(b for b in range(256) if b not in _CONTROL_BYTES)
-_MAX_CONTROL_RATIO = 0.001
+MAX_CONTROL_RATIO = 0.001
 _NEWLINES = re.compile(r"\r\n?")
 
 
@@ -24,11 +24,16 @@ def reject_binary(data: bytes, file_type: str) -> None:
         return
     if b"\x00" in data:
         raise UnsupportedFileType(f"binary content (NUL bytes) in a .{file_type} file")
-    controls = len(data.translate(None, _NOT_CONTROL))
-    if controls > max(8, len(data) * _MAX_CONTROL_RATIO):
+    controls = count_controls(data)
+    if controls > max(8, len(data) * MAX_CONTROL_RATIO):
         raise UnsupportedFileType(
             f"binary content ({controls} control bytes) in a .{file_type} file"
         )
+
+
+def count_controls(data: bytes) -> int:
+    """How many C0 control bytes (other than whitespace and ESC) `data` holds."""
+    return len(data.translate(None, _NOT_CONTROL))
 
 
 def decode_utf8(data: bytes, file_type: str) -> str:

@@ -129,16 +129,27 @@ def test_a_worker_that_died_idle_is_replaced_silently(tmp_path: Path) -> None:
 
 
 def test_memory_limit_turns_into_a_clean_failure(
-    hostile_files: dict[str, Path], tmp_path: Path
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    with SandboxedParser(max_workers=1) as sandbox:
+    monkeypatch.setenv("PYTHONPATH", str(REPO))  # the worker imports the probe from tests/
+    # a parser that asks for more than the limit (a 50 MB single-line .txt no longer does:
+    # it is parsed in pieces, and fails on its line length)
+    order = tmp_path / "hog.probe"
+    order.write_text(json.dumps({"do": "allocate", "bytes": 256 * 1024**2}), encoding="utf-8")
+    with SandboxedParser(max_workers=1, formats=PROBE) as sandbox:
         with pytest.raises(ParseEngineFailed, match="out of memory"):
-            sandbox.parse(
-                hostile_files["single-line.txt"],
-                "txt",
-                _limits(max_memory_bytes=128 * 1024**2),
-            )
+            sandbox.parse(order, "probe", _limits(max_memory_bytes=128 * 1024**2))
         assert sandbox.parse(_small_md(tmp_path), "md", NAIVE).title == "Fine"
+
+
+def test_a_single_line_text_fails_on_its_line_not_on_memory(
+    hostile_files: dict[str, Path],
+) -> None:
+    """50 MB without a newline, in a worker limited to 128 MiB: parsed in pieces, the line
+    rule answers (the whole-file parse held the bytes and the str, and ran out of memory)."""
+    limits = _limits(max_memory_bytes=128 * 1024**2)
+    with SandboxedParser(max_workers=1) as sandbox, pytest.raises(ParseEngineFailed, match="line"):
+        sandbox.parse(hostile_files["single-line.txt"], "txt", limits)
 
 
 def test_output_limit(sandbox: SandboxedParser, tmp_path: Path) -> None:
@@ -359,6 +370,27 @@ def test_the_worker_replies_with_where_the_text_is_not_the_text(tmp_path: Path) 
         assert len(reply) < 1_000
         assert [list(folder.iterdir()) for folder in text_dir.iterdir()] == [[]]  # read, deleted
     assert list(text_dir.iterdir()) == []  # the pool's folder goes on close
+
+
+def test_parse_to_file_leaves_the_text_in_the_file_and_out_of_the_reply(tmp_path: Path) -> None:
+    """Issue 24, the streaming path: the worker parses the .txt in pieces into its text file,
+    the parent moves that file to the target without reading it, and the reply carries only
+    the byte count (it does not grow with the document)."""
+    line = "Steep green tea at eighty degrees for two minutes, 绿茶.\n"
+    source = tmp_path / "tea.txt"
+    text = "Tea notes\n\n" + line * 40_000  # ~2.4 MB: more than one of the worker's blocks
+    source.write_text(text, encoding="utf-8")
+    target = tmp_path / "parsed.txt"
+    with _RecordingSandbox(max_workers=1, text_dir=tmp_path / "workspace") as sandbox:
+        sandbox.replies = []
+        parsed = sandbox.parse_to_file(source, "txt", NAIVE, target)
+        [reply] = sandbox.replies
+    assert b"Steep green tea" not in reply
+    assert len(reply) < 1_000
+    assert parsed.document.markdown == ""
+    assert parsed.document.title == "Tea notes"
+    assert parsed.sizes == (len(text.encode("utf-8")),)
+    assert target.read_text(encoding="utf-8") == text
 
 
 def test_a_relative_text_folder_names_the_same_place_for_the_worker(
