@@ -237,6 +237,9 @@ def chat_model(settings: Settings) -> ChatModel | None:
 def search_tuning(settings: Settings) -> SearchTuning:
     return SearchTuning(
         candidates_per_retriever=settings.search_candidates,
+        dense_candidates=settings.search_dense_candidates,
+        dense_feedback=settings.search_dense_feedback,
+        feedback_weight=settings.search_feedback_weight,
         fusion=settings.search_fusion,
         rrf_k=settings.search_rrf_k,
         weights={

@@ -225,6 +225,22 @@ class Settings(BaseSettings):
     search_candidates: int = Field(
         4, ge=1, le=50, description="Candidates per retriever, as a multiple of top_k."
     )
+    search_dense_candidates: int = Field(
+        0,
+        ge=0,
+        le=100,
+        description="Dense candidates as a multiple of top_k; 0 = search_candidates.",
+    )
+    search_dense_feedback: int = Field(
+        0,
+        ge=0,
+        le=50,
+        description="Rocchio feedback: top dense hits whose mean moves the query vector "
+        "before a second dense search; 0 = off.",
+    )
+    search_feedback_weight: float = Field(
+        0.5, ge=0, le=10, description="With dense feedback: weight of the hits' mean."
+    )
     search_parent_evidence: bool = Field(
         True, description="Score parents from their children; one hit per parent."
     )

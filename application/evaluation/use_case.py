@@ -118,9 +118,12 @@ class EvaluateRetrieval:
         self, questions: Sequence[GoldQuestion], user_id: str, dataset_id: str, top_k: int = 10
     ) -> EvaluationReport:
         per: dict[str, list[RankingScore]] = {name: [] for name in RANKINGS}
-        pool = top_k * self._search.tuning.candidates_per_retriever
-        depths = sorted({d for d in POOL_DEPTHS if d < pool} | {pool})
-        within: dict[str, dict[int, float]] = {n: dict.fromkeys(depths, 0.0) for n in RETRIEVERS}
+        tuning = self._search.tuning
+        depths = {
+            name: sorted({d for d in POOL_DEPTHS if d < pool} | {pool})
+            for name, pool in ((n, tuning.pool(n, top_k)) for n in RETRIEVERS)
+        }
+        within = {n: dict.fromkeys(depths[n], 0.0) for n in RETRIEVERS}
         misses: list[Miss] = []
         pooled = 0
         for start in range(0, len(questions), BATCH):
@@ -139,7 +142,7 @@ class EvaluateRetrieval:
                     per[name].append(score_ranking(ranks, question.relevant))
                 pooled += any(found[name] for name in RETRIEVERS)
                 for name in RETRIEVERS:
-                    for depth in depths:
+                    for depth in depths[name]:
                         within[name][depth] += recall_within(found[name], question.relevant, depth)
                 if not found[FINAL]:
                     misses.append(

@@ -35,7 +35,7 @@ from collections.abc import Awaitable, Mapping, Sequence
 import attrs
 
 from ragline.application.error_text import describe
-from ragline.application.ports.embedder import EmbedderError
+from ragline.application.ports.embedder import Embedder, EmbedderError
 from ragline.application.ports.embedder_resolver import EmbedderResolver, UnusableEmbeddingConfig
 from ragline.application.ports.keyword_index import KeywordHit, KeywordIndex, KeywordIndexError
 from ragline.application.ports.metrics import NO_METRICS, PipelineMetrics
@@ -46,6 +46,7 @@ from ragline.application.ports.tokenizer import Tokenizer
 from ragline.application.ports.unit_of_work import UnitOfWork, UnitOfWorkFactory
 from ragline.application.ports.vector_index import VectorHit, VectorIndex, VectorIndexError
 from ragline.application.search.evidence import by_parent, dedupe
+from ragline.application.search.feedback import rocchio
 from ragline.application.search.fusion import reciprocal_rank_fusion, score_fusion
 from ragline.application.search.spaces import active_model, index_of, spaces_of
 from ragline.application.search.tuning import RETRIEVERS, SearchTuning
@@ -119,6 +120,15 @@ class _Scored:
     parent_id: str | None
     text: str
     score: float
+
+
+@attrs.frozen
+class _Dense:
+    """The dense side of one search: the active generation's index and its model (None
+    when the model could not be had: no dense retriever then)."""
+
+    index: VectorIndex
+    embedder: Embedder | None
 
 
 @attrs.frozen
@@ -217,9 +227,10 @@ class HybridSearch:
 
     async def _embed(
         self, queries: Sequence[str], user_id: str
-    ) -> tuple[VectorIndex, list[list[float] | None]]:
-        """The index of the user's active generation and the query vectors of its model;
-        `None` each when the dense model or that index cannot be had or reached."""
+    ) -> tuple[_Dense, list[list[float] | None]]:
+        """The index of the user's active generation (with its model) and the query vectors
+        of that model; `None` each when the dense model or that index cannot be had or
+        reached."""
         async with self._uow_factory() as uow:
             config, generation = await active_model(uow, user_id)
         if config is None:
@@ -227,15 +238,16 @@ class HybridSearch:
         try:
             dense = await index_of(self._vectors, self._spaces, generation, config.dimension)
             embedder = await self._embedders.resolve(config)
-            return dense, list(await asyncio.to_thread(embedder.embed_queries, list(queries)))
+            vectors = await asyncio.to_thread(embedder.embed_queries, list(queries))
+            return _Dense(dense, embedder), list(vectors)
         except OUTAGES["dense"] as error:
             log.warning("search without the dense retriever: %s", error)
-            return self._vectors, [None] * len(queries)
+            return _Dense(self._vectors, None), [None] * len(queries)
 
     async def _candidates(
         self,
         query: str,
-        dense: tuple[VectorIndex, list[float] | None],
+        dense: tuple[_Dense, list[float] | None],
         user_id: str,
         dataset_id: str,
         top_k: int,
@@ -244,16 +256,18 @@ class HybridSearch:
         if not query.strip():
             return _Candidates({name: [] for name in RETRIEVERS}, [])
         tuning = self.tuning
-        pool = top_k * tuning.candidates_per_retriever
+        pool = {name: tuning.pool(name, top_k) for name in RETRIEVERS}
         sparse_query = self._sparse.encode_query(query)
         tokens = self._tokenizer.tokenize(query)
         calls: dict[str, Awaitable[Sequence[VectorHit | KeywordHit]]] = {
-            "sparse": self._vectors.query_sparse(user_id, dataset_id, sparse_query, pool, where),
-            "bm25": self._keywords.search(user_id, dataset_id, tokens, pool, where),
+            "sparse": self._vectors.query_sparse(
+                user_id, dataset_id, sparse_query, pool["sparse"], where
+            ),
+            "bm25": self._keywords.search(user_id, dataset_id, tokens, pool["bm25"], where),
         }
-        index, vector = dense
+        model, vector = dense
         if vector is not None:
-            calls["dense"] = index.query_dense(user_id, dataset_id, vector, pool, where)
+            calls["dense"] = self._dense(model, vector, user_id, dataset_id, pool["dense"], where)
         deadline = tuning.retriever_timeout
         answered = await asyncio.gather(
             *(asyncio.wait_for(call, deadline) for call in calls.values()), return_exceptions=True
@@ -278,6 +292,33 @@ class HybridSearch:
             if isinstance(h, VectorHit)
         }
         return _Candidates(scored, fuse(scored, tuning), parents, missing)
+
+    async def _dense(
+        self,
+        model: _Dense,
+        vector: list[float],
+        user_id: str,
+        dataset_id: str,
+        pool: int,
+        where: MetadataFilter | None,
+    ) -> list[VectorHit]:
+        """The dense candidates; with feedback on, those of a second search whose query
+        vector is moved towards the first search's best passages (`feedback.rocchio`)."""
+        hits = await model.index.query_dense(user_id, dataset_id, vector, pool, where)
+        depth = self.tuning.dense_feedback
+        if not depth or model.embedder is None or not hits:
+            return hits
+        top = [h.chunk_id for h in hits[:depth]]
+        async with self._uow_factory() as uow:
+            texts = [c.text for c in await uow.chunks.get_many(user_id, dataset_id, top)]
+        try:
+            # the passages' own vectors: the model's cache holds them since VECTORIZING
+            passages = await asyncio.to_thread(model.embedder.embed_documents, texts)
+        except EmbedderError as error:  # feedback is a refinement: keep the first answer
+            log.warning("dense feedback skipped: %s", describe(error))
+            return hits
+        moved = rocchio(vector, passages, self.tuning.feedback_weight)
+        return await model.index.query_dense(user_id, dataset_id, moved, pool, where)
 
     def _report(self, missing: tuple[str, ...]) -> None:
         if len(missing) == len(RETRIEVERS):

@@ -54,9 +54,11 @@ def main() -> None:
     ap.add_argument("gold", type=Path, nargs="+")
     ap.add_argument("--data-dir", type=Path, required=True)
     ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE")
+    ap.add_argument("--results", type=Path, default=RESULTS, help="the JSON list to extend")
     args = ap.parse_args()
     settings = dict(pair.split("=", 1) for pair in args.set)
-    runs = json.loads(RESULTS.read_text("utf-8")) if RESULTS.exists() else []
+    results: Path = args.results
+    runs = json.loads(results.read_text("utf-8")) if results.exists() else []
     for gold in args.gold:
         report = evaluate(gold, args.data_dir, settings)
         runs.append(
@@ -66,6 +68,7 @@ def main() -> None:
                 "data_dir": args.data_dir.name,
                 "settings": settings,
                 "timestamp_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                "load_average": Path("/proc/loadavg").read_text("utf-8").split()[:3],
                 "questions": report["questions"],
                 "in_candidates": report["in_candidates"],
                 "candidate_recall": report.get("candidate_recall", {}),
@@ -78,8 +81,8 @@ def main() -> None:
             print(f"  {name:7}" + "".join(f" {k} {v:.3f}" for k, v in figures.items()))
         for name, depths in report.get("candidate_recall", {}).items():
             print(f"  {name:7} in top" + "".join(f" {d}: {v:.3f}" for d, v in depths.items()))
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(runs, indent=1, ensure_ascii=False) + "\n", "utf-8")
+        results.parent.mkdir(parents=True, exist_ok=True)
+        results.write_text(json.dumps(runs, indent=1, ensure_ascii=False) + "\n", "utf-8")
 
 
 if __name__ == "__main__":

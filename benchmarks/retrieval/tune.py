@@ -1,11 +1,18 @@
 """Grid search of fusion weights and post-fusion steps on dev gold sets, in one process.
 
-    .venv/bin/python -m benchmarks.retrieval.tune --data-dir DIR GOLD.jsonl... [--top 15]
+    .venv/bin/python -m benchmarks.retrieval.tune --data-dir DIR GOLD.jsonl[@DIR]... [--top 15]
+        [--pool 20] [--feedback K:W]
 
-Traces every question once through HybridSearch.trace_many (each retriever's 40 candidates,
-as `ragline eval` sees them), then re-fuses those lists under each setting with the
-application's own fusion and evidence functions and scores them with the domain's metrics.
-Only tune on dev sets; confirm the pick with `ragline eval` (benchmarks.retrieval.run).
+Traces every question once through HybridSearch.trace_many (each retriever's `--pool` x 10
+candidates; 4 x 10 = 40 by default, as `ragline eval` sees them), then re-fuses those lists
+under each setting with the application's own fusion and evidence functions and scores them
+with the domain's metrics. A setting's per-retriever depth (candidates_per_retriever,
+dense_candidates) cuts each traced list to its pool first, so one deep trace measures every
+shallower pool. `GOLD@DIR` reads that gold set against another data dir (the large set's
+questions and the small known-item guard in one objective). `--feedback K:W` traces with
+Rocchio feedback on (it changes the dense list itself, so it cannot be re-fused from a
+plain trace). Only tune on dev sets; confirm the pick with `ragline eval`
+(benchmarks.retrieval.run).
 """
 
 from __future__ import annotations
@@ -31,28 +38,34 @@ from ragline.domain.evaluation import mean_scores, score_ranking
 TOP_K = 10
 
 
-async def traces(data_dir: Path, golds: list[Path]) -> dict[str, list[tuple[GoldQuestion, Any]]]:
-    container = container_for(data_dir)
-    try:
-        search = await obtain(container.hybrid_search)
-        search.tuning = SearchTuning()
-        out: dict[str, list[tuple[GoldQuestion, Any]]] = {}
-        for gold in golds:
-            questions = read_gold(gold)
-            got: list[SearchTrace] = []
-            for start in range(0, len(questions), 32):
-                batch = questions[start : start + 32]
-                got += await search.trace_many([q.query for q in batch], "1", "1", TOP_K)
-            out[gold.stem] = list(zip(questions, got, strict=True))
-        return out
-    finally:
-        await shut_down(container)
+async def traces(
+    golds: list[tuple[Path, Path]], tuning: SearchTuning
+) -> dict[str, list[tuple[GoldQuestion, Any]]]:
+    """Each gold set's questions with their traces, from its own data dir."""
+    out: dict[str, list[tuple[GoldQuestion, Any]]] = {}
+    for data_dir in dict.fromkeys(d for _, d in golds):
+        container = container_for(data_dir)
+        try:
+            search = await obtain(container.hybrid_search)
+            search.tuning = tuning
+            for gold, where in golds:
+                if where != data_dir:
+                    continue
+                questions = read_gold(gold)
+                got: list[SearchTrace] = []
+                for start in range(0, len(questions), 32):
+                    batch = questions[start : start + 32]
+                    got += await search.trace_many([q.query for q in batch], "1", "1", TOP_K)
+                out[gold.stem] = list(zip(questions, got, strict=True))
+        finally:
+            await shut_down(container)
+    return out
 
 
 def final_hits(trace: SearchTrace, tuning: SearchTuning) -> list[Any]:
     hydrated = {h.chunk_id: h for hits in trace.rankings.values() for h in hits}
     scored = {
-        name: [(h.chunk_id, h.score) for h in trace.rankings[name]]
+        name: [(h.chunk_id, h.score) for h in trace.rankings[name][: tuning.pool(name, TOP_K)]]
         for name in ("dense", "sparse", "bm25")
     }
     hits = [attrs.evolve(hydrated[i], score=s) for i, s in fuse(scored, tuning)]
@@ -63,16 +76,20 @@ def final_hits(trace: SearchTrace, tuning: SearchTuning) -> list[Any]:
     return hits[:TOP_K]
 
 
-def grid() -> list[SearchTuning]:
+def grid(depths: list[tuple[int, int]]) -> list[SearchTuning]:
     out = []
     for fusion, dense, sparse, bm25, k in itertools.product(
         FUSIONS, (1.0, 1.5, 2.0, 3.0, 4.0), (0.0, 0.5, 1.0), (0.5, 1.0), (60, 20)
     ):
         if fusion != "rrf" and k != 60:
             continue
-        for parent, bonus in ((False, 0.0), (True, 0.0), (True, 0.2)):
+        for (lexical, deep), (parent, bonus) in itertools.product(
+            depths, ((False, 0.0), (True, 0.0), (True, 0.2))
+        ):
             out.append(
                 SearchTuning(
+                    candidates_per_retriever=lexical,
+                    dense_candidates=deep,
                     weights={"dense": dense, "sparse": sparse, "bm25": bm25},
                     rrf_k=k,
                     fusion=fusion,
@@ -87,19 +104,35 @@ def describe(t: SearchTuning) -> str:
     w = t.weights
     parent = f" parent+{t.sibling_bonus}" if t.parent_evidence else ""
     k = f" k={t.rrf_k}" if t.fusion == "rrf" else ""
-    return f"{t.fusion}{k} d{w['dense']} s{w['sparse']} b{w['bm25']}{parent}"
+    pools = f" pool {t.candidates_per_retriever}/{t.dense_candidates or t.candidates_per_retriever}"
+    return f"{t.fusion}{k} d{w['dense']} s{w['sparse']} b{w['bm25']}{parent}{pools}"
+
+
+def _gold_and_dir(arg: str, default: Path) -> tuple[Path, Path]:
+    gold, _, data_dir = arg.partition("@")
+    return Path(gold), Path(data_dir) if data_dir else default
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("gold", type=Path, nargs="+")
+    ap.add_argument("gold", nargs="+", help="GOLD.jsonl, or GOLD.jsonl@DATA_DIR")
     ap.add_argument("--data-dir", type=Path, required=True)
     ap.add_argument("--top", type=int, default=15)
     ap.add_argument("--fusion", choices=FUSIONS, help="only this fusion")
+    ap.add_argument("--pool", type=int, default=4, help="traced depth, x top_k (10)")
+    ap.add_argument("--depths", default="", help="LEXICAL:DENSE pools to try, e.g. 4:4,4:20")
+    ap.add_argument("--feedback", default="", help="K:W, trace with Rocchio feedback")
     args = ap.parse_args()
-    sets = asyncio.run(traces(args.data_dir, args.gold))
+    golds = [_gold_and_dir(str(g), args.data_dir) for g in args.gold]
+    k, w = args.feedback.split(":") if args.feedback else ("0", "0.5")
+    traced = SearchTuning(
+        candidates_per_retriever=args.pool, dense_feedback=int(k), feedback_weight=float(w)
+    )
+    sets = asyncio.run(traces(golds, traced))
+    pairs = [d.split(":") for d in args.depths.split(",") if d]
+    depths = [(int(a), int(b)) for a, b in pairs] or [(4, 0)]
     rows = []
-    tried = [t for t in grid() if args.fusion in (None, t.fusion)]
+    tried = [t for t in grid(depths) if args.fusion in (None, t.fusion)]
     for tuning in [SearchTuning(), *tried]:
         figures = {}
         for name, pairs in sets.items():

