@@ -30,6 +30,10 @@ from ragline.bootstrap.vendor_settings import (
     nested_values,
 )
 
+_DENSE_POOL = "Dense candidates as a multiple of top_k; 0 = search_candidates."
+_DENSE_FEEDBACK = "Rocchio: the top N dense hits' mean moves the query vector; 0 = off."
+_FEEDBACK_WEIGHT = "With dense feedback: weight of the hits' mean."
+
 
 class MqVendor(StrEnum):
     INPROCESS = "inprocess"
@@ -225,22 +229,9 @@ class Settings(BaseSettings):
     search_candidates: int = Field(
         4, ge=1, le=50, description="Candidates per retriever, as a multiple of top_k."
     )
-    search_dense_candidates: int = Field(
-        0,
-        ge=0,
-        le=100,
-        description="Dense candidates as a multiple of top_k; 0 = search_candidates.",
-    )
-    search_dense_feedback: int = Field(
-        0,
-        ge=0,
-        le=50,
-        description="Rocchio feedback: top dense hits whose mean moves the query vector "
-        "before a second dense search; 0 = off.",
-    )
-    search_feedback_weight: float = Field(
-        0.5, ge=0, le=10, description="With dense feedback: weight of the hits' mean."
-    )
+    search_dense_candidates: int = Field(0, ge=0, le=100, description=_DENSE_POOL)
+    search_dense_feedback: int = Field(0, ge=0, le=50, description=_DENSE_FEEDBACK)
+    search_feedback_weight: float = Field(0.5, ge=0, le=10, description=_FEEDBACK_WEIGHT)
     search_parent_evidence: bool = Field(
         True, description="Score parents from their children; one hit per parent."
     )
