@@ -209,10 +209,17 @@ class ParseBatchRunner:
     ) -> RequestOutcome:
         """Run what is claimable among `ids` here, wait for the rest (taking over lapsed
         leases), and return how they ended. TimeoutError after `timeout` seconds."""
+        wanted, finished_here = set(ids), set[int]()
         async with asyncio.timeout(timeout):
             while True:
-                while await self.run_one(ids, local) is not None:
-                    pass
+                # once every batch was finished here, the claim that would find nothing
+                # left is one write transaction per file saved (issue 24)
+                while not wanted <= finished_here:
+                    claimed = await self.claim(ids)
+                    if claimed is None:
+                        break
+                    if await self.execute(claimed, local):
+                        finished_here.add(claimed.id)
                 async with self._uow_factory() as uow:
                     found = outcome(await uow.parse_batches.get_many(ids))
                 if not found.unfinished:
@@ -268,22 +275,22 @@ class ParseBatchRunner:
 
     # -- running one claimed batch --------------------------------------------------------
 
-    async def execute(self, batch: ParseBatch, local: LocalSource | None = None) -> None:
+    async def execute(self, batch: ParseBatch, local: LocalSource | None = None) -> bool:
+        """Parse a claimed batch and end it (done or failed); False when the claim was
+        taken over meanwhile, so this run's result was dropped."""
         if batch.claims > MAX_CLAIMS:
-            await self._fail(
+            return await self._fail(
                 batch,
                 BatchFailure(
                     FailureCode.PARSE_ENGINE_FAILED,
                     f"claimed {batch.claims} times: every worker parsing it stopped",
                 ),
             )
-            return
         renewing = asyncio.create_task(self._renew(batch))
         try:
             backend, warnings = await self._parse_and_store(batch, local)
         except BatchFailure as failure:
-            await self._fail(batch, failure)
-            return
+            return await self._fail(batch, failure)
         except asyncio.CancelledError:  # stopping mid-parse: give the batch back
             with contextlib.suppress(Exception):
                 await asyncio.shield(self._release(batch))
@@ -299,6 +306,7 @@ class ParseBatchRunner:
             await uow.commit()
         if not held:
             log.warning("parse batch %d: the claim was taken over; its result is dropped", batch.id)
+        return held
 
     async def _parse_and_store(
         self, batch: ParseBatch, local: LocalSource | None
@@ -342,10 +350,10 @@ class ParseBatchRunner:
                 FailureCode.SOURCE_FILE_NOT_FOUND, f"{bucket}/{key}: {describe(error)}"
             ) from error
 
-    async def _fail(self, batch: ParseBatch, failure: BatchFailure) -> None:
+    async def _fail(self, batch: ParseBatch, failure: BatchFailure) -> bool:
         log.warning("parse batch %d failed: %s: %s", batch.id, failure.code.value, failure.message)
         async with self._uow_factory() as uow:
-            await uow.parse_batches.fail(
+            held = await uow.parse_batches.fail(
                 batch.id,
                 self.owner,
                 batch.claims,
@@ -354,6 +362,7 @@ class ParseBatchRunner:
                 without_paths(failure.message),
             )
             await uow.commit()
+        return held
 
     async def _release(self, batch: ParseBatch) -> None:
         async with self._uow_factory() as uow:

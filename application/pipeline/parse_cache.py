@@ -13,9 +13,9 @@ Two ways in:
   read back. A failed batch fails the stage with the batch's own failure code.
 
 `unchanged` tells CLEANING the Markdown object already holds exactly these bytes (a forced
-re-run of an unchanged file), so it is not written again. A Markdown source (passthrough) is
-cached too: its one page is what the Markdown parser validated, byte for byte, so its
-coordinates stay the source's; only MinerU's direct pull (no bytes here to hash) is not.
+re-run of an unchanged file), so it is not written again. A Markdown source (passthrough) does
+not come here (validating it costs less than a plan, a claim and a copy), nor does MinerU's
+direct pull (no bytes here to hash).
 
 Either way the run's user is recorded as a holder of the bytes in the unit of work that plans
 their batches, so it may read them over the API (docs/security.md, "Parse cache

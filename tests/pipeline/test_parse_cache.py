@@ -141,7 +141,8 @@ async def test_a_retry_from_cleaning_reuses_the_done_batches(tmp_path: Path) -> 
     assert len(h.parser.calls) == 1
 
 
-async def test_markdown_passthrough_is_validated_once_and_never_copied(tmp_path: Path) -> None:
+async def test_markdown_passthrough_skips_the_cache_and_is_never_copied(tmp_path: Path) -> None:
+    """Validating Markdown costs less than the cache's plan, claim and copy (issue 24)."""
     h = harness(tmp_path)
     text = "\ufeff# Title\n\n  Body text here.\n\n\n"
     first = h.task("md", content=text)
@@ -149,8 +150,10 @@ async def test_markdown_passthrough_is_validated_once_and_never_copied(tmp_path:
     again = h.task("md", content=text, upload=False)
     await h.pipeline.handle(again)
     assert h.run(again.task_id).pipeline_status is PipelineStatus.SUCCESS
-    assert len(h.parser.calls) == 1 and len(h.db.parse_batches) == 1
+    assert len(h.parser.calls) == 2 and len(h.db.parse_batches) == 0
     assert h.storage.data(MD_BUCKET, again.md_object_key) is None  # passthrough: no copy
+    sources = {first.source_object_key, again.source_object_key}
+    assert {key for _, key in h.storage.objects} == sources  # nor into the cache
     # the chunks of both runs carry the same source coordinates
     spans = [(c.span_start, c.span_end) for c in h.db.chunks_of(h.scope(again))]
     assert spans and all(0 <= a <= b <= len(text) for a, b in spans)
