@@ -228,11 +228,19 @@ class IngestFiles:
     async def _await_outcomes(
         self, pending: dict[str, _Pending], observer: IngestObserver
     ) -> list[FileOutcome]:
-        """Poll the pending runs until each has ended (a FAILED resume is retried first)."""
+        """Poll the pending runs until each has ended (a FAILED resume is retried first).
+        A poll that found runs ended is followed by the next at once: the window has moved
+        on to runs that may have ended meanwhile, and waiting `poll_seconds` per window
+        capped an ingest at `poll_window` files per tick (issue 24: 183 pages finished by
+        the pipeline in 6 s were reported over 13 s)."""
         outcomes: list[FileOutcome] = []
+        moved = False
         while pending:
-            await asyncio.sleep(self._poll_seconds)
-            for item, result in await self._poll_once(pending, observer):
+            if not moved:
+                await asyncio.sleep(self._poll_seconds)
+            ended = await self._poll_once(pending, observer)
+            moved = bool(ended)
+            for item, result in ended:
                 pending.pop(result.task_id, None)
                 outcome = await self._settle(item, result, pending, observer)
                 if outcome is not None:

@@ -4,10 +4,15 @@ run ends, whether or not a poll saw them; a poll hands back the runs that ended.
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime
 from types import SimpleNamespace
 from typing import Any
 
+import attrs
+import pytest
+
+import ragline.application.ingest.use_case as use_case_module
 from ragline.application.access import ReferencePolicy
 from ragline.application.ingest.use_case import FileAction, FileOutcome, IngestFiles, _Pending
 from ragline.domain.parse_run import STAGE_ORDER, MarkdownLocation, ParseRun, Stage, StageStatus
@@ -91,3 +96,41 @@ async def test_the_final_stage_states_are_reported_when_the_result_arrives() -> 
     assert [(stage, status) for _, stage, status in observer.changes] == [
         (stage, StageStatus.SUCCESS) for stage in STAGE_ORDER
     ]
+
+
+def _ended(task_id: str) -> ParseRun:
+    """A run that succeeded, with the wire's integer ids (its result is built)."""
+    run = ParseRun.open(attrs.evolve(identity(task_id, user_id="1"), dataset_id="1"), AT)
+    run.start_stage(Stage.CLEANING, AT)
+    run.succeed_stage(Stage.CLEANING, AT, 1, MarkdownLocation("m", "k"))
+    for stage in STAGE_ORDER[1:]:
+        run.start_stage(stage, AT)
+        run.succeed_stage(stage, AT, 1, None)
+    return run
+
+
+async def test_a_poll_that_found_runs_ended_is_followed_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Ten ended runs, a window of two: one wait, then five polls back to back (and the
+    empty one that ends the loop is not needed: nothing is pending). Waiting between
+    windows capped an ingest at `poll_window` files per `poll_seconds`."""
+    db = FakeDatabase()
+    pending: dict[str, _Pending] = {}
+    for i in range(10):
+        task_id = f"t{i}"
+        db.runs[task_id] = _ended(task_id)
+        item = _pending()
+        item.task = SimpleNamespace(user_id=1, dataset_id=1, original_file_id=i, task_id=task_id)
+        pending[task_id] = item
+    waits: list[float] = []
+    real_sleep = asyncio.sleep
+
+    async def counted(seconds: float) -> None:
+        waits.append(seconds)
+        await real_sleep(0)
+
+    monkeypatch.setattr(use_case_module.asyncio, "sleep", counted)
+    outcomes = await _use_case(db, window=2)._await_outcomes(pending, Recorder())
+    assert sorted(o.task_id for o in outcomes) == sorted(f"t{i}" for i in range(10))
+    assert [w for w in waits if w] == [0.2]  # others: the fake store yielding (sleep 0)
