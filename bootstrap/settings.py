@@ -33,6 +33,7 @@ from ragline.bootstrap.vendor_settings import (
 _DENSE_POOL = "Dense candidates as a multiple of top_k; 0 = search_candidates."
 _DENSE_FEEDBACK = "Rocchio: the top N dense hits' mean moves the query vector; 0 = off."
 _FEEDBACK_WEIGHT = "With dense feedback: weight of the hits' mean."
+_INGEST_WORKERS = "Tasks in flight during ingest (4 measured best on 2 cores, docs/benchmarks.md)."
 
 
 class MqVendor(StrEnum):
@@ -283,7 +284,7 @@ class Settings(BaseSettings):
         description="A task asking for mineru with no token: fallback (parse with auto; the "
         "run records the backend that really parsed) or fail (MINERU_UNAVAILABLE).",
     )
-    ingest_workers: int = Field(2, ge=1, le=16, description="Tasks in flight during ingest.")
+    ingest_workers: int = Field(4, ge=1, le=16, description=_INGEST_WORKERS)
     worker_concurrency: int = Field(
         1,
         ge=1,
@@ -449,9 +450,8 @@ class Settings(BaseSettings):
 
     @property
     def ingest_poll_window(self) -> int:
-        """How many pending runs `ragline ingest` polls for progress: with its worker in the
-        process exactly `ingest_workers` tasks are in flight, and polling more reads runs
-        nobody is working on."""
+        """Pending runs `ragline ingest` polls at once: its worker keeps `ingest_workers` in
+        flight, and polling more reads runs nobody is working on (a window, then the next)."""
         return self.ingest_workers + 1
 
     @property
