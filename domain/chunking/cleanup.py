@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import TypeVar
 
-from ragline.domain.chunking.candidate import Anchor, SourceType
+from ragline.domain.chunking.candidate import Anchor, ChunkCandidate, SourceType
 from ragline.domain.chunking.separators import CutIndex
 
 # (start, end, source, anchor, index): a range of the Markdown on its way through a pipeline,
@@ -118,6 +118,46 @@ def cleanup_children(pieces: list[Piece], tally: CleanupTally) -> list[Piece]:
             kept.append((text, a, b))
         out.append((a + base, b + base, source, anchor, index))
     return out
+
+
+def trimmed_children(
+    text: str,
+    base: int,
+    spans: list[tuple[int, int]],
+    source: SourceType,
+    anchor: Anchor,
+    tally: CleanupTally,
+) -> tuple[ChunkCandidate, ...]:
+    """Round 2 for children cut from one parent's `text` (at `base`) with the parent's anchor:
+    the rules of `cleanup_children`, applied while the candidates are built (one pass, no
+    piece tuples). They share one canonical path, so duplicates are keyed by length alone."""
+    section_path, node_id, node_type, path = anchor
+    new = tuple.__new__
+    search = _NON_SPACE.search
+    kept: dict[int, list[int]] = {}  # length -> local starts of the texts kept
+    out: list[ChunkCandidate] = []
+    for s, e in spans:
+        a, b = s - base, e - base
+        if a >= b or text[a].isspace():
+            m = search(text, a, b)
+            if m is None:
+                tally.blank += 1
+                continue
+            a = m.start()
+        while text[b - 1].isspace():
+            b -= 1
+        n = b - a
+        starts = kept.get(n)
+        if starts is None:
+            kept[n] = [a]
+        elif any(text[k : k + n] == text[a:b] for k in starts):
+            tally.duplicates[1] += 1
+            continue
+        else:
+            starts.append(a)
+        fields = (section_path, node_id, node_type, path, len(out), source, a + base, b + base)
+        out.append(new(ChunkCandidate, (*fields, text, base)))
+    return tuple(out)
 
 
 def final_cleanup(

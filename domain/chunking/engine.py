@@ -25,6 +25,7 @@ from ragline.domain.chunking.cleanup import (
     cleanup,
     cleanup_children,
     final_cleanup,
+    trimmed_children,
 )
 from ragline.domain.chunking.models import ChunkModels
 from ragline.domain.chunking.plan import ChunkPlan, ChunkStep, SizeUnit, StepParams, Strategy
@@ -88,6 +89,15 @@ def _uncut_below(steps: Sequence[ChunkStep]) -> int:
     if not all(s.strategy in sized and s.params.unit is SizeUnit.CHARS for s in steps):
         return -1
     return min((s.params.max_size for s in steps), default=-1)
+
+
+def _char_step(steps: Sequence[ChunkStep]) -> StepParams | None:
+    """The step's parameters when `steps` is one RECURSIVE step sized in characters (the
+    char presets' children: cut, trimmed and built in one pass), else None."""
+    if len(steps) != 1 or steps[0].strategy is not Strategy.RECURSIVE:
+        return None
+    params = steps[0].params
+    return params if params.unit is SizeUnit.CHARS else None
 
 
 def _own_child(parent: Trimmed) -> ChunkCandidate:
@@ -243,15 +253,31 @@ class _Run:
     ) -> list[Piece]:
         """Children cut from the parent's text only; `structure`: the child pipeline has a
         STRUCTURE step (it needs a parent anchored in the tree to follow)."""
-        ps, pe, ptext, source, anchor = parent
-        in_section = anchor.node_type is NodeType.SECTION or anchor.node_type is NodeType.DOCUMENT
-        index = CutIndex(ptext, ps, _NO_HEADINGS if in_section else None)
-        own: Piece = (ps, pe, source, anchor, index)
+        ps, pe, _, source, anchor = parent
+        own: Piece = (ps, pe, source, anchor, _parent_index(parent))
         if structure and self.tree is not None and anchor.structure_node_id is not None:
             seeds = structure_child_seeds(self.tree, own) or [own]
             rest = [s for s in steps if s.strategy is not Strategy.STRUCTURE]
             return self.pipeline(seeds, rest) if rest else seeds
         return self.pipeline([own], steps)
+
+    def char_children(self, parent: Trimmed, params: StepParams) -> tuple[ChunkCandidate, ...]:
+        """The children of one character-sized RECURSIVE step, cleaned (round 2): the output
+        of child_seeds + cleanup_children, built straight from the cut spans."""
+        ps, pe, ptext, source, anchor = parent
+        sp = self.splitter(params)
+        if pe - ps <= params.max_size:
+            spans, source = [(ps, pe)], source
+        else:
+            spans, source = sp.split(_parent_index(parent), ps, pe), SourceType.RECURSIVE
+        return trimmed_children(ptext, ps, spans, source, anchor, self.tally)
+
+
+def _parent_index(parent: Trimmed) -> CutIndex:
+    """A cut index over the parent's own text; a section's text holds no heading cut."""
+    ps, _, ptext, _, anchor = parent
+    in_section = anchor.node_type is NodeType.SECTION or anchor.node_type is NodeType.DOCUMENT
+    return CutIndex(ptext, ps, _NO_HEADINGS if in_section else None)
 
 
 def chunk_document(
@@ -274,6 +300,7 @@ def chunk_document(
     tally = run.tally
     structure_children = _has(child_steps, Strategy.STRUCTURE)
     uncut = -1 if structure_children else _uncut_below(child_steps)
+    by_chars = None if structure_children else _char_step(child_steps)
     batches, path = run.parent_seeds(parent_steps)
     blocks: list[tuple[Trimmed, tuple[ChunkCandidate, ...]]] = []
     new = tuple.__new__
@@ -283,6 +310,11 @@ def chunk_document(
             ps, ptext = parent[0], parent[2]
             if parent[1] - ps <= uncut:  # trimmed already: it is its own only child
                 blocks.append((parent, (_own_child(parent),)))
+                continue
+            if by_chars is not None:
+                blocks.append(
+                    (parent, run.char_children(parent, by_chars) or (_own_child(parent),))
+                )
                 continue
             kids = cleanup_children(run.child_seeds(parent, child_steps, structure_children), tally)
             children: tuple[ChunkCandidate, ...] = tuple(
