@@ -11,7 +11,7 @@ The same Markdown, tree and plan always give the same output.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from enum import StrEnum
 
 import attrs
@@ -22,6 +22,7 @@ from ragline.domain.chunking.cleanup import (
     Piece,
     Seen,
     Trimmed,
+    clean_range,
     cleanup,
     cleanup_children,
     final_cleanup,
@@ -224,17 +225,26 @@ class _Run:
 
     # -- seeds -----------------------------------------------------------------------------
 
-    def parent_seeds(self, steps: Sequence[ChunkStep]) -> tuple[Iterator[list[Piece]], ParentPath]:
-        """Parent seeds in document order, in batches: one per section seed on path A (so a
-        seed's text can be released once its parents are cut), one batch otherwise."""
+    def parents(self, steps: Sequence[ChunkStep]) -> tuple[Iterator[Trimmed], ParentPath]:
+        """Parents in document order, cleaned (round 1) as they are cut, and the path taken.
+        On path A seed by seed, so a seed's text can be released once its parents are cut."""
+        seen: Seen = {}
         if not (_has(steps, Strategy.STRUCTURE) and self.tree is not None):
-            return iter([self.pipeline([self._whole()], steps)]), ParentPath.NO_STRUCTURE
+            whole = self.pipeline([self._whole()], steps)
+            return self._cleaned([whole], seen), ParentPath.NO_STRUCTURE
         seeds = structure_parent_seeds(self.text, self.tree)
         if not seeds:
             whole = self.pipeline([self._whole()], steps)
-            return iter([whole]), ParentPath.STRUCTURE_YIELDED_NOTHING
+            return self._cleaned([whole], seen), ParentPath.STRUCTURE_YIELDED_NOTHING
         rest = [s for s in steps if s.strategy is not Strategy.STRUCTURE]
-        return self._refined(seeds, rest), ParentPath.STRUCTURE
+        by_chars = _char_step(rest)
+        if by_chars is not None:
+            return self._char_refined(seeds, by_chars, seen), ParentPath.STRUCTURE
+        return self._cleaned(self._refined(seeds, rest), seen), ParentPath.STRUCTURE
+
+    def _cleaned(self, batches: Iterable[list[Piece]], seen: Seen) -> Iterator[Trimmed]:
+        for batch in batches:
+            yield from cleanup(batch, self.tally, 0, seen)
 
     def _refined(self, seeds: list[Seed], rest: Sequence[ChunkStep]) -> Iterator[list[Piece]]:
         text = self.text
@@ -242,6 +252,26 @@ class _Run:
             # each seed gets its own compact text; a section holds no heading outside code
             piece: Piece = (s, e, src, anchor, CutIndex(text[s:e], s, _NO_HEADINGS))
             yield self.pipeline([piece], rest) if rest else [piece]
+
+    def _char_refined(self, seeds: list[Seed], params: StepParams, seen: Seen) -> Iterator[Trimmed]:
+        """`_cleaned(_refined(...))` for one character-sized RECURSIVE refinement: a seed that
+        fits is cleaned as it is, a longer one is cut first; no pipeline and no piece tuples
+        (most seeds fit: on the Chinese corpus 5 in 6)."""
+        text, tally = self.text, self.tally
+        mx = params.max_size
+        split = self.splitter(params).split
+        recursive = SourceType.RECURSIVE
+        for s, e, source, anchor in seeds:
+            seed_text = text[s:e]  # compact: it is sliced again, not the document
+            if e - s <= mx:
+                parent = clean_range(seed_text, s, s, e, source, anchor, seen, tally)
+                if parent is not None:
+                    yield parent
+                continue
+            for a, b in split(CutIndex(seed_text, s, _NO_HEADINGS), s, e):
+                parent = clean_range(seed_text, s, a, b, recursive, anchor, seen, tally)
+                if parent is not None:
+                    yield parent
 
     def _whole(self) -> Piece:
         headings = list(self.tree.section_starts) if self.tree is not None else None
@@ -301,28 +331,24 @@ def chunk_document(
     structure_children = _has(child_steps, Strategy.STRUCTURE)
     uncut = -1 if structure_children else _uncut_below(child_steps)
     by_chars = None if structure_children else _char_step(child_steps)
-    batches, path = run.parent_seeds(parent_steps)
+    found, path = run.parents(parent_steps)
     blocks: list[tuple[Trimmed, tuple[ChunkCandidate, ...]]] = []
     new = tuple.__new__
-    seen_parents: Seen = {}
-    for batch in batches:
-        for parent in cleanup(batch, tally, 0, seen_parents):
-            ps, ptext = parent[0], parent[2]
-            if parent[1] - ps <= uncut:  # trimmed already: it is its own only child
-                blocks.append((parent, (_own_child(parent),)))
-                continue
-            if by_chars is not None:
-                blocks.append(
-                    (parent, run.char_children(parent, by_chars) or (_own_child(parent),))
-                )
-                continue
-            kids = cleanup_children(run.child_seeds(parent, child_steps, structure_children), tally)
-            children: tuple[ChunkCandidate, ...] = tuple(
-                new(ChunkCandidate, (*a[:4], i, src, s, e, ptext, ps))
-                for i, (s, e, src, a, _) in enumerate(kids)
-            ) or (_own_child(parent),)
-            blocks.append((parent, children))
-    del batches, seen_parents
+    for parent in found:
+        ps, ptext = parent[0], parent[2]
+        if parent[1] - ps <= uncut:  # trimmed already: it is its own only child
+            blocks.append((parent, (_own_child(parent),)))
+            continue
+        if by_chars is not None:
+            blocks.append((parent, run.char_children(parent, by_chars) or (_own_child(parent),)))
+            continue
+        kids = cleanup_children(run.child_seeds(parent, child_steps, structure_children), tally)
+        children: tuple[ChunkCandidate, ...] = tuple(
+            new(ChunkCandidate, (*a[:4], i, src, s, e, ptext, ps))
+            for i, (s, e, src, a, _) in enumerate(kids)
+        ) or (_own_child(parent),)
+        blocks.append((parent, children))
+    del found
     blocks = final_cleanup(blocks, tally)
     parents = tuple(
         new(ParentBlock, (*a[:4], i, t, src, s, e, children))
