@@ -291,11 +291,13 @@ class _Run:
             return self.pipeline(seeds, rest) if rest else seeds
         return self.pipeline([own], steps)
 
-    def char_children(self, parent: Trimmed, params: StepParams) -> tuple[ChunkCandidate, ...]:
-        """The children of one character-sized RECURSIVE step, cleaned (round 2): the output
-        of child_seeds + cleanup_children, built straight from the cut spans."""
+    def char_children(
+        self, parent: Trimmed, params: StepParams, sp: RecursiveSplitter
+    ) -> tuple[ChunkCandidate, ...]:
+        """The children of one character-sized RECURSIVE step (`params`, cut by `sp`),
+        cleaned (round 2): the output of child_seeds + cleanup_children, built straight from
+        the cut spans."""
         ps, pe, ptext, source, anchor = parent
-        sp = self.splitter(params)
         if pe - ps <= params.max_size:
             spans, source = [(ps, pe)], source
         else:
@@ -331,6 +333,7 @@ def chunk_document(
     structure_children = _has(child_steps, Strategy.STRUCTURE)
     uncut = -1 if structure_children else _uncut_below(child_steps)
     by_chars = None if structure_children else _char_step(child_steps)
+    char_splitter = None if by_chars is None else run.splitter(by_chars)
     found, path = run.parents(parent_steps)
     blocks: list[tuple[Trimmed, tuple[ChunkCandidate, ...]]] = []
     new = tuple.__new__
@@ -339,8 +342,9 @@ def chunk_document(
         if parent[1] - ps <= uncut:  # trimmed already: it is its own only child
             blocks.append((parent, (_own_child(parent),)))
             continue
-        if by_chars is not None:
-            blocks.append((parent, run.char_children(parent, by_chars) or (_own_child(parent),)))
+        if by_chars is not None and char_splitter is not None:
+            kept = run.char_children(parent, by_chars, char_splitter)
+            blocks.append((parent, kept or (_own_child(parent),)))
             continue
         kids = cleanup_children(run.child_seeds(parent, child_steps, structure_children), tally)
         children: tuple[ChunkCandidate, ...] = tuple(
@@ -351,8 +355,10 @@ def chunk_document(
     del found
     blocks = final_cleanup(blocks, tally)
     parents = tuple(
-        new(ParentBlock, (*a[:4], i, t, src, s, e, children))
-        for i, ((s, e, t, src, a), children) in enumerate(blocks)
+        new(ParentBlock, (section_path, node_id, node_type, canon, i, t, src, s, e, children))
+        for i, ((s, e, t, src, (section_path, node_id, node_type, canon)), children) in enumerate(
+            blocks
+        )
     )
     report = ChunkingReport(
         parent_path=path,
