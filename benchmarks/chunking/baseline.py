@@ -15,6 +15,7 @@ import sys
 import tarfile
 import tempfile
 from pathlib import Path
+from types import ModuleType
 
 from benchmarks.chunking.peers import Chunker
 
@@ -22,8 +23,9 @@ ROOT = Path(__file__).resolve().parents[2]
 _PATHS = ("domain/chunking", "adapters/structure/markdown", "adapters/markdown_structure")
 
 
-def baseline_chunker(commit: str) -> tuple[str, Chunker]:
-    """(tool name, chunker) for ragline's default plan at `commit`."""
+def load_engine(commit: str) -> tuple[ModuleType, ModuleType]:
+    """(chunking package, line-scan structure module) of ragline at `commit`, imported from
+    a temporary copy so they run beside the working tree's."""
     listed = subprocess.run(
         ["git", "-C", str(ROOT), "ls-tree", "-r", "--name-only", commit, *_PATHS],
         check=True,
@@ -56,7 +58,13 @@ def baseline_chunker(commit: str) -> tuple[str, Chunker]:
         if (home / "adapters/structure").exists()
         else ("adapters.markdown_structure")
     )
-    builder = importlib.import_module(f"{package}.{structure}").LineScanStructureBuilder()
+    return chunking, importlib.import_module(f"{package}.{structure}")
+
+
+def baseline_chunker(commit: str) -> tuple[str, Chunker]:
+    """(tool name, chunker) for ragline's default plan at `commit`."""
+    chunking, structure = load_engine(commit)
+    builder = structure.LineScanStructureBuilder()
 
     def run(md: str) -> dict[str, list[int]]:
         result = chunking.chunk_document(

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import TypeVar
 
-from ragline.domain.chunking.candidate import Anchor, SourceType
+from ragline.domain.chunking.candidate import Anchor, ChunkCandidate, SourceType
 from ragline.domain.chunking.separators import CutIndex
 
 # (start, end, source, anchor, index): a range of the Markdown on its way through a pipeline,
@@ -49,8 +49,8 @@ def _trim(text: str, s: int, e: int) -> tuple[int, int] | None:
         if m is None:
             return None
         s = m.start()
-    while text[e - 1].isspace():  # terminates: text[s] is not a space
-        e -= 1
+    if text[e - 1].isspace():  # one C call for the whole tail (often several characters)
+        e = s + len(text[s:e].rstrip())  # not empty: text[s] is not a space
     return s, e
 
 
@@ -67,26 +67,42 @@ def cleanup(
         seen = {}
     out: list[Trimmed] = []
     for s, e, source, anchor, index in pieces:
-        text = index.text
-        base = index.base
-        span = _trim(text, s - base, e - base)
-        if span is None:
-            tally.blank += 1
-            continue
-        t = text[span[0] : span[1]]
-        s, e = span[0] + base, span[1] + base
-        key = (anchor.canonical_path, len(t))
-        kept = seen.get(key)
-        if kept is None:
-            seen[key] = [t]
-        elif t in kept:
-            tally.duplicates[round_no] += 1
-            tally.duplicate_spans.append((s, e))
-            continue
-        else:
-            kept.append(t)
-        out.append((s, e, t, source, anchor))
+        kept = clean_range(index.text, index.base, s, e, source, anchor, seen, tally, round_no)
+        if kept is not None:
+            out.append(kept)
     return out
+
+
+def clean_range(
+    text: str,
+    base: int,
+    s: int,
+    e: int,
+    source: SourceType,
+    anchor: Anchor,
+    seen: Seen,
+    tally: CleanupTally,
+    round_no: int = 0,
+) -> Trimmed | None:
+    """One range [s, e) of `text` (which starts at `base`) through `cleanup`'s rules: the
+    trimmed piece, or None when it is blank or a duplicate in `seen`'s scope (tallied)."""
+    span = _trim(text, s - base, e - base)
+    if span is None:
+        tally.blank += 1
+        return None
+    t = text[span[0] : span[1]]
+    s, e = span[0] + base, span[1] + base
+    key = (anchor.canonical_path, len(t))
+    kept = seen.get(key)
+    if kept is None:
+        seen[key] = [t]
+    elif t in kept:
+        tally.duplicates[round_no] += 1
+        tally.duplicate_spans.append((s, e))
+        return None
+    else:
+        kept.append(t)
+    return (s, e, t, source, anchor)
 
 
 def cleanup_children(pieces: list[Piece], tally: CleanupTally) -> list[Piece]:
@@ -105,8 +121,8 @@ def cleanup_children(pieces: list[Piece], tally: CleanupTally) -> list[Piece]:
                 tally.blank += 1
                 continue
             a = m.start()
-        while text[b - 1].isspace():
-            b -= 1
+        if text[b - 1].isspace():
+            b = a + len(text[a:b].rstrip())
         key = (anchor.canonical_path, b - a)
         kept = seen.get(key)
         if kept is None:
@@ -118,6 +134,46 @@ def cleanup_children(pieces: list[Piece], tally: CleanupTally) -> list[Piece]:
             kept.append((text, a, b))
         out.append((a + base, b + base, source, anchor, index))
     return out
+
+
+def trimmed_children(
+    text: str,
+    base: int,
+    spans: list[tuple[int, int]],
+    source: SourceType,
+    anchor: Anchor,
+    tally: CleanupTally,
+) -> tuple[ChunkCandidate, ...]:
+    """Round 2 for children cut from one parent's `text` (at `base`) with the parent's anchor:
+    the rules of `cleanup_children`, applied while the candidates are built (one pass, no
+    piece tuples). They share one canonical path, so duplicates are keyed by length alone."""
+    section_path, node_id, node_type, path = anchor
+    new = tuple.__new__
+    search = _NON_SPACE.search
+    kept: dict[int, list[int]] = {}  # length -> starts of the texts kept
+    out: list[ChunkCandidate] = []
+    append = out.append
+    for s, e in spans:  # document offsets; text[s - base] is the character at s
+        if s >= e or text[s - base].isspace():
+            m = search(text, s - base, e - base)
+            if m is None:
+                tally.blank += 1
+                continue
+            s = m.start() + base
+        if text[e - base - 1].isspace():
+            e = s + len(text[s - base : e - base].rstrip())
+        n = e - s
+        starts = kept.get(n)
+        if starts is None:
+            kept[n] = [s]
+        elif any(text[k - base : k - base + n] == text[s - base : e - base] for k in starts):
+            tally.duplicates[1] += 1
+            continue
+        else:
+            starts.append(s)
+        fields = (section_path, node_id, node_type, path, len(out), source, s, e, text, base)
+        append(new(ChunkCandidate, fields))
+    return tuple(out)
 
 
 def final_cleanup(

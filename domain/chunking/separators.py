@@ -59,6 +59,10 @@ class CutIndex:
         if heading_starts is not None:
             self._global[Level.HEADING] = heading_starts
 
+    def without_headings(self) -> bool:
+        """True when the text is known to hold no heading cut (a section seed or parent)."""
+        return self._global.get(Level.HEADING) == []
+
     def slice(self, start: int, end: int) -> str:
         return self.text[start - self.base : end - self.base]
 

@@ -13,6 +13,9 @@ from ragline.domain.chunking.separators import CutIndex, Level
 from ragline.domain.chunking.sizing import TokenCounter
 
 Span = tuple[int, int]
+# the levels whose cut follows a fixed string: (that string, its length)
+_NEEDLES = {Level.BLANK_LINE: ("\n\n", 2), Level.LINE: ("\n", 1), Level.SPACE: (" ", 1)}
+_SEARCHED = frozenset(_NEEDLES)
 
 
 class RecursiveSplitter:
@@ -50,6 +53,8 @@ class RecursiveSplitter:
         if end - start <= self._max or (self._tokens and self._fits(start, end)):
             return [(start, end)]
         out: list[Span] = []
+        if level == Level.HEADING and index.without_headings():
+            level = Level.BLANK_LINE  # the heading level would only hand the range down
         if self._tokens:
             self._split_tokens(start, end, level, out)
         else:
@@ -71,6 +76,9 @@ class RecursiveSplitter:
                 if b == e:
                     return
                 a = b - ov
+        if not ov and level in _SEARCHED:
+            self._pack_searched(s, e, level, out)
+            return
         index = self._index
         last_cut, first_cut = index.last_cut, index.first_cut
         cur = prev_end = s
@@ -93,6 +101,32 @@ class RecursiveSplitter:
                 cur = prev_end = nxt
                 if cur >= e:
                     return
+        out.append((cur, e))
+
+    def _pack_searched(self, s: int, e: int, level: int, out: list[Span]) -> None:
+        """`_split_chars` without overlap at a level whose cuts follow a fixed string (blank
+        line, line, space): the same cuts, found by str.rfind / str.find right here (this
+        loop runs once per child: no method call per cut)."""
+        mx = self._max
+        index = self._index
+        text, base = index.text, index.base
+        needle, width = _NEEDLES[level]
+        back = width - 1  # a blank line may begin just before the piece: ("\n" + "\n...")
+        cur = s
+        while e - cur > mx:
+            p = text.rfind(needle, max(cur - base - back, 0), cur + mx - base)
+            if p >= 0:  # the furthest cut within max_size (it lies past `cur`)
+                c = p + width + base
+                out.append((cur, c))
+                cur = c
+                continue
+            # the next segment alone is too large: split it finer
+            p = text.find(needle, max(cur - base - back, 0), e - base - 1)
+            nxt = e if p < 0 else p + width + base
+            self._split_chars(cur, nxt, level + 1, out)
+            cur = nxt
+            if cur >= e:
+                return
         out.append((cur, e))
 
     def _split_tokens(self, s: int, e: int, level: int, out: list[Span]) -> None:
