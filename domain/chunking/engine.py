@@ -291,18 +291,13 @@ class _Run:
             return self.pipeline(seeds, rest) if rest else seeds
         return self.pipeline([own], steps)
 
-    def char_children(
-        self, parent: Trimmed, params: StepParams, sp: RecursiveSplitter
-    ) -> tuple[ChunkCandidate, ...]:
-        """The children of one character-sized RECURSIVE step (`params`, cut by `sp`),
-        cleaned (round 2): the output of child_seeds + cleanup_children, built straight from
-        the cut spans."""
-        ps, pe, ptext, source, anchor = parent
-        if pe - ps <= params.max_size:
-            spans, source = [(ps, pe)], source
-        else:
-            spans, source = sp.split(_parent_index(parent), ps, pe), SourceType.RECURSIVE
-        return trimmed_children(ptext, ps, spans, source, anchor, self.tally)
+    def char_children(self, parent: Trimmed, sp: RecursiveSplitter) -> tuple[ChunkCandidate, ...]:
+        """The children of one character-sized RECURSIVE step (cut by `sp`), cleaned (round
+        2): the output of child_seeds + cleanup_children, built straight from the cut spans.
+        Only for a parent longer than the step's max_size (a shorter one is its own child)."""
+        ps, pe, ptext, _, anchor = parent
+        spans = sp.split(_parent_index(parent), ps, pe)
+        return trimmed_children(ptext, ps, spans, SourceType.RECURSIVE, anchor, self.tally)
 
 
 def _parent_index(parent: Trimmed) -> CutIndex:
@@ -333,6 +328,7 @@ def chunk_document(
     structure_children = _has(child_steps, Strategy.STRUCTURE)
     uncut = -1 if structure_children else _uncut_below(child_steps)
     by_chars = None if structure_children else _char_step(child_steps)
+    # one char-sized step: `uncut` is its max_size, so the parents it sees are all longer
     char_splitter = None if by_chars is None else run.splitter(by_chars)
     found, path = run.parents(parent_steps)
     blocks: list[tuple[Trimmed, tuple[ChunkCandidate, ...]]] = []
@@ -342,8 +338,8 @@ def chunk_document(
         if parent[1] - ps <= uncut:  # trimmed already: it is its own only child
             blocks.append((parent, (_own_child(parent),)))
             continue
-        if by_chars is not None and char_splitter is not None:
-            kept = run.char_children(parent, by_chars, char_splitter)
+        if char_splitter is not None:
+            kept = run.char_children(parent, char_splitter)
             blocks.append((parent, kept or (_own_child(parent),)))
             continue
         kids = cleanup_children(run.child_seeds(parent, child_steps, structure_children), tally)
