@@ -1,12 +1,19 @@
 """KeywordIndex on an embedded Tantivy index stored under one directory.
 
-Fields: chunk_id, doc_id, user_id, dataset_id, parent_id (raw, stored), `uid` (raw: one term
-per chunk and scope, for replace-by-chunk), `text` (the plan's tokens joined by spaces, split
-back by Tantivy's whitespace tokenizer: no lower-casing, no stemming, so the PRETOKENIZE plan
-alone decides the terms; stored, so a relabel can rewrite a chunk), `payload` (stored JSON
-bytes, not indexed) and `meta` (the document's metadata, a JSON fast field: see where.py).
-An index written before `meta` existed (schema 1) does not open: delete its folder and
-re-index (`ragline ingest --force`).
+Fields: doc_id, user_id, dataset_id (raw terms, stored: the scope of every query), chunk_id
+and parent_id (stored bytes, not indexed: nothing looks a chunk up by them), `uid` (raw: one
+term per chunk and scope, for replace-by-chunk), `text` (the plan's tokens joined by spaces,
+split back by Tantivy's whitespace tokenizer: no lower-casing, no stemming, so the PRETOKENIZE
+plan alone decides the terms; stored, so a relabel can rewrite a chunk), `payload` (stored
+JSON bytes, not indexed) and `meta` (the document's metadata, a JSON fast field: see
+where.py).
+
+Schema 3 stopped indexing chunk_id and parent_id: two terms unique to (nearly) every document
+that each merge re-built into the term dictionary, about half of the merge threads' CPU while
+files stream in (docs/benchmarks.md, forced re-ingest). An index written with schema 2 opens
+and is written as it was (its chunk ids stay text terms) until its folder is re-built; an
+index written before `meta` existed (schema 1) does not open: delete its folder and re-index
+(`ragline ingest --force`).
 
 Concurrency: Tantivy allows one writer per index directory (a lock file, across processes).
 This adapter opens its writer on the first write or delete and keeps it until `close()`.
@@ -43,13 +50,19 @@ from ragline.domain.metadata import DocumentMetadata, MetadataFilter
 
 T = TypeVar("T")
 _SEP = "\x1f"  # unit separator: cannot be typed into an id by accident
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
+_ID_FIELDS = ("chunk_id", "parent_id")  # stored bytes from schema 3, text terms before
 
 
-def build_schema() -> tantivy.Schema:
+def build_schema(version: int = SCHEMA_VERSION) -> tantivy.Schema:
+    """The fields of `version` (3, or 2 for an index written before chunk ids left the
+    term dictionary)."""
     builder = tantivy.SchemaBuilder()
     for name in ("chunk_id", "doc_id", "user_id", "dataset_id", "parent_id"):
-        builder.add_text_field(name, stored=True, tokenizer_name="raw", index_option="basic")
+        if version >= 3 and name in _ID_FIELDS:
+            builder.add_bytes_field(name, stored=True, indexed=False)
+        else:
+            builder.add_text_field(name, stored=True, tokenizer_name="raw", index_option="basic")
     builder.add_text_field("uid", stored=False, tokenizer_name="raw", index_option="basic")
     builder.add_text_field("text", stored=True, tokenizer_name="whitespace", index_option="freq")
     builder.add_bytes_field("payload", stored=True, indexed=False)
@@ -71,12 +84,13 @@ class TantivyKeywordIndex:
         self._dir = Path(index_dir)
         self._heap = writer_heap_bytes
         self._threads = writer_threads
-        self._schema = build_schema()
         try:
             self._dir.mkdir(parents=True, exist_ok=True)
-            self._index = tantivy.Index(self._schema, path=str(self._dir), reuse=True)
+            self.schema_version, self._index = self._open(str(self._dir))
         except (OSError, ValueError) as exc:
             raise KeywordIndexUnavailable(f"tantivy index: {self._reason(exc)}") from exc
+        self._schema = self._index.schema
+        self._ids_as_bytes = self.schema_version >= 3
         self._committer = GroupCommitter(self._open_writer, self._index.reload, _write_failed)
 
     async def write(self, docs: Sequence[KeywordDoc]) -> None:
@@ -135,7 +149,7 @@ class TantivyKeywordIndex:
             for _, address in searcher.search(query, limit=count).hits:
                 stored = searcher.doc(address).to_dict()
                 fields = {name: values[0] for name, values in stored.items() if name != "meta"}
-                fields["uid"] = _uid(user_id, dataset_id, fields["chunk_id"])
+                fields["uid"] = _uid(user_id, dataset_id, _text(fields["chunk_id"]))
                 if meta:
                     fields["meta"] = meta
                 writer.delete_documents_by_term("uid", fields["uid"])
@@ -195,13 +209,28 @@ class TantivyKeywordIndex:
 
     # -- blocking implementation -------------------------------------------------------
 
+    @staticmethod
+    def _open(path: str) -> tuple[int, tantivy.Index]:
+        """The index at `path` with the current schema (a new one is created with it), or an
+        existing schema-2 index as it is."""
+        try:
+            return SCHEMA_VERSION, tantivy.Index(build_schema(), path=path, reuse=True)
+        except ValueError as current:
+            try:
+                return 2, tantivy.Index(build_schema(2), path=path, reuse=True)
+            except ValueError:
+                raise current from None
+
+    def _id(self, chunk_id: str) -> str | bytes:
+        return chunk_id.encode("utf-8") if self._ids_as_bytes else chunk_id
+
     def _reason(self, error: BaseException) -> str:
         """The engine's message without the index folder's path (errors reach callers)."""
         return str(error).replace(str(self._dir), "<index folder>")
 
     def _document(self, doc: KeywordDoc) -> tantivy.Document:
         fields: dict[str, Any] = {
-            "chunk_id": doc.chunk_id,
+            "chunk_id": self._id(doc.chunk_id),
             "doc_id": doc.doc_id,
             "user_id": doc.user_id,
             "dataset_id": doc.dataset_id,
@@ -212,7 +241,7 @@ class TantivyKeywordIndex:
         if doc.metadata:
             fields["meta"] = stored_meta(doc.metadata.indexed())
         if doc.parent_id is not None:
-            fields["parent_id"] = doc.parent_id
+            fields["parent_id"] = self._id(doc.parent_id)
         return tantivy.Document(**fields)
 
     def _nothing_committed(self, query: tantivy.Query) -> bool:
@@ -280,7 +309,7 @@ class TantivyKeywordIndex:
             payload: Mapping[str, str] = json.loads(stored["payload"][0])
             hits.append(
                 KeywordHit(
-                    chunk_id=stored["chunk_id"][0],
+                    chunk_id=_text(stored["chunk_id"][0]),
                     doc_id=stored["doc_id"][0],
                     score=float(score),
                     payload=payload,
@@ -315,6 +344,11 @@ def _write_failed(exc: Exception) -> Exception:
     if isinstance(exc, KeywordIndexUnavailable | KeywordWriteFailed):
         return exc
     return KeywordWriteFailed(f"tantivy write: {exc}")
+
+
+def _text(value: str | bytes) -> str:
+    """A stored id as text (bytes from schema 3 on, text before)."""
+    return value.decode("utf-8") if isinstance(value, bytes) else value
 
 
 def _uid(user_id: str, dataset_id: str, chunk_id: str) -> str:

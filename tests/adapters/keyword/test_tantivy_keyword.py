@@ -7,8 +7,10 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+import tantivy
 
 from ragline.adapters.keyword_index.tantivy import TantivyKeywordIndex
+from ragline.adapters.keyword_index.tantivy.index import SCHEMA_VERSION, build_schema
 from ragline.application.ports.keyword_index import (
     KeywordIndex,
     KeywordIndexUnavailable,
@@ -25,6 +27,32 @@ class TestTantivyKeywordIndex(KeywordIndexContract, MetadataFilterContract):
     @pytest.fixture
     async def keyword_index(self, tmp_path: Path) -> AsyncIterator[KeywordIndex]:
         yield TantivyKeywordIndex(tmp_path / "keyword")
+
+
+class TestTantivySchema2Index(KeywordIndexContract, MetadataFilterContract):
+    """An index folder written before schema 3 (chunk ids as text terms) keeps working."""
+
+    @pytest.fixture
+    async def keyword_index(self, tmp_path: Path) -> AsyncIterator[KeywordIndex]:
+        (tmp_path / "keyword").mkdir()
+        tantivy.Index(build_schema(2), path=str(tmp_path / "keyword"))
+        index = TantivyKeywordIndex(tmp_path / "keyword")
+        assert index.schema_version == 2
+        yield index
+
+
+async def test_a_new_index_keeps_chunk_ids_out_of_the_term_dictionary(tmp_path: Path) -> None:
+    index = TantivyKeywordIndex(tmp_path / "kw")
+    await index.write([doc("c1", "words", parent_id="p1")])
+    assert index.schema_version == SCHEMA_VERSION == 3
+    await index.close()
+    searcher = tantivy.Index.open(str(tmp_path / "kw")).searcher()
+    stored = searcher.doc(searcher.search(tantivy.Query.all_query(), 1).hits[0][1]).to_dict()
+    assert stored["chunk_id"] == [b"c1"] and stored["parent_id"] == [b"p1"]
+    reopened = TantivyKeywordIndex(tmp_path / "kw")
+    assert reopened.schema_version == 3
+    assert ids(await reopened.search("user-1", "dataset-1", ["words"], 10)) == ["c1"]
+    await reopened.close()
 
 
 async def test_index_survives_reopening(tmp_path: Path) -> None:
