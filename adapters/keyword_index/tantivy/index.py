@@ -8,8 +8,9 @@ plan alone decides the terms; stored, so a relabel can rewrite a chunk), `payloa
 JSON bytes, not indexed) and `meta` (the document's metadata, a JSON fast field: see
 where.py).
 
-Schema 3 stopped indexing chunk_id and parent_id: two terms unique to (nearly) every document
-that each merge re-built into the term dictionary, about half of the merge threads' CPU while
+Schema 3 stopped indexing chunk_id and parent_id, and its `uid` is a 128-bit digest of the
+scope and chunk id instead of their ~90 characters: terms unique to (nearly) every document
+that each merge re-builds into the term dictionary were most of the merge threads' CPU while
 files stream in (docs/benchmarks.md, forced re-ingest). An index written with schema 2 opens
 and is written as it was (its chunk ids stay text terms) until its folder is re-built; an
 index written before `meta` existed (schema 1) does not open: delete its folder and re-index
@@ -31,6 +32,7 @@ The count `delete_document` returns is of committed chunks.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -100,7 +102,7 @@ class TantivyKeywordIndex:
         def apply_all() -> None:
             # the documents are built in the worker thread, before the queue: off the event
             # loop and outside the writer's critical section
-            pairs = [(self._document(doc), _uid_of(doc)) for doc in docs]
+            pairs = [(self._document(doc), self._uid_of(doc)) for doc in docs]
 
             def apply(writer: Any) -> bool:
                 for document, uid in pairs:
@@ -149,7 +151,7 @@ class TantivyKeywordIndex:
             for _, address in searcher.search(query, limit=count).hits:
                 stored = searcher.doc(address).to_dict()
                 fields = {name: values[0] for name, values in stored.items() if name != "meta"}
-                fields["uid"] = _uid(user_id, dataset_id, _text(fields["chunk_id"]))
+                fields["uid"] = self._uid(user_id, dataset_id, _text(fields["chunk_id"]))
                 if meta:
                     fields["meta"] = meta
                 writer.delete_documents_by_term("uid", fields["uid"])
@@ -159,7 +161,7 @@ class TantivyKeywordIndex:
         await self._write(lambda: self._committer.submit(apply))
 
     async def delete_chunks(self, user_id: str, dataset_id: str, chunk_ids: Sequence[str]) -> None:
-        uids = [_uid(user_id, dataset_id, c) for c in dict.fromkeys(chunk_ids)]
+        uids = [self._uid(user_id, dataset_id, c) for c in dict.fromkeys(chunk_ids)]
         if not uids:
             return
 
@@ -173,7 +175,7 @@ class TantivyKeywordIndex:
     async def retire_chunks(self, user_id: str, dataset_id: str, chunk_ids: Sequence[str]) -> None:
         """Deferred into the next commit (group_commit's `defer`): a forced re-ingest's
         swap then costs no commit of its own."""
-        uids = [_uid(user_id, dataset_id, c) for c in dict.fromkeys(chunk_ids)]
+        uids = [self._uid(user_id, dataset_id, c) for c in dict.fromkeys(chunk_ids)]
         if not uids:
             return
 
@@ -224,6 +226,17 @@ class TantivyKeywordIndex:
     def _id(self, chunk_id: str) -> str | bytes:
         return chunk_id.encode("utf-8") if self._ids_as_bytes else chunk_id
 
+    def _uid(self, user_id: str, dataset_id: str, chunk_id: str) -> str:
+        """The chunk's one term in its scope: from schema 3 a 128-bit digest of the three
+        (32 characters instead of ~90: the term dictionary holds one per document)."""
+        joined = _SEP.join((user_id, dataset_id, chunk_id))
+        if not self._ids_as_bytes:
+            return joined
+        return hashlib.blake2b(joined.encode("utf-8"), digest_size=16).hexdigest()
+
+    def _uid_of(self, doc: KeywordDoc) -> str:
+        return self._uid(doc.user_id, doc.dataset_id, doc.chunk_id)
+
     def _reason(self, error: BaseException) -> str:
         """The engine's message without the index folder's path (errors reach callers)."""
         return str(error).replace(str(self._dir), "<index folder>")
@@ -234,7 +247,7 @@ class TantivyKeywordIndex:
             "doc_id": doc.doc_id,
             "user_id": doc.user_id,
             "dataset_id": doc.dataset_id,
-            "uid": _uid_of(doc),
+            "uid": self._uid_of(doc),
             "text": " ".join(doc.tokens),
             "payload": json.dumps(dict(doc.payload), ensure_ascii=False).encode("utf-8"),
         }
@@ -349,11 +362,3 @@ def _write_failed(exc: Exception) -> Exception:
 def _text(value: str | bytes) -> str:
     """A stored id as text (bytes from schema 3 on, text before)."""
     return value.decode("utf-8") if isinstance(value, bytes) else value
-
-
-def _uid(user_id: str, dataset_id: str, chunk_id: str) -> str:
-    return _SEP.join((user_id, dataset_id, chunk_id))
-
-
-def _uid_of(doc: KeywordDoc) -> str:
-    return _uid(doc.user_id, doc.dataset_id, doc.chunk_id)
