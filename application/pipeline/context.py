@@ -5,6 +5,7 @@ from __future__ import annotations
 import attrs
 
 from ragline.application.pipeline.outputs import StageOutputs
+from ragline.application.ports.repositories.documents import StoredMetadata
 from ragline.application.ports.repositories.scope import DocumentScope
 from ragline.application.tasks import ParseTaskCommand
 from ragline.application.tasks.parse_task import is_markdown_source
@@ -40,6 +41,9 @@ class RunContext:
     # by its predecessor's success (one unit of work for "N done, N+1 started").
     following: Stage | None = None
     started_ahead: Stage | None = None
+    # The document's metadata as an indexing stage last read it after its writes (the next
+    # such stage writes with it: application/metadata/labels.py).
+    labels: StoredMetadata | None = None
 
     @property
     def task_id(self) -> str:

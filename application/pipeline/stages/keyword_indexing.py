@@ -70,7 +70,7 @@ class KeywordIndexingStage(PipelineStage[None]):
 
     async def _rebuild(self, ctx: RunContext, plan: KeywordPlan) -> None:
         index, scope = self.services.keywords, ctx.scope
-        labels = await labels_of(self.services.uow, scope)
+        labels = await labels_of(self.services.uow, scope, ctx.labels)
         batches = plan.batches(WRITE_BATCH)
         written: list[str] = []
         try:
@@ -85,7 +85,7 @@ class KeywordIndexingStage(PipelineStage[None]):
                     scope.user_id, scope.dataset_id, scope.doc_id, metadata
                 )
 
-            await catch_up(self.services.uow, scope, labels, relabel)
+            ctx.labels = await catch_up(self.services.uow, scope, labels, relabel)
         except Exception as error:
             code = (
                 FailureCode.KEYWORD_INDEX_UNAVAILABLE

@@ -70,7 +70,7 @@ class SparseVectorizingStage(PipelineStage[None]):
         tokenized = inputs.take(TokenizedChildren)
         known = tokenized.tokens if tokenized is not None else None
         headers, filename = services.settings.contextual_headers, ctx.task.source_filename
-        labels = await labels_of(services.uow, scope)
+        labels = await labels_of(services.uow, scope, ctx.labels)
 
         async def encode_and_upsert(batch: Sequence[ChunkRecord]) -> None:
             if known is not None and all(c.chunk_id in known for c in batch):
@@ -111,7 +111,7 @@ class SparseVectorizingStage(PipelineStage[None]):
                 await index.relabel_document(*args)
 
         try:
-            await catch_up(services.uow, scope, labels, relabel)
+            ctx.labels = await catch_up(services.uow, scope, labels, relabel)
         except Exception as error:
             raise StageFailure(FailureCode.SPARSE_VECTORIZING_FAILED, describe(error)) from error
         return None

@@ -106,7 +106,7 @@ class VectorizingStage(PipelineStage[RememberedChildren | None]):
         )
 
         headers, filename = self.services.settings.contextual_headers, ctx.task.source_filename
-        labels = await labels_of(self.services.uow, ctx.scope)
+        labels = await labels_of(self.services.uow, ctx.scope, ctx.labels)
 
         async def embed_and_upsert(batch: Sequence[ChunkRecord]) -> None:
             started = time.perf_counter()
@@ -180,7 +180,7 @@ class VectorizingStage(PipelineStage[RememberedChildren | None]):
                 await each.relabel_document(scope.user_id, scope.dataset_id, scope.doc_id, metadata)
 
         try:
-            await catch_up(self.services.uow, scope, labels, relabel)
+            ctx.labels = await catch_up(self.services.uow, scope, labels, relabel)
         except Exception as error:
             raise StageFailure(FailureCode.VECTORIZING_FAILED, describe(error)) from error
 
