@@ -101,6 +101,17 @@ class _Pending:
     seen: dict[Stage, StageStatus] = attrs.field(factory=dict)
 
 
+@attrs.frozen
+class _Ended:
+    """A pending task whose run has ended, as the poll read it: its result, the run, and
+    the document's chunk count (read in the same unit of work, so settling reads nothing)."""
+
+    item: _Pending
+    result: TaskResult
+    run: ParseRun
+    chunks: int
+
+
 class IngestFiles:
     """The `ragline ingest` use case."""
 
@@ -240,38 +251,27 @@ class IngestFiles:
                 await asyncio.sleep(self._poll_seconds)
             ended = await self._poll_once(pending, observer)
             moved = bool(ended)
-            for item, result in ended:
-                pending.pop(result.task_id, None)
-                outcome = await self._settle(item, result, pending, observer)
+            for each in ended:
+                pending.pop(each.result.task_id, None)
+                outcome = await self._settle(each, pending, observer)
                 if outcome is not None:
                     outcomes.append(outcome)
                     observer.file_finished(outcome)
         return outcomes
 
     async def _settle(
-        self,
-        item: _Pending,
-        result: TaskResult,
-        pending: dict[str, _Pending],
-        observer: IngestObserver,
+        self, ended: _Ended, pending: dict[str, _Pending], observer: IngestObserver
     ) -> FileOutcome | None:
+        item, result, run = ended.item, ended.result, ended.run
         if item.then_retry and result.task_status == TaskStatus.FAILED:
             retry = item.task.retry_of(item.task.task_id)
             follow = _Pending(item.source, item.identity, FileAction.RESUME, retry)
             await self._publish(pending, follow)
             observer.file_submitted(item.source, FileAction.RESUME, retry.task_id)
             return None
-        async with self._uow_factory() as uow:
-            run = await uow.runs.get(result.task_id)
-            scope = DocumentScope(
-                str(item.task.user_id), str(item.task.dataset_id), str(item.task.original_file_id)
-            )
-            chunks = await uow.chunks.count_document(scope)
-        if run is not None:
-            _report_stages(result.task_id, item, run, observer)
         stage_ms = {
             stage: state.duration_ms
-            for stage, state in (run.stages_in_order() if run else ())
+            for stage, state in run.stages_in_order()
             if state.duration_ms is not None and not state.inherited
         }
         return FileOutcome(
@@ -279,14 +279,14 @@ class IngestFiles:
             item.action,
             result.task_id,
             str(result.task_status),
-            chunks if result.task_status == TaskStatus.SUCCESS else 0,
+            ended.chunks if result.task_status == TaskStatus.SUCCESS else 0,
             stage_ms,
             result.failure_reason,
         )
 
     async def _poll_once(
         self, pending: dict[str, _Pending], observer: IngestObserver
-    ) -> list[tuple[_Pending, TaskResult]]:
+    ) -> list[_Ended]:
         """Report the stage changes of the `poll_window` oldest pending tasks, and return
         those whose run has ended, with its result. Tasks are consumed in about the order
         they were published, so those are the ones being worked on; the others get their
@@ -294,7 +294,7 @@ class IngestFiles:
         settled (`_settle`). Reading every pending run each tick made one long transaction
         per tick that the workers queued behind."""
         window = list(itertools.islice(pending.items(), self._poll_window))
-        ended: list[tuple[_Pending, TaskResult]] = []
+        ended: list[_Ended] = []
         if not window:
             return ended
         async with self._uow_factory() as uow:
@@ -305,7 +305,15 @@ class IngestFiles:
                 _report_stages(task_id, item, run, observer)
                 if run.is_terminal:
                     parsed = await uow.parsed_logs.get(task_id)
-                    ended.append((item, build_result(run, parsed.id if parsed else 0)))
+                    result = build_result(run, parsed.id if parsed else 0)
+                    chunks = 0
+                    if result.task_status == TaskStatus.SUCCESS:
+                        task = item.task
+                        scope = DocumentScope(
+                            str(task.user_id), str(task.dataset_id), str(task.original_file_id)
+                        )
+                        chunks = await uow.chunks.count_document(scope)
+                    ended.append(_Ended(item, result, run, chunks))
         return ended
 
 

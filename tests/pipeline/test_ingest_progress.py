@@ -78,24 +78,25 @@ async def test_a_poll_reads_only_the_oldest_pending_runs() -> None:
 
 async def test_the_final_stage_states_are_reported_when_the_result_arrives() -> None:
     db = FakeDatabase()
-    run = _started("t0")
+    run = ParseRun.open(attrs.evolve(identity("t0", user_id="1"), dataset_id="1"), AT)
+    run.start_stage(Stage.CLEANING, AT)
     db.runs["t0"] = run
     item = _pending()
     item.task = SimpleNamespace(user_id=1, dataset_id=1, original_file_id=1, task_id="t0")
     observer = Recorder()
     use_case = _use_case(db, window=4)
-    await use_case._poll_once({"t0": item}, observer)  # saw CLEANING PROCESSING
+    assert await use_case._poll_once({"t0": item}, observer) == []  # saw CLEANING PROCESSING
     run.succeed_stage(Stage.CLEANING, AT, 1, MarkdownLocation("m", "k"))
     for stage in STAGE_ORDER[1:]:
         run.start_stage(stage, AT)
         run.succeed_stage(stage, AT, 1, None)
     observer.changes.clear()
-    result: Any = SimpleNamespace(task_id="t0", task_status="success", failure_reason=None)
-    outcome = await use_case._settle(item, result, {}, observer)
-    assert outcome is not None and outcome.status == "success"
+    ended = await use_case._poll_once({"t0": item}, observer)
     assert [(stage, status) for _, stage, status in observer.changes] == [
         (stage, StageStatus.SUCCESS) for stage in STAGE_ORDER
     ]
+    outcome = await use_case._settle(ended[0], {}, observer)
+    assert outcome is not None and outcome.status == "success"
 
 
 def _ended(task_id: str) -> ParseRun:
