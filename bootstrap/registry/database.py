@@ -23,10 +23,11 @@ Build = Callable[[Settings, Clock], OpenDatabase]
 
 
 def sql(settings: Settings, clock: Clock) -> OpenDatabase:
-    """Migrated to head, with the API key cipher; a shared database without a configured
-    key is refused before it is touched."""
-    from ragline.adapters.persistence.sql import create_unit_of_work_factory, upgrade_to_head
+    """Migrated to head when behind it, with the API key cipher; a shared database without
+    a configured key is refused before it is touched."""
+    from ragline.adapters.persistence.sql import create_unit_of_work_factory
     from ragline.adapters.persistence.sql.api_keys import resolve_keys
+    from ragline.adapters.persistence.sql.schema_revision import upgrade_when_behind
 
     url = settings.resolved_database_url
     env_keys = settings.secret_key.get_secret_value() if settings.secret_key else None
@@ -34,7 +35,7 @@ def sql(settings: Settings, clock: Clock) -> OpenDatabase:
     keys = resolve_keys(env_keys, settings.secret_key_file, embedded)
     if settings.embedded_database:
         settings.data_dir.mkdir(parents=True, exist_ok=True)
-    upgrade_to_head(url)
+    upgrade_when_behind(url)
     return create_unit_of_work_factory(url, cipher=keys.cipher(), clock=clock)
 
 

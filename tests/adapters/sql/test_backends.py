@@ -24,7 +24,12 @@ from ragline.adapters.persistence.sql import (
     sync_url,
     upgrade_to_head,
 )
-from ragline.adapters.persistence.sql.migrations import VERSION_TABLE
+from ragline.adapters.persistence.sql.schema_revision import (
+    HEAD_REVISION,
+    VERSION_TABLE,
+    revisions_recorded,
+    upgrade_when_behind,
+)
 from ragline.adapters.persistence.sql.tables import metadata
 
 from .conftest import (
@@ -82,6 +87,52 @@ def test_migrations_from_empty_match_the_metadata_and_are_idempotent(
         assert tables == {*metadata.tables, VERSION_TABLE}
     finally:
         engine.dispose()
+
+
+def test_the_head_a_start_up_checks_is_the_head_of_the_shipped_scripts() -> None:
+    assert head_revision() == HEAD_REVISION
+
+
+def test_a_start_up_migrates_a_database_behind_head_and_leaves_one_at_head_alone(
+    empty_database: str,
+) -> None:
+    assert revisions_recorded(empty_database) == []
+    assert upgrade_when_behind(empty_database) is True
+    assert revisions_recorded(empty_database) == [HEAD_REVISION]
+    assert upgrade_when_behind(empty_database) is False
+    from alembic import command
+
+    from ragline.adapters.persistence.sql.migrations import alembic_config
+
+    engine = create_sync_engine_for(empty_database)
+    try:
+        with engine.begin() as conn:
+            config = alembic_config()
+            config.attributes["connection"] = conn
+            command.downgrade(config, "-1")
+    finally:
+        engine.dispose()
+    assert revisions_recorded(empty_database) not in ([], [HEAD_REVISION])
+    assert upgrade_when_behind(empty_database) is True
+    assert current_revision(empty_database) == HEAD_REVISION
+
+
+def test_a_process_that_finds_the_schema_at_head_does_not_import_alembic(
+    tmp_path: Path,
+) -> None:
+    url = f"sqlite:///{tmp_path / 'at-head.db'}"
+    upgrade_to_head(url)
+    probe = (
+        "import sys\n"
+        "from ragline.adapters.persistence.sql.schema_revision import upgrade_when_behind\n"
+        "import ragline.adapters.persistence.sql\n"
+        f"assert upgrade_when_behind({url!r}) is False\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'alembic'))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.strip() == "[]"
 
 
 def test_downgrade_to_base_and_back(empty_database: str) -> None:

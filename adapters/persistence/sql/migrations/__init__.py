@@ -22,8 +22,8 @@ from sqlalchemy import Connection, text
 from sqlalchemy.engine import URL
 
 from ragline.adapters.persistence.sql.engine import create_sync_engine_for, sqlite_parent
+from ragline.adapters.persistence.sql.schema_revision import VERSION_TABLE
 
-VERSION_TABLE = "ragline_alembic_version"
 LOCK_TIMEOUT_S = 600
 _LOCK_NAME = "ragline_migrations"
 _LOCK_KEY = 0x7261676C696E65  # "ragline"

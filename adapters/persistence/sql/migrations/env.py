@@ -6,7 +6,7 @@ from __future__ import annotations
 from alembic import context
 
 from ragline.adapters.persistence.sql.engine import create_sync_engine_for, sync_url
-from ragline.adapters.persistence.sql.migrations import VERSION_TABLE
+from ragline.adapters.persistence.sql.schema_revision import VERSION_TABLE
 from ragline.adapters.persistence.sql.tables import metadata
 
 config = context.config
