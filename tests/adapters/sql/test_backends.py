@@ -89,6 +89,21 @@ def test_migrations_from_empty_match_the_metadata_and_are_idempotent(
         engine.dispose()
 
 
+def _downgrade(url: str, revision: str) -> None:
+    from alembic import command
+
+    from ragline.adapters.persistence.sql.migrations import alembic_config
+
+    engine = create_sync_engine_for(url)
+    try:
+        with engine.begin() as conn:
+            config = alembic_config()
+            config.attributes["connection"] = conn
+            command.downgrade(config, revision)
+    finally:
+        engine.dispose()
+
+
 def test_the_head_a_start_up_checks_is_the_head_of_the_shipped_scripts() -> None:
     assert head_revision() == HEAD_REVISION
 
@@ -100,18 +115,7 @@ def test_a_start_up_migrates_a_database_behind_head_and_leaves_one_at_head_alone
     assert upgrade_when_behind(empty_database) is True
     assert revisions_recorded(empty_database) == [HEAD_REVISION]
     assert upgrade_when_behind(empty_database) is False
-    from alembic import command
-
-    from ragline.adapters.persistence.sql.migrations import alembic_config
-
-    engine = create_sync_engine_for(empty_database)
-    try:
-        with engine.begin() as conn:
-            config = alembic_config()
-            config.attributes["connection"] = conn
-            command.downgrade(config, "-1")
-    finally:
-        engine.dispose()
+    _downgrade(empty_database, "-1")
     assert revisions_recorded(empty_database) not in ([], [HEAD_REVISION])
     assert upgrade_when_behind(empty_database) is True
     assert current_revision(empty_database) == HEAD_REVISION
@@ -137,16 +141,9 @@ def test_a_process_that_finds_the_schema_at_head_does_not_import_alembic(
 
 def test_downgrade_to_base_and_back(empty_database: str) -> None:
     upgrade_to_head(empty_database)
-    from alembic import command
-
-    from ragline.adapters.persistence.sql.migrations import alembic_config
-
+    _downgrade(empty_database, "base")
     engine = create_sync_engine_for(empty_database)
     try:
-        with engine.begin() as conn:
-            config = alembic_config()
-            config.attributes["connection"] = conn
-            command.downgrade(config, "base")
         with engine.connect() as conn:
             assert set(inspect(conn).get_table_names()) <= {VERSION_TABLE}
     finally:
