@@ -17,7 +17,6 @@ HEAD_REVISION = "0015_vectorizing_starts"
 
 def revisions_recorded(url: str | URL) -> list[str]:
     """The rows of the version table (empty when the database was never migrated)."""
-    sqlite_parent(url)
     engine = create_sync_engine_for(url)
     try:
         with engine.connect() as connection:
@@ -32,6 +31,7 @@ def revisions_recorded(url: str | URL) -> list[str]:
 def upgrade_when_behind(url: str | URL) -> bool:
     """Bring the database to HEAD_REVISION unless it is there already; True when Alembic
     ran. Several processes may start at once: Alembic's own locking (migrations) decides."""
+    sqlite_parent(url)  # the data dir on a first start
     if revisions_recorded(url) == [HEAD_REVISION]:
         return False
     from ragline.adapters.persistence.sql.migrations import upgrade_to_head

@@ -16,13 +16,12 @@ from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Connection, text
 from sqlalchemy.engine import URL
 
 from ragline.adapters.persistence.sql.engine import create_sync_engine_for, sqlite_parent
-from ragline.adapters.persistence.sql.schema_revision import VERSION_TABLE
+from ragline.adapters.persistence.sql.schema_revision import VERSION_TABLE, revisions_recorded
 
 LOCK_TIMEOUT_S = 600
 _LOCK_NAME = "ragline_migrations"
@@ -101,10 +100,7 @@ async def upgrade_to_head_async(url: str | URL, revision: str = "head") -> None:
 
 def current_revision(url: str | URL) -> str | None:
     """The revision the database at `url` is at (None when never migrated)."""
-    engine = create_sync_engine_for(url)
-    try:
-        with engine.connect() as connection:
-            context = MigrationContext.configure(connection, opts={"version_table": VERSION_TABLE})
-            return context.get_current_revision()
-    finally:
-        engine.dispose()
+    recorded = revisions_recorded(url)
+    if len(recorded) > 1:  # the history is linear: several rows mean a hand-edited table
+        raise RuntimeError(f"{VERSION_TABLE} holds several revisions: {recorded}")
+    return recorded[0] if recorded else None
