@@ -61,7 +61,8 @@ class Container(containers.DeclarativeContainer):
     tracing = providers.Singleton(factories.tracing, settings=settings)
     uow_factory = providers.Resource(factories.unit_of_work_factory, settings=settings, clock=clock)
     storage = providers.Singleton(factories.object_storage, settings=settings)
-    parser = providers.Singleton(factories.parser, settings=settings)
+    workspace = providers.Singleton(factories.workspace, settings=settings)
+    parser = providers.Singleton(factories.parser, settings=settings, workspace=workspace)
     mineru_parser = providers.Singleton(factories.mineru_parser, settings=settings)
     tokenizer = providers.Singleton(factories.tokenizer)
     sparse = providers.Singleton(factories.sparse_encoder, tokenizer=tokenizer)
@@ -89,7 +90,6 @@ class Container(containers.DeclarativeContainer):
     chunker = providers.Singleton(
         factories.chunker, chunk_document=chunk_document, settings=settings
     )
-    workspace = providers.Singleton(factories.workspace, settings=settings)
     pipeline_settings = providers.Singleton(factories.pipeline_settings, settings=settings)
 
     # the parse cache (docs/design/0003-parse-cache.md): planning, batch workers, reading

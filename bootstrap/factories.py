@@ -147,14 +147,14 @@ def mineru_parser(settings: Settings) -> Parser | None:
     )
 
 
-def parser(settings: Settings) -> Parser:
+def parser(settings: Settings, workspace: Workspace) -> Parser:
     from ragline.adapters.parser.builtin.factory import build_parser
 
     return build_parser(
         sandbox=True,
         hidden=settings.files_parsers_must_not_read,
-        readable=[settings.resolved_temp_dir],
-        text_dir=settings.resolved_temp_dir,
+        readable=[workspace.folder],
+        text_dir=workspace.folder,
     )
 
 

@@ -79,7 +79,7 @@ async def test_pdf_with_a_local_backend_is_streamed_to_a_temp_file(h: Harness) -
     await h.pipeline.handle(task)
     assert h.run(task.task_id).pipeline_status is PipelineStatus.SUCCESS
     (call,) = h.parser.calls
-    assert call.source_existed and call.source.parent == h.workspace.root
+    assert call.source_existed and call.source.parent == h.workspace.folder
     assert call.options.mineru_url is None
     assert h.workspace.leftovers() == []
 

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import errno
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -25,10 +28,54 @@ def test_clean_removes_every_leftover(tmp_path: Path) -> None:
     assert workspace.leftovers() == []
 
 
+CLAIMS_A_FOLDER = """
+import sys
+from pathlib import Path
+from ragline.application.workspace import Workspace
+workspace = Workspace(Path(sys.argv[1]))
+workspace.path_for("task", "xlsx").write_bytes(b"in flight")
+print(workspace.folder, flush=True)
+sys.stdin.readline()
+"""
+
+
+def test_a_start_up_keeps_a_live_process_folder_and_sweeps_a_dead_one(tmp_path: Path) -> None:
+    """Two workers on one data dir: a restarted one must not delete the other's files (the
+    crash campaign saw a good xlsx fail as "No such file" when it did)."""
+    other = subprocess.Popen(
+        [sys.executable, "-c", CLAIMS_A_FOLDER, str(tmp_path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert other.stdout is not None
+        theirs = Path(other.stdout.readline().strip())
+        workspace = Workspace(tmp_path)
+        assert workspace.clean() == 0
+        assert [p.name for p in theirs.iterdir() if p.suffix == ".xlsx"] != []
+        assert workspace.leftovers() == [theirs]
+    finally:
+        other.send_signal(signal.SIGKILL)
+        other.wait()
+    assert workspace.clean() == 1
+    assert workspace.leftovers() == []
+    assert not theirs.exists()
+
+
+def test_a_second_claim_in_one_process_is_kept_too(tmp_path: Path) -> None:
+    """Two workspaces of one process on one root hold separate locks: neither sweeps the other."""
+    first, second = Workspace(tmp_path), Workspace(tmp_path)
+    first.path_for("t", "pdf").write_bytes(b"x")
+    assert second.clean() == 0
+    assert first.folder != second.folder and first.path_for("t", "pdf").exists()
+
+
 def test_one_temp_file_per_task_with_a_safe_name(tmp_path: Path) -> None:
     workspace = Workspace(tmp_path)
     path = workspace.path_for("../../etc/passwd", "p/d.f")
-    assert path.parent == tmp_path and path.suffix == ".pdf"
+    assert path.parent == workspace.folder and path.parent.parent == tmp_path
+    assert path.suffix == ".pdf"
     assert workspace.path_for("t1", "pdf") == workspace.path_for("t1", "pdf")
     assert workspace.path_for("t1", "pdf") != workspace.path_for("t2", "pdf")
 
