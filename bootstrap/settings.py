@@ -237,7 +237,7 @@ class Settings(BaseSettings):
         True, description="Score parents from their children; one hit per parent."
     )
     search_sibling_bonus: float = Field(
-        0.0, ge=0, description="With parent evidence: weight of a parent's other children."
+        0.2, ge=0, description="With parent evidence: weight of a parent's other children."
     )
     search_dedupe: bool = Field(False, description="Drop hits repeating a better hit's text.")
     search_rerank_depth: int = Field(

@@ -38,7 +38,7 @@ class SearchTuning:
     """"rrf" (ranks only), "score" (min-max normalised scores) or "zscore" (standardised)."""
     parent_evidence: bool = True
     """Score each parent from all its children found, return its best child (one per parent)."""
-    sibling_bonus: float = 0.0
+    sibling_bonus: float = 0.2
     """With parent_evidence: a parent's score is its best child's plus this times the others'."""
     dedupe: bool = False
     """Drop a hit whose text (whitespace and case aside) another, better hit already shows."""

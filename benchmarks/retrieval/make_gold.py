@@ -2,6 +2,7 @@
 
     .venv/bin/python -m benchmarks.retrieval.make_gold                  # paraphrased sets
     .venv/bin/python -m benchmarks.retrieval.make_gold --known en=DATA_DIR zh=DATA_DIR
+    .venv/bin/python -m benchmarks.retrieval.make_gold --known large-en=DIR large-zh=DIR
 
 The large sets (questions/large-<lang>.tsv -> gold/large-<lang>-{dev,test}.jsonl) are asked of
 the ~34k-children corpus of prepare_large.py; their third column names the corpus folder
@@ -14,6 +15,8 @@ on goes to the test split (40 %), the rest to dev (60 %): tuning looks at dev on
 
 `--known` writes the easy known-item sets: a sentence of 8-20 words (or 12-40 Han characters)
 taken from 60 children drawn with a fixed seed, asked as it stands; its snippet is itself.
+`large-<lang>=DIR` draws them from the large corpus (gold/large-<lang>-known.jsonl): exact
+look-ups among ~33k children, as the held-out known items are.
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ GOLD = HERE / "gold"
 SOURCES = {
     "en": "Debian Reference, English (debian-reference-en), chapters 1-8",
     "zh": "Debian Reference, Simplified Chinese (debian-reference-zh-cn)",
+    "large-en": "the large corpus of benchmarks.retrieval.prepare_large (Debian packages)",
+    "large-zh": "the large corpus of benchmarks.retrieval.prepare_large (Debian packages)",
 }
 LARGE_SOURCE = "Debian package {package} (folder {folder} of benchmarks.retrieval.prepare_large)"
 LARGE_PACKAGES = {folder: package for folder, (package, _) in LARGE_CORPUS.items()}
@@ -66,7 +71,8 @@ def paraphrased(lang: str, large: bool = False) -> dict[str, list[dict[str, str]
     return sets
 
 
-def known_items(lang: str, data_dir: Path, count: int = 60) -> list[dict[str, str]]:
+def known_items(name: str, data_dir: Path, count: int = 60) -> list[dict[str, str]]:
+    lang = name.removeprefix("large-")
     db = sqlite3.connect(data_dir / "ragline.db")
     texts = [t for (t,) in db.execute("SELECT text FROM chunk WHERE parent_id IS NOT NULL")]
     rng = random.Random(13)
@@ -81,10 +87,10 @@ def known_items(lang: str, data_dir: Path, count: int = 60) -> list[dict[str, st
                 number = len(items) + 1
                 items.append(
                     {
-                        "id": f"{lang}-known-{number:03d}",
+                        "id": f"{name}-known-{number:03d}",
                         "query": sentence,
                         "relevant_snippet": sentence,
-                        "source": SOURCES[lang],
+                        "source": SOURCES[name],
                     }
                 )
                 break
@@ -110,8 +116,8 @@ def main() -> None:
             for split, rows in paraphrased(lang, large=True).items():
                 _write(GOLD / f"large-{lang}-{split}.jsonl", rows)
     for pair in args.known:
-        lang, data_dir = pair.split("=", 1)
-        _write(GOLD / f"{lang}-known.jsonl", known_items(lang, Path(data_dir)))
+        name, data_dir = pair.split("=", 1)
+        _write(GOLD / f"{name}-known.jsonl", known_items(name, Path(data_dir)))
 
 
 if __name__ == "__main__":
