@@ -38,12 +38,11 @@ class Workspace:
     def folder(self) -> Path:
         """This process's folder, claimed on first use (and again if something removed it)."""
         with self._guard:
-            if self._folder is None or not self._folder.is_dir():
-                self._claim()
-            assert self._folder is not None
-            return self._folder
+            if self._folder is not None and self._folder.is_dir():
+                return self._folder
+            return self._claim()
 
-    def _claim(self) -> None:
+    def _claim(self) -> Path:
         self.root.mkdir(parents=True, exist_ok=True)
         with _roster(self.root, fcntl.LOCK_SH):
             folder = self.root / f"p{os.getpid()}-{uuid.uuid4().hex[:12]}"
@@ -53,6 +52,7 @@ class Workspace:
         if self._owner is not None:
             os.close(self._owner)
         self._folder, self._owner = folder, owner
+        return folder
 
     def clean(self) -> int:
         """Remove what processes that are gone left behind (call once at start-up); returns
