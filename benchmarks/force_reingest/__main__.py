@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks.force_reingest.threads import thread_cpu
 from benchmarks.ingest.corpus import library_pages
 from benchmarks.ingest.ragline_run import ingest
 from benchmarks.machine import machine_facts
@@ -68,8 +69,10 @@ def main() -> None:
         with tempfile.TemporaryDirectory(prefix="ragline-bench-force-") as tmp:
             data = Path(tmp) / "data"
             load_before = _load()
-            first = asyncio.run(ingest(data, pages, fake=True, keep_texts=False))
-            forced = asyncio.run(ingest(data, pages, fake=True, keep_texts=False, force=True))
+            with thread_cpu() as first_threads:
+                first = asyncio.run(ingest(data, pages, fake=True, keep_texts=False))
+            with thread_cpu() as forced_threads:
+                forced = asyncio.run(ingest(data, pages, fake=True, keep_texts=False, force=True))
             if first["failed"] or forced["failed"]:
                 raise SystemExit(f"files failed: {first['failures'] or forced['failures']}")
             ratio = forced["seconds"] / first["seconds"]
@@ -78,14 +81,16 @@ def main() -> None:
                     "round": n + 1,
                     "load_1m_before": load_before,
                     "load_1m_after": _load(),
-                    "first": _summary(first),
-                    "forced": _summary(forced),
+                    "first": _summary(first) | {"thread_cpu_s": first_threads},
+                    "forced": _summary(forced) | {"thread_cpu_s": forced_threads},
                     "forced_over_first": round(ratio, 3),
                 }
             )
             print(
                 f"round {n + 1}: first {first['seconds']:.2f} s, --force "
-                f"{forced['seconds']:.2f} s ({ratio:.2f}x), load {load_before} -> {_load()}",
+                f"{forced['seconds']:.2f} s ({ratio:.2f}x), load {load_before} -> {_load()}; "
+                f"merge threads {first_threads.get('merge_thread_', 0.0):.2f} -> "
+                f"{forced_threads.get('merge_thread_', 0.0):.2f} s CPU",
                 flush=True,
             )
     median_ratio = statistics.median(r["forced_over_first"] for r in rounds)
