@@ -61,7 +61,7 @@ class Container(containers.DeclarativeContainer):
     tracing = providers.Singleton(factories.tracing, settings=settings)
     uow_factory = providers.Resource(factories.unit_of_work_factory, settings=settings, clock=clock)
     storage = providers.Singleton(factories.object_storage, settings=settings)
-    workspace = providers.Singleton(factories.workspace, settings=settings)
+    workspace = providers.Resource(factories.workspace, settings=settings)
     parser = providers.Singleton(factories.parser, settings=settings, workspace=workspace)
     mineru_parser = providers.Singleton(factories.mineru_parser, settings=settings)
     tokenizer = providers.Singleton(factories.tokenizer)

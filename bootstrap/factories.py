@@ -11,7 +11,7 @@ connections, files or threads are async generators: the container runs them as
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from datetime import timedelta
 from functools import partial
 
@@ -283,8 +283,12 @@ def chunker(chunk_document: ChunkDocument, settings: Settings) -> MarkdownChunke
     return partial(chunk_document, plan=settings.chunk_plan)
 
 
-def workspace(settings: Settings) -> Workspace:
-    return Workspace(settings.resolved_temp_dir)
+def workspace(settings: Settings) -> Iterator[Workspace]:
+    workspace = Workspace(settings.resolved_temp_dir)
+    try:
+        yield workspace
+    finally:
+        workspace.release()
 
 
 def pipeline_settings(settings: Settings) -> PipelineSettings:

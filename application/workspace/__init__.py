@@ -72,6 +72,18 @@ class Workspace:
                 removed += 1
         return removed
 
+    def release(self) -> None:
+        """Remove this process's folder and drop its lock (at shutdown: an exiting process
+        leaves nothing for the next start-up to sweep). Files still in it are in-flight work
+        the process is abandoning anyway; a later use claims a fresh folder."""
+        with self._guard:
+            folder, owner = self._folder, self._owner
+            self._folder = self._owner = None
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)  # still locked: no sweep races it
+        if owner is not None:
+            os.close(owner)
+
     def path_for(self, task_id: str, suffix: str) -> Path:
         """The one temp file of a task (task ids are hashed: they are not safe file names)."""
         digest = hashlib.sha256(task_id.encode("utf-8")).hexdigest()[:32]

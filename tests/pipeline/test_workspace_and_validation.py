@@ -15,6 +15,7 @@ from ragline.application.pipeline.validation import invalid_context
 from ragline.application.workspace import Workspace
 from ragline.contracts.wire import ParseTask
 from ragline.domain.parse_run import FailureCode
+from ragline.testing.services.ragline_cli import child_env, command
 from tests.fakes.harness import MD_BUCKET, Harness
 
 
@@ -69,6 +70,32 @@ def test_a_second_claim_in_one_process_is_kept_too(tmp_path: Path) -> None:
     first.path_for("t", "pdf").write_bytes(b"x")
     assert second.clean() == 0
     assert first.folder != second.folder and first.path_for("t", "pdf").exists()
+
+
+def test_release_removes_the_folder_and_a_later_use_claims_another(tmp_path: Path) -> None:
+    workspace = Workspace(tmp_path)
+    first = workspace.folder
+    workspace.path_for("t", "pdf").write_bytes(b"x")
+    workspace.release()
+    assert not first.exists() and workspace.leftovers() == []
+    workspace.release()  # idempotent
+    second = workspace.folder
+    assert second != first and second.is_dir()
+    assert Workspace(tmp_path).clean() == 0  # still held: a start-up keeps it
+
+
+def test_an_ingest_process_leaves_no_folder_in_the_temp_dir(tmp_path: Path) -> None:
+    """The container releases the workspace at shutdown: a `ragline ingest` that ends
+    leaves its temp dir as it found it (the roster lock aside)."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "tea.md").write_text("# Tea\n\nGreen tea wants water at eighty degrees.\n", "utf-8")
+    data = tmp_path / "data"
+    done = subprocess.run(
+        command(data, "ingest", str(docs)), env=child_env(), capture_output=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    assert [p.name for p in (data / "tmp").iterdir()] == [".roster.lock"]
 
 
 def test_one_temp_file_per_task_with_a_safe_name(tmp_path: Path) -> None:
