@@ -1,7 +1,7 @@
 """Grid search of fusion weights and post-fusion steps on dev gold sets, in one process.
 
     .venv/bin/python -m benchmarks.retrieval.tune --data-dir DIR GOLD.jsonl[@DIR]... [--top 15]
-        [--pool 20] [--feedback K:W]
+        [--pool 20] [--feedback K:W] [--depths 4:0,4:20] [--unwindowed]
 
 Traces every question once through HybridSearch.trace_many (each retriever's `--pool` x 10
 candidates; 4 x 10 = 40 by default, as `ragline eval` sees them), then re-fuses those lists
@@ -11,8 +11,9 @@ dense_candidates) cuts each traced list to its pool first, so one deep trace mea
 shallower pool. `GOLD@DIR` reads that gold set against another data dir (the large set's
 questions and the small known-item guard in one objective). `--feedback K:W` traces with
 Rocchio feedback on (it changes the dense list itself, so it cannot be re-fused from a
-plain trace). Only tune on dev sets; confirm the pick with `ragline eval`
-(benchmarks.retrieval.run).
+plain trace). `--unwindowed` scores every setting a second time with each list scaled over
+its whole depth, as the fusion did before the common window (docs/retrieval.md). Only tune
+on dev sets; confirm the pick with `ragline eval` (benchmarks.retrieval.run).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from ragline.bootstrap.entry import shut_down
 from ragline.domain.evaluation import mean_scores, score_ranking
 
 TOP_K = 10
+UNWINDOWED = 10**6  # a top_k whose common window is deeper than any traced list
 
 
 async def traces(
@@ -62,13 +64,18 @@ async def traces(
     return out
 
 
-def final_hits(trace: SearchTrace, tuning: SearchTuning) -> list[Any]:
+def final_hits(trace: SearchTrace, tuning: SearchTuning, *, windowed: bool = True) -> list[Any]:
+    """The top_k the search would answer with under `tuning`; `windowed=False` scales each
+    list over its whole depth (the fusion before the common window, for comparison)."""
     hydrated = {h.chunk_id: h for hits in trace.rankings.values() for h in hits}
     scored = {
         name: [(h.chunk_id, h.score) for h in trace.rankings[name][: tuning.pool(name, TOP_K)]]
         for name in ("dense", "sparse", "bm25")
     }
-    hits = [attrs.evolve(hydrated[i], score=s) for i, s in fuse(scored, tuning)]
+    hits = [
+        attrs.evolve(hydrated[i], score=s)
+        for i, s in fuse(scored, tuning, TOP_K if windowed else UNWINDOWED)
+    ]
     if tuning.parent_evidence:
         hits = by_parent(hits, tuning.sibling_bonus)
     if tuning.dedupe:
@@ -122,6 +129,9 @@ def main() -> None:
     ap.add_argument("--pool", type=int, default=4, help="traced depth, x top_k (10)")
     ap.add_argument("--depths", default="", help="LEXICAL:DENSE pools to try, e.g. 4:4,4:20")
     ap.add_argument("--feedback", default="", help="K:W, trace with Rocchio feedback")
+    ap.add_argument(
+        "--unwindowed", action="store_true", help="also each setting with per-list scaling"
+    )
     args = ap.parse_args()
     golds = [_gold_and_dir(str(g), args.data_dir) for g in args.gold]
     k, w = args.feedback.split(":") if args.feedback else ("0", "0.5")
@@ -133,31 +143,34 @@ def main() -> None:
     depths = [(int(a), int(b)) for a, b in pairs] or [(4, 0)]
     rows = []
     tried = [t for t in grid(depths) if args.fusion in (None, t.fusion)]
-    for tuning in [SearchTuning(), *tried]:
+    modes = (True, False) if args.unwindowed else (True,)
+    for tuning, windowed in [(SearchTuning(), True), *itertools.product(tried, modes)]:
         figures = {}
         for name, pairs in sets.items():
             mean = mean_scores(
-                score_ranking(q.found(final_hits(t, tuning)), q.relevant) for q, t in pairs
+                score_ranking(q.found(final_hits(t, tuning, windowed=windowed)), q.relevant)
+                for q, t in pairs
             )
             figures[name] = mean
-        rows.append((tuning, figures))
+        rows.append((tuning, windowed, figures))
     paraphrased = [n for n in sets if "known" not in n]
     known = [n for n in sets if "known" in n]
 
-    def objective(row: tuple[SearchTuning, dict[str, Any]]) -> float:
-        f = row[1]
+    def objective(row: tuple[SearchTuning, bool, dict[str, Any]]) -> float:
+        f = row[2]
         gain = sum(f[n].recall_at(5) + f[n].mrr for n in paraphrased)
         penalty = sum(max(0.0, 0.95 - f[n].recall_at(1)) * 4 for n in known)
-        return gain - penalty
+        return float(gain - penalty)
 
     baseline = rows[0]
     rows.sort(key=objective, reverse=True)
-    for tuning, f in [baseline, *rows[: args.top]]:
+    for tuning, windowed, f in [baseline, *rows[: args.top]]:
         cells = "  ".join(
             f"{n}: R@1 {f[n].recall_at(1):.3f} R@5 {f[n].recall_at(5):.3f} MRR {f[n].mrr:.3f}"
             for n in sets
         )
-        print(f"{describe(tuning):34} {cells}")
+        label = describe(tuning) + ("" if windowed else " unwindowed")
+        print(f"{label:45} {cells}")
 
 
 if __name__ == "__main__":
