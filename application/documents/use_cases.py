@@ -28,7 +28,7 @@ from ragline.application.ports.repositories.scope import DocumentScope
 from ragline.application.ports.task_messages import TaskPublisher
 from ragline.application.ports.unit_of_work import UnitOfWork, UnitOfWorkFactory
 from ragline.application.ports.vector_index import VectorIndex
-from ragline.application.search.spaces import dense_indexes
+from ragline.application.search.spaces import dense_indexes, user_indexes
 from ragline.application.tasks import ParseTaskCommand, RejectedBody, TaskIssuer, TriggerMode
 from ragline.application.tasks.parse_task import MARKDOWN_PASSTHROUGH_TYPES
 from ragline.domain.parse_run import MarkdownLocation, ParseRun, PipelineStatus
@@ -178,6 +178,13 @@ class DeleteDocument:
                 user_id, dataset_id, doc_id, self._clock.now()
             )
             await uow.commit()
+        # a re-embedding's copy batch that read the rows before they went may have written
+        # the document into the shadow after the delete above; one that writes after this
+        # re-reads its range and removes what it wrote (Reembeddings._drop_gone)
+        async with self._uow_factory() as uow:
+            shadow = (await user_indexes(uow, self._vectors, user_id)).shadow
+        if shadow is not None:
+            await shadow.index.delete_document(user_id, dataset_id, doc_id)
         return DeletedDocument(doc_id, chunks, keyword_docs, bool(removable))
 
 

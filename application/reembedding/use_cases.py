@@ -45,7 +45,12 @@ from ragline.application.ports.repositories.errors import ConcurrentUpdate
 from ragline.application.ports.repositories.model_configs import EmbeddingConfig
 from ragline.application.ports.repositories.runs import RunQuery
 from ragline.application.ports.unit_of_work import UnitOfWork, UnitOfWorkFactory
-from ragline.application.ports.vector_index import DensePoint, VectorSpace, VectorSpaces
+from ragline.application.ports.vector_index import (
+    DensePoint,
+    VectorIndex,
+    VectorSpace,
+    VectorSpaces,
+)
 from ragline.application.tasks import ParseTaskCommand
 from ragline.domain.parse_run import PipelineStatus, Stage, StageStatus
 from ragline.domain.reembedding import (
@@ -326,6 +331,7 @@ class Reembeddings:
                 for c, v in zip(records, vectors, strict=True)
             ]
         )
+        records = await self._drop_gone(item.user_id, batch, shadow, records)
         async with self.uow() as uow:
             if not await uow.reembeddings.finish_batch(
                 item.id,
@@ -343,6 +349,26 @@ class Reembeddings:
             await uow.commit()
         if self.metrics is not None:
             self.metrics.chunks_reembedded(len(records))
+
+    async def _drop_gone(
+        self, user_id: str, batch: CopyBatch, shadow: VectorIndex, copied: list[ChunkRecord]
+    ) -> list[ChunkRecord]:
+        """The copied chunks whose rows are still there; the others leave the shadow again.
+
+        A document deleted while this batch embedded had its shadow points removed before
+        this batch wrote them (`DeleteDocument` deletes the points, then the rows, then the
+        shadow's points once more): the range is re-read after the write, so a row gone by
+        then is this batch's to clean, and one gone later meets the deleter's second pass."""
+        present = {(c.chunk_id, c.scope.dataset_id) for c in await self._in_range(user_id, batch)}
+        gone: dict[str, list[str]] = {}
+        for c in copied:
+            if (c.chunk_id, c.scope.dataset_id) not in present:
+                gone.setdefault(c.scope.dataset_id, []).append(c.chunk_id)
+        for dataset_id, chunk_ids in gone.items():
+            await shadow.delete_chunks(user_id, dataset_id, chunk_ids)
+        if not gone:
+            return copied
+        return [c for c in copied if (c.chunk_id, c.scope.dataset_id) in present]
 
     async def _swap(self, item: Reembedding, now: datetime) -> bool:
         """READY to SWAPPED once no run of the user is embedding and every chunk is copied.

@@ -1,10 +1,17 @@
 """The writers besides VECTORIZING and the copy follow the user's generations (issue 21):
 after a swap to another dimension a document delete, a metadata PUT, a chunk switched off
 and on and a chunk edit act on generation 1 (and 0, which keeps the sparse vectors); during
-a copy a delete and a relabel reach the shadow too, and an edit's new text is copied into it.
+a copy a delete and a relabel reach the shadow too, and an edit's new text is copied into it;
+a delete racing a copy batch leaves no point of the document in the shadow.
 On the fakes through the real container, as tests/use_cases/test_reembedding_generations.py."""
 
 from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+import attrs
+import pytest
 
 from ragline.application.access import Caller
 from ragline.application.documents import ChunkChange, DeleteDocument, EditChunk
@@ -20,6 +27,7 @@ from ragline.domain.reembedding import ReembeddingStatus
 from ragline.testing.kits.persistence import scope
 from tests.fakes.harness import Harness
 from tests.fakes.indexes import FakeVectorIndex
+from tests.fakes.models import FakeEmbedder
 from tests.use_cases.test_reembedding import NEW as SMALL
 from tests.use_cases.test_reembedding import OLD, World, indexed_document, target, world
 from tests.use_cases.test_reembedding_generations import (
@@ -191,3 +199,73 @@ async def test_the_indexes_of_a_user_through_a_copy_and_a_swap(world: World) -> 
     blue = await after.active.index.query_dense("A", "d1", probe, 100, Eq("team", "blue"))
     assert {hit.chunk_id for hit in blue} == set(kept)
     assert await after.active.index.query_dense("A", "d1", probe, 100, Eq("team", "red")) == []
+
+
+async def test_a_document_deleted_while_a_batch_embeds_leaves_no_point_in_the_shadow(
+    world: World,
+) -> None:
+    """The batch read "gone"'s rows, then, while it embeds, the document is deleted (points
+    from every index, then the rows, as DeleteDocument does): the batch's write comes after
+    the delete's, and its range re-read takes those points out again."""
+    gone = await indexed_document(world.db, world.index, "A", doc_id="gone")
+    kept = await indexed_document(world.db, world.index, "A", doc_id="kept")
+    await world.use.plan("r1", "A", target("A"), T0, source_dimension=OLD)
+    assert await world.use.step("w1", T0)  # start: the first batch is two of gone's
+    loop = asyncio.get_running_loop()
+
+    async def delete_gone() -> None:
+        async with world.db() as uow:
+            indexes = await user_indexes(uow, world.index, "A")
+        for index in indexes.all:
+            await index.delete_document("A", "d1", "gone")
+        async with world.db() as uow:
+            await uow.chunks.delete_document(scope("A", doc_id="gone"))
+            await uow.commit()
+
+    deleted: list[bool] = []
+
+    class DeletedMeanwhile(FakeEmbedder):
+        def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+            if not deleted:
+                asyncio.run_coroutine_threadsafe(delete_gone(), loop).result()
+                deleted.append(True)
+            return super().embed_documents(texts)
+
+    world.models.by_model["fake-3"] = DeletedMeanwhile(SMALL)
+    await world.run_out("w1", T0)
+    assert deleted and (await world.use.get("r1", "A")).status is ReembeddingStatus.SWAPPED
+    shadow = await world.points(VectorSpace(1, SMALL), "A")
+    assert shadow == set(kept) and not shadow & set(gone)
+
+
+async def test_a_batch_written_between_the_deletes_points_and_rows_is_removed_after(
+    h: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A copy batch that reads the rows and writes the shadow after DeleteDocument removed
+    the shadow's points but before it removed the rows re-reads them still there: the
+    delete's second pass over the shadow, after the rows went, removes what it wrote."""
+    manage: ManageModelConfigs = h.container.model_configs()
+    change = await manage.set_embedding(TARGET, reembed=True)
+    assert change.reembedding_id is not None
+    use = attrs.evolve(h.container.reembeddings(), batch_size=1)  # a batch per child
+    assert len(children(h)) > 2
+    for _ in range(2):
+        assert await use.step("w1", T0)  # PLANNED -> COPYING, a batch copied
+    rid = change.reembedding_id
+    shadow = gen1(h)
+    first_delete = shadow.delete_document
+    copied: list[set[str]] = []
+
+    async def delete_then_copy(user_id: str, dataset_id: str, doc_id: str) -> None:
+        await first_delete(user_id, dataset_id, doc_id)
+        if not copied:
+            assert await use.step("w1", T0)  # the next batch, rows still there
+            copied.append(dense_of(shadow, "7"))
+
+    monkeypatch.setattr(shadow, "delete_document", delete_then_copy)
+    delete: DeleteDocument = h.container.delete_document()
+    await delete(*DOC)
+    assert copied and copied[0]  # the batch did write the document into the shadow
+    assert dense_of(shadow, "7") == set()
+    await finish(use, rid)
+    assert dense_of(gen1(h), "7") == set()
