@@ -3,6 +3,8 @@ and the CLI's stage columns follow it, and each member declares its label and fa
 
 from __future__ import annotations
 
+import copy
+import pickle
 import re
 from pathlib import Path
 
@@ -74,3 +76,11 @@ def test_the_docs_list_the_stages_as_declared(doc: str, before: str, after: str)
     if doc == "docs/pipeline.md":  # one table row per stage: the name in the second cell
         listed = "\n".join(re.findall(r"^\| \d+ \| ([A-Z_]+) \|", listed, re.M))
     assert _stages_named(listed) == [s.value for s in STAGE_ORDER]
+
+
+def test_a_stage_value_survives_copy_and_pickle_with_its_declaration() -> None:
+    """A record holding a stage's value (a dataclass's `asdict`, a deep copy) rebuilds it."""
+    for stage in Stage:
+        for again in (copy.deepcopy(stage.value), pickle.loads(pickle.dumps(stage.value))):  # nosec B301
+            assert again == stage.value and Stage(again) is stage
+            assert (again.label, again.failure_code) == (stage.label, stage.failure_code)

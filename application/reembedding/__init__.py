@@ -4,12 +4,11 @@ The use cases over `uow.reembeddings`, `uow.chunks` and the vector index's `Vect
 capability; `ragline.domain.reembedding` holds the rules, docs/state-machine.md the machine.
 """
 
+from ragline.application.reembedding.progress import Progress, progress
 from ragline.application.reembedding.use_cases import (
     AlreadyReembedding,
-    Progress,
     ReembeddingNotFound,
     Reembeddings,
-    progress,
 )
 
 __all__ = [

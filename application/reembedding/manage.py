@@ -12,7 +12,8 @@ from datetime import datetime
 import attrs
 
 from ragline.application.ports.clock import Clock
-from ragline.application.reembedding.use_cases import Reembeddings, progress
+from ragline.application.reembedding.progress import progress
+from ragline.application.reembedding.use_cases import Reembeddings
 from ragline.application.secrets import masked
 from ragline.domain.reembedding import TERMINAL_REEMBEDDING, Reembedding, ReembeddingStatus
 

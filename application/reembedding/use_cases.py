@@ -28,7 +28,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from datetime import datetime, timedelta
-from typing import TypeAlias
 
 import attrs
 
@@ -51,6 +50,7 @@ from ragline.application.ports.vector_index import (
     VectorSpace,
     VectorSpaces,
 )
+from ragline.application.reembedding.target import Target, target_config
 from ragline.application.tasks import ParseTaskCommand
 from ragline.domain.parse_run import PipelineStatus, Stage, StageStatus
 from ragline.domain.reembedding import (
@@ -67,9 +67,6 @@ from ragline.domain.reembedding import (
 PAGE = 1000
 EMBEDDING = frozenset({StageStatus.PROCESSING, StageStatus.SUCCESS})
 
-Target: TypeAlias = EmbeddingConfig | EmbeddingSpec
-"""What a re-embedding moves to: a whole config, or a bare spec (no base_url, no key)."""
-
 
 class AlreadyReembedding(RuntimeError):
     """The user has an active re-embedding: cancel it or wait for its swap."""
@@ -77,40 +74,6 @@ class AlreadyReembedding(RuntimeError):
 
 class ReembeddingNotFound(LookupError):
     """No re-embedding with this id that the caller may see."""
-
-
-@attrs.frozen
-class Progress:
-    """What `ragline models reembed status` and GET /api/v1/reembeddings/{id} show."""
-
-    id: str
-    status: ReembeddingStatus
-    done: int
-    total: int
-    rate_per_s: float | None
-    eta_s: float | None
-
-
-def progress(item: Reembedding, now: datetime) -> Progress:
-    rate = eta = None
-    if item.started_at is not None and item.done:
-        seconds = max((now - item.started_at).total_seconds(), 1e-6)
-        rate = item.done / seconds
-        eta = max(item.total - item.done, 0) / rate
-    return Progress(item.id, item.status, item.done, item.total, rate, eta)
-
-
-def target_config(item: Reembedding) -> EmbeddingConfig:
-    """The EMBEDDING config the re-embedding moves its user to (the default after the swap)."""
-    spec = item.target
-    return EmbeddingConfig(
-        item.user_id,
-        spec.provider,
-        spec.model,
-        spec.dimension,
-        item.target_base_url,
-        item.target_api_key,
-    )
 
 
 @attrs.frozen

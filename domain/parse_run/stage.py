@@ -36,6 +36,10 @@ class StageName(str):
         made.failure_code = failure_code
         return made
 
+    def __getnewargs_ex__(self) -> tuple[tuple[str], dict[str, object]]:
+        """What copy and pickle rebuild it from (a dataclass holding one is `asdict`-able)."""
+        return (str(self),), {"label": self.label, "failure_code": self.failure_code}
+
 
 class Stage(enum.Enum):
     """Pipeline stages in execution order (docs/design/0001-pipeline-contract.md): the one
