@@ -1,7 +1,8 @@
 """Grid search of fusion weights and post-fusion steps on dev gold sets, in one process.
 
     .venv/bin/python -m benchmarks.retrieval.tune --data-dir DIR GOLD.jsonl[@DIR]... [--top 15]
-        [--pool 20] [--feedback K:W] [--depths 4:0,4:20] [--unwindowed]
+        [--pool 20] [--feedback K:W] [--depths 4:0,4:20] [--weights 1:0.5:0.5]
+        [--unwindowed] [--compressed] [--json OUT]
 
 Traces every question once through HybridSearch.trace_many (each retriever's `--pool` x 10
 candidates; 4 x 10 = 40 by default, as `ragline eval` sees them), then re-fuses those lists
@@ -12,7 +13,11 @@ shallower pool. `GOLD@DIR` reads that gold set against another data dir (the lar
 questions and the small known-item guard in one objective). `--feedback K:W` traces with
 Rocchio feedback on (it changes the dense list itself, so it cannot be re-fused from a
 plain trace). `--unwindowed` scores every setting a second time with each list scaled over
-its whole depth, as the fusion did before the common window (docs/retrieval.md). Only tune
+its whole depth, as the fusion did before the common window (docs/retrieval.md);
+`--compressed` a third time with each list's top kept where the common window puts it and
+its deep tail squeezed between that and its last score (a prototype, not in the
+application: `compressed_zscore`). `--json`
+writes every setting's figures per gold set (not only the printed top), best first. Only tune
 on dev sets; confirm the pick with `ragline eval` (benchmarks.retrieval.run).
 """
 
@@ -21,6 +26,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import itertools
+import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -64,18 +71,51 @@ async def traces(
     return out
 
 
-def final_hits(trace: SearchTrace, tuning: SearchTuning, *, windowed: bool = True) -> list[Any]:
+def compressed_zscore(
+    scored: dict[str, list[tuple[str, float]]], tuning: SearchTuning, window: int
+) -> list[tuple[str, float]]:
+    """Z-score fusion where a list deeper than `window` keeps its top's value at the window's
+    (top - window floor) / window deviation, and every score maps linearly between that and 0
+    at its last score: the deep tail adds candidates below the window's floor without lifting
+    the top. A list no deeper than the window scores as plain z-score fusion."""
+    parts: dict[str, list[float]] = {}
+    best: dict[str, int] = {}
+    for name, ranked in scored.items():
+        if not ranked:
+            continue
+        weight = tuning.weights.get(name, 1.0)
+        values = [v for _, v in ranked]
+        head = values[:window]
+        mean = math.fsum(head) / len(head)
+        spread = math.sqrt(math.fsum((v - mean) ** 2 for v in head) / len(head))
+        top, floor, head_floor = max(values), min(values), min(head)
+        span = top - floor
+        factor = 0.0 if spread == 0 or span == 0 else (top - head_floor) / spread / span
+        seen: set[str] = set()
+        for rank, (item, v) in enumerate(ranked, start=1):
+            if item in seen:
+                continue
+            seen.add(item)
+            parts.setdefault(item, []).append(weight * (v - floor) * factor)
+            best[item] = min(best.get(item, rank), rank)
+    scores = {i: math.fsum(p) for i, p in parts.items()}
+    return sorted(scores.items(), key=lambda pair: (-pair[1], best[pair[0]], pair[0]))
+
+
+def final_hits(trace: SearchTrace, tuning: SearchTuning, *, windowed: Any = True) -> list[Any]:
     """The top_k the search would answer with under `tuning`; `windowed=False` scales each
-    list over its whole depth (the fusion before the common window, for comparison)."""
+    list over its whole depth (the fusion before the common window, for comparison);
+    `windowed="compressed"` uses `compressed_zscore` (z-score settings only)."""
     hydrated = {h.chunk_id: h for hits in trace.rankings.values() for h in hits}
     scored = {
         name: [(h.chunk_id, h.score) for h in trace.rankings[name][: tuning.pool(name, TOP_K)]]
         for name in ("dense", "sparse", "bm25")
     }
-    hits = [
-        attrs.evolve(hydrated[i], score=s)
-        for i, s in fuse(scored, tuning, TOP_K if windowed else UNWINDOWED)
-    ]
+    if windowed == "compressed" and tuning.fusion == "zscore":
+        fused = compressed_zscore(scored, tuning, tuning.pool("bm25", TOP_K))
+    else:
+        fused = fuse(scored, tuning, TOP_K if windowed else UNWINDOWED)
+    hits = [attrs.evolve(hydrated[i], score=s) for i, s in fused]
     if tuning.parent_evidence:
         hits = by_parent(hits, tuning.sibling_bonus)
     if tuning.dedupe:
@@ -127,11 +167,16 @@ def main() -> None:
     ap.add_argument("--top", type=int, default=15)
     ap.add_argument("--fusion", choices=FUSIONS, help="only this fusion")
     ap.add_argument("--pool", type=int, default=4, help="traced depth, x top_k (10)")
+    ap.add_argument("--weights", default="", help="only these D:S:B weights, e.g. 1:0.5:0.5")
     ap.add_argument("--depths", default="", help="LEXICAL:DENSE pools to try, e.g. 4:4,4:20")
     ap.add_argument("--feedback", default="", help="K:W, trace with Rocchio feedback")
     ap.add_argument(
         "--unwindowed", action="store_true", help="also each setting with per-list scaling"
     )
+    ap.add_argument(
+        "--compressed", action="store_true", help="also each setting with compressed_zscore"
+    )
+    ap.add_argument("--json", type=Path, help="write every setting's figures here")
     args = ap.parse_args()
     golds = [_gold_and_dir(str(g), args.data_dir) for g in args.gold]
     k, w = args.feedback.split(":") if args.feedback else ("0", "0.5")
@@ -142,8 +187,16 @@ def main() -> None:
     pairs = [d.split(":") for d in args.depths.split(",") if d]
     depths = [(int(a), int(b)) for a, b in pairs] or [(4, 0)]
     rows = []
-    tried = [t for t in grid(depths) if args.fusion in (None, t.fusion)]
-    modes = (True, False) if args.unwindowed else (True,)
+    only = [tuple(float(x) for x in w.split(":")) for w in args.weights.split(",") if w]
+    tried = [
+        t
+        for t in grid(depths)
+        if args.fusion in (None, t.fusion)
+        and (not only or tuple(t.weights[n] for n in ("dense", "sparse", "bm25")) in only)
+    ]
+    modes: tuple[Any, ...] = (True, False) if args.unwindowed else (True,)
+    if args.compressed:
+        modes += ("compressed",)
     for tuning, windowed in [(SearchTuning(), True), *itertools.product(tried, modes)]:
         figures = {}
         for name, pairs in sets.items():
@@ -156,7 +209,7 @@ def main() -> None:
     paraphrased = [n for n in sets if "known" not in n]
     known = [n for n in sets if "known" in n]
 
-    def objective(row: tuple[SearchTuning, bool, dict[str, Any]]) -> float:
+    def objective(row: tuple[SearchTuning, Any, dict[str, Any]]) -> float:
         f = row[2]
         gain = sum(f[n].recall_at(5) + f[n].mrr for n in paraphrased)
         penalty = sum(max(0.0, 0.95 - f[n].recall_at(1)) * 4 for n in known)
@@ -164,13 +217,36 @@ def main() -> None:
 
     baseline = rows[0]
     rows.sort(key=objective, reverse=True)
+
+    def label(tuning: SearchTuning, windowed: Any) -> str:
+        mode = {True: "", False: " unwindowed", "compressed": " compressed"}[windowed]
+        return describe(tuning) + mode
+
     for tuning, windowed, f in [baseline, *rows[: args.top]]:
         cells = "  ".join(
             f"{n}: R@1 {f[n].recall_at(1):.3f} R@5 {f[n].recall_at(5):.3f} MRR {f[n].mrr:.3f}"
             for n in sets
         )
-        label = describe(tuning) + ("" if windowed else " unwindowed")
-        print(f"{label:45} {cells}")
+        print(f"{label(tuning, windowed):45} {cells}")
+    if args.json:
+        out = [
+            {
+                "setting": label(t, w),
+                "default": i == 0,
+                "objective": round(objective((t, w, f)), 4),
+                "sets": {
+                    n: {
+                        "R@1": round(f[n].recall_at(1), 4),
+                        "R@5": round(f[n].recall_at(5), 4),
+                        "R@10": round(f[n].recall_at(10), 4),
+                        "MRR@10": round(f[n].mrr, 4),
+                    }
+                    for n in sets
+                },
+            }
+            for i, (t, w, f) in enumerate([baseline, *rows])
+        ]
+        args.json.write_text(json.dumps(out, indent=1) + "\n", "utf-8")
 
 
 if __name__ == "__main__":
