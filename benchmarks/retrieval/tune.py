@@ -29,7 +29,7 @@ import itertools
 import json
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, TypeAlias
 
 import attrs
 
@@ -37,6 +37,7 @@ from ragline.adapters.inbound.cli.evaluate import read_gold
 from ragline.application.evaluation import GoldQuestion
 from ragline.application.health import obtain
 from ragline.application.search.evidence import by_parent, dedupe
+from ragline.application.search.fusion import score_fusion
 from ragline.application.search.tuning import FUSIONS, SearchTuning
 from ragline.application.search.use_case import SearchTrace, fuse
 from ragline.bootstrap.container import container_for
@@ -44,6 +45,8 @@ from ragline.bootstrap.entry import shut_down
 from ragline.domain.evaluation import mean_scores, score_ranking
 
 TOP_K = 10
+Scaling: TypeAlias = bool | Literal["compressed"]
+"""How a setting scales the lists: windowed (True, main's fusion), per-list (False), compressed."""
 UNWINDOWED = 10**6  # a top_k whose common window is deeper than any traced list
 
 
@@ -77,32 +80,23 @@ def compressed_zscore(
     """Z-score fusion where a list deeper than `window` keeps its top's value at the window's
     (top - window floor) / window deviation, and every score maps linearly between that and 0
     at its last score: the deep tail adds candidates below the window's floor without lifting
-    the top. A list no deeper than the window scores as plain z-score fusion."""
-    parts: dict[str, list[float]] = {}
-    best: dict[str, int] = {}
+    the top. That is min-max fusion (`score_fusion`) with each list's weight multiplied by its
+    top's window z-score; a list no deeper than the window scores as plain z-score fusion."""
+    weights = dict(tuning.weights)
     for name, ranked in scored.items():
-        if not ranked:
+        head = [v for _, v in ranked[:window]]
+        if not head:
             continue
-        weight = tuning.weights.get(name, 1.0)
-        values = [v for _, v in ranked]
-        head = values[:window]
         mean = math.fsum(head) / len(head)
         spread = math.sqrt(math.fsum((v - mean) ** 2 for v in head) / len(head))
-        top, floor, head_floor = max(values), min(values), min(head)
-        span = top - floor
-        factor = 0.0 if spread == 0 or span == 0 else (top - head_floor) / spread / span
-        seen: set[str] = set()
-        for rank, (item, v) in enumerate(ranked, start=1):
-            if item in seen:
-                continue
-            seen.add(item)
-            parts.setdefault(item, []).append(weight * (v - floor) * factor)
-            best[item] = min(best.get(item, rank), rank)
-    scores = {i: math.fsum(p) for i, p in parts.items()}
-    return sorted(scores.items(), key=lambda pair: (-pair[1], best[pair[0]], pair[0]))
+        top = max(v for _, v in ranked)
+        weights[name] = weights.get(name, 1.0) * (
+            0.0 if spread == 0 else (top - min(head)) / spread
+        )
+    return score_fusion(scored, weights=weights)
 
 
-def final_hits(trace: SearchTrace, tuning: SearchTuning, *, windowed: Any = True) -> list[Any]:
+def final_hits(trace: SearchTrace, tuning: SearchTuning, *, windowed: Scaling = True) -> list[Any]:
     """The top_k the search would answer with under `tuning`; `windowed=False` scales each
     list over its whole depth (the fusion before the common window, for comparison);
     `windowed="compressed"` uses `compressed_zscore` (z-score settings only)."""
@@ -194,7 +188,7 @@ def main() -> None:
         if args.fusion in (None, t.fusion)
         and (not only or tuple(t.weights[n] for n in ("dense", "sparse", "bm25")) in only)
     ]
-    modes: tuple[Any, ...] = (True, False) if args.unwindowed else (True,)
+    modes: tuple[Scaling, ...] = (True, False) if args.unwindowed else (True,)
     if args.compressed:
         modes += ("compressed",)
     for tuning, windowed in [(SearchTuning(), True), *itertools.product(tried, modes)]:
@@ -209,7 +203,7 @@ def main() -> None:
     paraphrased = [n for n in sets if "known" not in n]
     known = [n for n in sets if "known" in n]
 
-    def objective(row: tuple[SearchTuning, Any, dict[str, Any]]) -> float:
+    def objective(row: tuple[SearchTuning, Scaling, dict[str, Any]]) -> float:
         f = row[2]
         gain = sum(f[n].recall_at(5) + f[n].mrr for n in paraphrased)
         penalty = sum(max(0.0, 0.95 - f[n].recall_at(1)) * 4 for n in known)
@@ -218,7 +212,7 @@ def main() -> None:
     baseline = rows[0]
     rows.sort(key=objective, reverse=True)
 
-    def label(tuning: SearchTuning, windowed: Any) -> str:
+    def label(tuning: SearchTuning, windowed: Scaling) -> str:
         mode = {True: "", False: " unwindowed", "compressed": " compressed"}[windowed]
         return describe(tuning) + mode
 
