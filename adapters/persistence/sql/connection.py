@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from sqlalchemy.ext.asyncio import AsyncConnection
+from typing import TYPE_CHECKING, TypeAlias, Union
 
 from ragline.adapters.persistence.sql.sqlite_connection import InlineConnection
 from ragline.application.ports.repositories.errors import PersistenceError
+
+if TYPE_CHECKING:  # imported only where an asyncio driver is used (engine.py)
+    from sqlalchemy.ext.asyncio import AsyncConnection
 
 # Long IN lists are sent in slices: SQLite caps bound parameters, and huge statements are
 # slow to compile everywhere.
@@ -13,7 +16,7 @@ IN_LIST_SLICE = 500
 
 
 # On SQLite the unit of work holds an InlineConnection: the same interface, no asyncio layer.
-SqlConnection = AsyncConnection | InlineConnection
+SqlConnection: TypeAlias = Union["AsyncConnection", InlineConnection]
 
 
 class ConnectionSlot:

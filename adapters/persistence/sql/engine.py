@@ -18,13 +18,15 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import URL, make_url
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from ragline.adapters.persistence.sql.sqlite_connection import InlineEngine
+
+if TYPE_CHECKING:  # SQLite never loads the asyncio extension (~50 ms of every start)
+    from sqlalchemy.ext.asyncio import AsyncEngine
 
 DEFAULT_BUSY_TIMEOUT_MS = 30_000
 
@@ -156,6 +158,8 @@ def create_async_engine_for(
         engine = create_engine(sync_url(url), echo=echo, connect_args={"check_same_thread": False})
         _install_sqlite_hooks(engine, busy_timeout_ms, inline=True)
         return InlineEngine(engine, busy_timeout_ms / 1000)
+    from sqlalchemy.ext.asyncio import create_async_engine
+
     parsed = async_url(url)
     async_engine = create_async_engine(parsed, echo=echo, **_engine_kwargs(backend))
     _install_hooks(async_engine.sync_engine, backend, busy_timeout_ms)

@@ -4,11 +4,10 @@ collects the events of the runs added or saved in it."""
 from __future__ import annotations
 
 from types import TracebackType
-from typing import Self
+from typing import TYPE_CHECKING, Self
 
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.ext.asyncio import AsyncEngine
 
 from ragline.adapters.clock.system import SystemClock
 from ragline.adapters.persistence.sql.api_keys import ApiKeyCipher
@@ -28,6 +27,9 @@ from ragline.adapters.persistence.sql.sqlite_connection import InlineEngine
 from ragline.application.ports.clock import Clock
 from ragline.application.ports.repositories.errors import PersistenceError
 from ragline.domain.parse_run import RunEvent
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncEngine
 
 
 class SqlUnitOfWork:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import unicodedata
 from concurrent.futures import ThreadPoolExecutor
 
@@ -85,3 +87,21 @@ def test_one_tokenizer_serves_worker_threads() -> None:
     texts = ["北京大学 a", "自然语言处理", "Mixed 中文 text"] * 4
     with ThreadPoolExecutor(4) as pool:
         assert list(pool.map(tokenizer.tokenize, texts)) == [tokenizer.tokenize(t) for t in texts]
+
+
+def test_the_dictionary_is_loaded_by_the_first_han_text_not_at_start_up() -> None:
+    """A process that only ever sees other scripts (an English `ragline search`) never pays
+    for rjieba's import and dictionary (~0.3 s); the first Han text loads them."""
+    probe = (
+        "import sys\n"
+        "from ragline.adapters.tokenizer.jieba import JiebaTokenizer\n"
+        "t = JiebaTokenizer()\n"
+        "assert t.tokenize('Straße e.g. café') == ['strasse', 'e.g', 'café']\n"
+        "print('rjieba' in sys.modules)\n"
+        "assert '北京大学' in t.tokenize('我们在北京大学学习')\n"
+        "print('rjieba' in sys.modules)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.split() == ["False", "True"]
