@@ -25,6 +25,11 @@ def create_postgres_database() -> str:
     name = _name()
     with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
         conn.execute(f"CREATE DATABASE \"{name}\" ENCODING 'UTF8' TEMPLATE template0")
+        # A commit returns before its WAL reaches the disk (3.8 ms each on this machine with it
+        # on): visibility, locking and isolation are as before, and only a crash of the server
+        # itself, which no test causes, could lose the last commits. The ParseRun machine on
+        # PostgreSQL: 19.7 -> 12.3 s.
+        conn.execute(f'ALTER DATABASE "{name}" SET synchronous_commit = off')
     return name
 
 
