@@ -25,7 +25,6 @@ from ragline.domain.chunking.cleanup import (
     clean_range,
     cleanup,
     cleanup_children,
-    final_cleanup,
     trimmed_children,
 )
 from ragline.domain.chunking.models import ChunkModels
@@ -105,7 +104,7 @@ def _own_child(parent: Trimmed) -> ChunkCandidate:
     """The child that is its whole parent (a parent no child step cuts, or one whose
     children all went in cleanup)."""
     start, end, text, source, anchor = parent
-    return tuple.__new__(ChunkCandidate, (*anchor[:4], 0, source, start, end, text, start))
+    return tuple.__new__(ChunkCandidate, (*anchor, 0, source, start, end, text, start))
 
 
 class _Run:
@@ -261,15 +260,21 @@ class _Run:
         mx = params.max_size
         split = self.splitter(params).split
         recursive = SourceType.RECURSIVE
+        # Seeds are sections, each with its own canonical path (build_tree's), so only the
+        # parents cut from one seed can repeat each other: the duplicate check (keyed by path)
+        # runs per cut seed and a seed that fits needs none. Repeated paths (a tree built by
+        # other means): one scope for all, as `_cleaned` keeps.
+        shared = seen if len({seed[3].canonical_path for seed in seeds}) < len(seeds) else None
         for s, e, source, anchor in seeds:
-            seed_text = text[s:e]  # compact: it is sliced again, not the document
             if e - s <= mx:
-                parent = clean_range(seed_text, s, s, e, source, anchor, seen, tally)
+                parent = clean_range(text, 0, s, e, source, anchor, shared, tally)
                 if parent is not None:
                     yield parent
                 continue
+            seed_text = text[s:e]  # compact: it is sliced again, not the document
+            scope: Seen = {} if shared is None else shared
             for a, b in split(CutIndex(seed_text, s, _NO_HEADINGS), s, e):
-                parent = clean_range(seed_text, s, a, b, recursive, anchor, seen, tally)
+                parent = clean_range(seed_text, s, a, b, recursive, anchor, scope, tally)
                 if parent is not None:
                     yield parent
 
@@ -331,31 +336,27 @@ def chunk_document(
     # one char-sized step: `uncut` is its max_size, so the parents it sees are all longer
     char_splitter = None if by_chars is None else run.splitter(by_chars)
     found, path = run.parents(parent_steps)
-    blocks: list[tuple[Trimmed, tuple[ChunkCandidate, ...]]] = []
+    parents: list[ParentBlock] = []
     new = tuple.__new__
     for parent in found:
-        ps, ptext = parent[0], parent[2]
-        if parent[1] - ps <= uncut:  # trimmed already: it is its own only child
-            blocks.append((parent, (_own_child(parent),)))
-            continue
-        if char_splitter is not None:
-            kept = run.char_children(parent, char_splitter)
-            blocks.append((parent, kept or (_own_child(parent),)))
-            continue
-        kids = cleanup_children(run.child_seeds(parent, child_steps, structure_children), tally)
-        children: tuple[ChunkCandidate, ...] = tuple(
-            new(ChunkCandidate, (*a[:4], i, src, s, e, ptext, ps))
-            for i, (s, e, src, a, _) in enumerate(kids)
-        ) or (_own_child(parent),)
-        blocks.append((parent, children))
+        ps, pe, ptext, psource, anchor = parent
+        children: tuple[ChunkCandidate, ...]
+        if pe - ps <= uncut:  # trimmed already: it is its own only child
+            children = (_own_child(parent),)
+        elif char_splitter is not None:
+            children = run.char_children(parent, char_splitter) or (_own_child(parent),)
+        else:
+            kids = cleanup_children(run.child_seeds(parent, child_steps, structure_children), tally)
+            children = tuple(
+                new(ChunkCandidate, (*a, i, src, s, e, ptext, ps))
+                for i, (s, e, src, a, _) in enumerate(kids)
+            ) or (_own_child(parent),)
+        # Round 3 (the final parents) is round 1's: round 1 kept one parent per (canonical
+        # path, text) over the whole document and parents do not change after it, so a
+        # third pass could drop nothing (its count in the report stays 0).
+        fields = (*anchor, len(parents), ptext, psource, ps, pe, children)
+        parents.append(new(ParentBlock, fields))
     del found
-    blocks = final_cleanup(blocks, tally)
-    parents = tuple(
-        new(ParentBlock, (section_path, node_id, node_type, canon, i, t, src, s, e, children))
-        for i, ((s, e, t, src, (section_path, node_id, node_type, canon)), children) in enumerate(
-            blocks
-        )
-    )
     report = ChunkingReport(
         parent_path=path,
         blank_dropped=tally.blank,
@@ -363,4 +364,4 @@ def chunk_document(
         duplicate_parent_spans=tuple(tally.duplicate_spans),
         fallbacks=run.fallbacks,
     )
-    return ChunkingResult(markdown, plan.name, parents, report)
+    return ChunkingResult(markdown, plan.name, tuple(parents), report)

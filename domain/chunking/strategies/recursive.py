@@ -57,6 +57,8 @@ class RecursiveSplitter:
             level = Level.BLANK_LINE  # the heading level would only hand the range down
         if self._tokens:
             self._split_tokens(start, end, level, out)
+        elif not self._overlap and level in _SEARCHED:  # (what _split_chars would call)
+            self._pack_searched(start, end, level, out)
         else:
             self._split_chars(start, end, level, out)
         if self._min and len(out) > 1:
@@ -120,8 +122,9 @@ class RecursiveSplitter:
                 out.append((cur, c))
                 cur = c
                 continue
-            # the next segment alone is too large: split it finer
-            p = text.find(needle, max(cur - base - back, 0), e - base - 1)
+            # the next segment alone is too large: split it finer. Its end is the first cut
+            # past the window just searched (a separator there would have been found)
+            p = text.find(needle, cur + mx - base - back, e - base - 1)
             nxt = e if p < 0 else p + width + base
             self._split_chars(cur, nxt, level + 1, out)
             cur = nxt
