@@ -29,7 +29,7 @@ from ragline.domain.chunking.cleanup import (
 )
 from ragline.domain.chunking.models import ChunkModels
 from ragline.domain.chunking.plan import ChunkPlan, ChunkStep, SizeUnit, StepParams, Strategy
-from ragline.domain.chunking.separators import CutIndex
+from ragline.domain.chunking.separators import CutIndex, Level
 from ragline.domain.chunking.strategies.llm import align_proposal, spans_from_cuts
 from ragline.domain.chunking.strategies.recursive import RecursiveSplitter
 from ragline.domain.chunking.strategies.semantic import semantic_groups
@@ -301,7 +301,11 @@ class _Run:
         2): the output of child_seeds + cleanup_children, built straight from the cut spans.
         Only for a parent longer than the step's max_size (a shorter one is its own child)."""
         ps, pe, ptext, _, anchor = parent
-        spans = sp.split(_parent_index(parent), ps, pe)
+        # a section's text holds no heading cut: start at blank lines (what split would do
+        # with _parent_index's empty heading list, without building one)
+        in_section = anchor.node_type is NodeType.SECTION or anchor.node_type is NodeType.DOCUMENT
+        level = Level.BLANK_LINE if in_section else Level.HEADING
+        spans = sp.split(CutIndex(ptext, ps), ps, pe, level)
         return trimmed_children(ptext, ps, spans, SourceType.RECURSIVE, anchor, self.tally)
 
 

@@ -116,7 +116,8 @@ class RecursiveSplitter:
         back = width - 1  # a blank line may begin just before the piece: ("\n" + "\n...")
         cur = s
         while e - cur > mx:
-            p = text.rfind(needle, max(cur - base - back, 0), cur + mx - base)
+            lo = cur - base - back
+            p = text.rfind(needle, lo if lo > 0 else 0, cur + mx - base)
             if p >= 0:  # the furthest cut within max_size (it lies past `cur`)
                 c = p + width + base
                 out.append((cur, c))
@@ -126,7 +127,10 @@ class RecursiveSplitter:
             # past the window just searched (a separator there would have been found)
             p = text.find(needle, cur + mx - base - back, e - base - 1)
             nxt = e if p < 0 else p + width + base
-            self._split_chars(cur, nxt, level + 1, out)
+            if level + 1 in _SEARCHED:  # (what _split_chars would call)
+                self._pack_searched(cur, nxt, level + 1, out)
+            else:
+                self._split_chars(cur, nxt, level + 1, out)
             cur = nxt
             if cur >= e:
                 return
