@@ -113,11 +113,14 @@ class StructureTree:
 
 
 def build_tree(
-    length: int, headings: Iterable[Heading], blocks: Iterable[Block] | None = None
+    length: int,
+    headings: Iterable[tuple[int, int, int, str]],
+    blocks: Iterable[Block] | None = None,
 ) -> StructureTree:
     """Nest `headings` (document order) into sections under a root spanning [0, length).
 
-    A section ends where the next heading of the same or a higher level starts. Each block is
+    A heading is a Heading or a plain tuple of its fields (start, line_end, level, title). A
+    section ends where the next heading of the same or a higher level starts. Each block is
     attached to the innermost section containing its start (the last heading before it).
     """
     root = StructureNode(ROOT_ID, None, NodeType.DOCUMENT, 0, "", (), "/", 0, length, 0)

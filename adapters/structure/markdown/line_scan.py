@@ -10,7 +10,11 @@ from __future__ import annotations
 import re
 from itertools import chain
 
-from ragline.domain.chunking import Block, Heading, NodeType, StructureTree, build_tree
+from ragline.domain.chunking import Block, NodeType, StructureTree, build_tree
+
+# A heading as build_tree takes it: Heading's fields (start, line_end, level, title) in a plain
+# tuple, which costs less to build than the NamedTuple (~0.08 ms per 370 headings)
+_Heading = tuple[int, int, int, str]
 
 # A heading (up to 3 spaces, 1-6 '#', then space/tab or end of line) or a fence line. The
 # leading newline gives the regex engine a literal prefix to scan for (3x faster than ^ + M);
@@ -39,10 +43,10 @@ class LineScanStructureBuilder:
         return build_tree(len(markdown), headings, found)
 
 
-def scan(text: str, *, fences: bool = True) -> tuple[list[Heading], list[tuple[int, int]]]:
+def scan(text: str, *, fences: bool = True) -> tuple[list[_Heading], list[tuple[int, int]]]:
     """Headings outside fenced code, and the fenced code ranges (start, end); `fences` False:
     the ranges are not listed (only blocks need them)."""
-    headings: list[Heading] = []
+    headings: list[_Heading] = []
     ranges: list[tuple[int, int]] = []
     fence_char = ""
     fence_len = 0
@@ -75,8 +79,7 @@ def scan(text: str, *, fences: bool = True) -> tuple[list[Heading], list[tuple[i
             title = _CLOSING_HASHES.sub("", title).strip()
         eol = m.end()  # the line's newline, or the end of the text
         line_end = eol + 1 if eol < n else n
-        # tuple.__new__: the NamedTuple's own constructor costs several times more
-        headings.append(tuple.__new__(Heading, (start, line_end, len(hashes), title)))
+        headings.append((start, line_end, len(hashes), title))
     if fence_char and fences:  # an unclosed fence runs to the end of the document
         ranges.append((fence_start, n))
     return headings, ranges
@@ -95,10 +98,10 @@ def _classify(text: str, line_start: int, first: int) -> NodeType:
     return NodeType.PARAGRAPH
 
 
-def _blocks(text: str, headings: list[Heading], fences: list[tuple[int, int]]) -> list[Block]:
+def _blocks(text: str, headings: list[_Heading], fences: list[tuple[int, int]]) -> list[Block]:
     """Blocks between headings and fences, in document order."""
     # Structural stops: heading lines and fences, in order; text between them holds blocks.
-    stops: list[tuple[int, int, NodeType | None]] = [(h.start, h.line_end, None) for h in headings]
+    stops: list[tuple[int, int, NodeType | None]] = [(h[0], h[1], None) for h in headings]
     stops.extend((a, b, NodeType.CODE) for a, b in fences)
     stops.sort(key=lambda stop: stop[0])
     out: list[Block] = []
