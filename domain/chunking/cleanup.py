@@ -1,8 +1,9 @@
 """Cleanup rounds: trim texts, drop blanks and duplicates, keep document order.
 
 A duplicate is the same text at the same structure position (canonical path) within one
-scope: the parent seeds, the children of one parent, or the final parents. The same text in
-another section is kept: its context differs.
+scope: the parents of a document (round 1; round 3 over the final parents is implied, see
+the engine) or the children of one parent (round 2). The same text in another section is
+kept: its context differs.
 
 Pieces are plain tuples on this hot path (tens of thousands per document): a tuple literal
 costs a fraction of a NamedTuple construction.
@@ -11,7 +12,6 @@ costs a fraction of a NamedTuple construction.
 from __future__ import annotations
 
 import re
-from typing import TypeVar
 
 from ragline.domain.chunking.candidate import Anchor, ChunkCandidate, SourceType
 from ragline.domain.chunking.separators import CutIndex
@@ -23,7 +23,6 @@ Piece = tuple[int, int, SourceType, Anchor, CutIndex]
 Trimmed = tuple[int, int, str, SourceType, Anchor]
 
 _NON_SPACE = re.compile(r"\S")
-_T = TypeVar("_T")
 
 
 class CleanupTally:
@@ -40,18 +39,6 @@ class CleanupTally:
 # a scope's keys: (canonical path, length) -> texts already kept; comparing lengths first
 # means most pieces never need hashing
 Seen = dict[tuple[str, int], list[str]]
-
-
-def _trim(text: str, s: int, e: int) -> tuple[int, int] | None:
-    """[s, e) of `text` without surrounding whitespace, or None when it is blank."""
-    if s >= e or text[s].isspace():
-        m = _NON_SPACE.search(text, s, e)
-        if m is None:
-            return None
-        s = m.start()
-    if text[e - 1].isspace():  # one C call for the whole tail (often several characters)
-        e = s + len(text[s:e].rstrip())  # not empty: text[s] is not a space
-    return s, e
 
 
 def cleanup(
@@ -80,18 +67,24 @@ def clean_range(
     e: int,
     source: SourceType,
     anchor: Anchor,
-    seen: Seen,
+    seen: Seen | None,
     tally: CleanupTally,
     round_no: int = 0,
 ) -> Trimmed | None:
     """One range [s, e) of `text` (which starts at `base`) through `cleanup`'s rules: the
-    trimmed piece, or None when it is blank or a duplicate in `seen`'s scope (tallied)."""
-    span = _trim(text, s - base, e - base)
-    if span is None:
+    trimmed piece, or None when it is blank or a duplicate in `seen`'s scope (tallied).
+    `seen` None: no other piece of the scope has `anchor`'s canonical path (nothing to check)."""
+    raw = text[s - base : e - base]
+    t = raw.strip()  # one slice and at most one copy (the text is kept)
+    if not t:
         tally.blank += 1
         return None
-    t = text[span[0] : span[1]]
-    s, e = span[0] + base, span[1] + base
+    if len(t) != len(raw):
+        if raw[0].isspace():
+            s += _NON_SPACE.search(raw).start()  # type: ignore[union-attr]  # t is not blank
+        e = s + len(t)
+    if seen is None:
+        return (s, e, t, source, anchor)
     key = (anchor.canonical_path, len(t))
     kept = seen.get(key)
     if kept is None:
@@ -150,7 +143,10 @@ def trimmed_children(
     section_path, node_id, node_type, path = anchor
     new = tuple.__new__
     search = _NON_SPACE.search
-    kept: dict[int, list[int]] = {}  # length -> starts of the texts kept
+    # length -> start of the first text kept with it: a child of a new length (nearly all)
+    # costs one dict call and no list; a repeated length compares texts (`_repeats`)
+    first: dict[int, int] = {}
+    more: dict[int, list[int]] = {}
     out: list[ChunkCandidate] = []
     append = out.append
     for s, e in spans:  # document offsets; text[s - base] is the character at s
@@ -162,42 +158,22 @@ def trimmed_children(
             s = m.start() + base
         if text[e - base - 1].isspace():
             e = s + len(text[s - base : e - base].rstrip())
-        n = e - s
-        starts = kept.get(n)
-        if starts is None:
-            kept[n] = [s]
-        elif any(text[k - base : k - base + n] == text[s - base : e - base] for k in starts):
+        k = first.setdefault(e - s, s)
+        if k != s and _repeats(text, base, s, e, k, more):
             tally.duplicates[1] += 1
             continue
-        else:
-            starts.append(s)
         fields = (section_path, node_id, node_type, path, len(out), source, s, e, text, base)
         append(new(ChunkCandidate, fields))
     return tuple(out)
 
 
-def final_cleanup(
-    blocks: list[tuple[Trimmed, _T]], tally: CleanupTally
-) -> list[tuple[Trimmed, _T]]:
-    """Round 3 over the finished parents (already trimmed): drop repeated (path, text) pairs.
-
-    Defensive: round 1 used the same key, so this only fires if a refinement step produced
-    the same parent twice.
-    """
-    seen: Seen = {}
-    out: list[tuple[Trimmed, _T]] = []
-    for block in blocks:
-        parent = block[0]
-        text = parent[2]
-        key = (parent[4].canonical_path, len(text))
-        kept = seen.get(key)
-        if kept is None:
-            seen[key] = [text]
-        elif text in kept:
-            tally.duplicates[2] += 1
-            tally.duplicate_spans.append((parent[0], parent[1]))
-            continue
-        else:
-            kept.append(text)
-        out.append(block)
-    return out
+def _repeats(text: str, base: int, s: int, e: int, k: int, more: dict[int, list[int]]) -> bool:
+    """Whether text[s:e] (document offsets) repeats a kept text of its length, the first
+    starting at `k`, later ones listed in `more`; when it does not, it is listed as kept."""
+    n = e - s
+    piece = text[s - base : e - base]
+    later = more.setdefault(n, [])
+    if any(text[x - base : x - base + n] == piece for x in (k, *later)):
+        return True
+    later.append(s)
+    return False

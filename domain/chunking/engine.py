@@ -25,12 +25,11 @@ from ragline.domain.chunking.cleanup import (
     clean_range,
     cleanup,
     cleanup_children,
-    final_cleanup,
     trimmed_children,
 )
 from ragline.domain.chunking.models import ChunkModels
 from ragline.domain.chunking.plan import ChunkPlan, ChunkStep, SizeUnit, StepParams, Strategy
-from ragline.domain.chunking.separators import CutIndex
+from ragline.domain.chunking.separators import CutIndex, Level
 from ragline.domain.chunking.strategies.llm import align_proposal, spans_from_cuts
 from ragline.domain.chunking.strategies.recursive import RecursiveSplitter
 from ragline.domain.chunking.strategies.semantic import semantic_groups
@@ -42,6 +41,10 @@ from ragline.domain.chunking.strategies.structure import (
 from ragline.domain.chunking.structure import NodeType, StructureTree
 
 _NO_HEADINGS: list[int] = []
+# anchors whose text holds no heading cut (a section's, the root's); the members are looked up
+# once: an enum member lookup costs ~80 ns, per parent
+_NO_HEADING_CUTS = (NodeType.SECTION, NodeType.DOCUMENT)
+_RECURSIVE = SourceType.RECURSIVE
 
 
 class ParentPath(StrEnum):
@@ -105,7 +108,7 @@ def _own_child(parent: Trimmed) -> ChunkCandidate:
     """The child that is its whole parent (a parent no child step cuts, or one whose
     children all went in cleanup)."""
     start, end, text, source, anchor = parent
-    return tuple.__new__(ChunkCandidate, (*anchor[:4], 0, source, start, end, text, start))
+    return tuple.__new__(ChunkCandidate, (*anchor, 0, source, start, end, text, start))
 
 
 class _Run:
@@ -261,15 +264,21 @@ class _Run:
         mx = params.max_size
         split = self.splitter(params).split
         recursive = SourceType.RECURSIVE
+        # Seeds are sections, each with its own canonical path (build_tree's), so only the
+        # parents cut from one seed can repeat each other: the duplicate check (keyed by path)
+        # runs per cut seed and a seed that fits needs none. Repeated paths (a tree built by
+        # other means): one scope for all, as `_cleaned` keeps.
+        shared = seen if len({seed[3].canonical_path for seed in seeds}) < len(seeds) else None
         for s, e, source, anchor in seeds:
-            seed_text = text[s:e]  # compact: it is sliced again, not the document
             if e - s <= mx:
-                parent = clean_range(seed_text, s, s, e, source, anchor, seen, tally)
+                parent = clean_range(text, 0, s, e, source, anchor, shared, tally)
                 if parent is not None:
                     yield parent
                 continue
+            seed_text = text[s:e]  # compact: it is sliced again, not the document
+            scope: Seen = {} if shared is None else shared
             for a, b in split(CutIndex(seed_text, s, _NO_HEADINGS), s, e):
-                parent = clean_range(seed_text, s, a, b, recursive, anchor, seen, tally)
+                parent = clean_range(seed_text, s, a, b, recursive, anchor, scope, tally)
                 if parent is not None:
                     yield parent
 
@@ -296,14 +305,17 @@ class _Run:
         2): the output of child_seeds + cleanup_children, built straight from the cut spans.
         Only for a parent longer than the step's max_size (a shorter one is its own child)."""
         ps, pe, ptext, _, anchor = parent
-        spans = sp.split(_parent_index(parent), ps, pe)
-        return trimmed_children(ptext, ps, spans, SourceType.RECURSIVE, anchor, self.tally)
+        # a section's text holds no heading cut: start at blank lines (what split would do
+        # with _parent_index's empty heading list, without building one)
+        level = Level.BLANK_LINE if anchor.node_type in _NO_HEADING_CUTS else Level.HEADING
+        spans = sp.split(CutIndex(ptext, ps), ps, pe, level)
+        return trimmed_children(ptext, ps, spans, _RECURSIVE, anchor, self.tally)
 
 
 def _parent_index(parent: Trimmed) -> CutIndex:
     """A cut index over the parent's own text; a section's text holds no heading cut."""
     ps, _, ptext, _, anchor = parent
-    in_section = anchor.node_type is NodeType.SECTION or anchor.node_type is NodeType.DOCUMENT
+    in_section = anchor.node_type in _NO_HEADING_CUTS
     return CutIndex(ptext, ps, _NO_HEADINGS if in_section else None)
 
 
@@ -331,31 +343,27 @@ def chunk_document(
     # one char-sized step: `uncut` is its max_size, so the parents it sees are all longer
     char_splitter = None if by_chars is None else run.splitter(by_chars)
     found, path = run.parents(parent_steps)
-    blocks: list[tuple[Trimmed, tuple[ChunkCandidate, ...]]] = []
+    parents: list[ParentBlock] = []
     new = tuple.__new__
     for parent in found:
-        ps, ptext = parent[0], parent[2]
-        if parent[1] - ps <= uncut:  # trimmed already: it is its own only child
-            blocks.append((parent, (_own_child(parent),)))
-            continue
-        if char_splitter is not None:
-            kept = run.char_children(parent, char_splitter)
-            blocks.append((parent, kept or (_own_child(parent),)))
-            continue
-        kids = cleanup_children(run.child_seeds(parent, child_steps, structure_children), tally)
-        children: tuple[ChunkCandidate, ...] = tuple(
-            new(ChunkCandidate, (*a[:4], i, src, s, e, ptext, ps))
-            for i, (s, e, src, a, _) in enumerate(kids)
-        ) or (_own_child(parent),)
-        blocks.append((parent, children))
+        ps, pe, ptext, psource, anchor = parent
+        children: tuple[ChunkCandidate, ...]
+        if pe - ps <= uncut:  # trimmed already: it is its own only child
+            children = (_own_child(parent),)
+        elif char_splitter is not None:
+            children = run.char_children(parent, char_splitter) or (_own_child(parent),)
+        else:
+            kids = cleanup_children(run.child_seeds(parent, child_steps, structure_children), tally)
+            children = tuple(
+                new(ChunkCandidate, (*a, i, src, s, e, ptext, ps))
+                for i, (s, e, src, a, _) in enumerate(kids)
+            ) or (_own_child(parent),)
+        # Round 3 (the final parents) is round 1's: round 1 kept one parent per (canonical
+        # path, text) over the whole document and parents do not change after it, so a
+        # third pass could drop nothing (its count in the report stays 0).
+        fields = (*anchor, len(parents), ptext, psource, ps, pe, children)
+        parents.append(new(ParentBlock, fields))
     del found
-    blocks = final_cleanup(blocks, tally)
-    parents = tuple(
-        new(ParentBlock, (section_path, node_id, node_type, canon, i, t, src, s, e, children))
-        for i, ((s, e, t, src, (section_path, node_id, node_type, canon)), children) in enumerate(
-            blocks
-        )
-    )
     report = ChunkingReport(
         parent_path=path,
         blank_dropped=tally.blank,
@@ -363,4 +371,4 @@ def chunk_document(
         duplicate_parent_spans=tuple(tally.duplicate_spans),
         fallbacks=run.fallbacks,
     )
-    return ChunkingResult(markdown, plan.name, parents, report)
+    return ChunkingResult(markdown, plan.name, tuple(parents), report)

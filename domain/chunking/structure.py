@@ -69,89 +69,95 @@ ROOT_ID = "root"
 class StructureTree:
     """Nodes in document order (root first), with lookup by id and children by parent id."""
 
-    __slots__ = ("_by_id", "_children", "has_blocks", "length", "nodes", "section_starts")
+    __slots__ = (
+        "_by_id",
+        "_children",
+        "_sections",
+        "has_blocks",
+        "length",
+        "nodes",
+        "section_starts",
+    )
 
     def __init__(self, length: int, nodes: Sequence[StructureNode], *, has_blocks: bool) -> None:
         self.length = length
         self.nodes = tuple(nodes)
         self.has_blocks = has_blocks
-        self._by_id = {n.id: n for n in self.nodes}
-        children: dict[str, list[StructureNode]] = {}
-        for n in self.nodes:
-            if n.parent_id is not None:
-                children.setdefault(n.parent_id, []).append(n)
-        self._children = children
-        self.section_starts = [n.start for n in self.nodes if n.node_type is NodeType.SECTION]
+        # the lookups are built on first use: the character presets never ask for them
+        self._by_id: dict[str, StructureNode] | None = None
+        self._children: dict[str, list[StructureNode]] | None = None
+        section = NodeType.SECTION
+        self._sections = [n for n in self.nodes if n.node_type is section]
+        self.section_starts = [n.start for n in self._sections]
 
     @property
     def root(self) -> StructureNode:
         return self.nodes[0]
 
     def node(self, node_id: str) -> StructureNode:
+        if self._by_id is None:
+            self._by_id = {n.id: n for n in self.nodes}
         return self._by_id[node_id]
 
     def children(self, node_id: str) -> list[StructureNode]:
+        if self._children is None:
+            children: dict[str, list[StructureNode]] = {}
+            for n in self.nodes:
+                if n.parent_id is not None:
+                    children.setdefault(n.parent_id, []).append(n)
+            self._children = children
         return self._children.get(node_id, [])
 
     def sections(self) -> list[StructureNode]:
-        return [n for n in self.nodes if n.node_type is NodeType.SECTION]
-
-
-class _OpenSection:
-    """A section whose end is not known yet (mutable while headings are nested)."""
-
-    __slots__ = ("canonical_path", "children", "end", "heading", "id", "parent_id", "path")
-
-    def __init__(
-        self, sid: str, parent_id: str, heading: Heading, path: tuple[str, ...], canon: str
-    ) -> None:
-        self.id = sid
-        self.parent_id = parent_id
-        self.heading = heading
-        self.path = path
-        self.canonical_path = canon
-        self.end = -1
-        self.children = 0
-
-    def freeze(self, length: int) -> StructureNode:
-        start, line_end, level, title = self.heading
-        end = length if self.end < 0 else self.end
-        fields = (self.id, self.parent_id, NodeType.SECTION, level, title, self.path)
-        # tuple.__new__: a NamedTuple's own constructor costs several times more, per section
-        return tuple.__new__(StructureNode, (*fields, self.canonical_path, start, end, line_end))
+        return list(self._sections)
 
 
 def build_tree(
-    length: int, headings: Iterable[Heading], blocks: Iterable[Block] | None = None
+    length: int,
+    headings: Iterable[tuple[int, int, int, str]],
+    blocks: Iterable[Block] | None = None,
 ) -> StructureTree:
     """Nest `headings` (document order) into sections under a root spanning [0, length).
 
-    A section ends where the next heading of the same or a higher level starts. Each block is
+    A heading is a Heading or a plain tuple of its fields (start, line_end, level, title). A
+    section ends where the next heading of the same or a higher level starts. Each block is
     attached to the innermost section containing its start (the last heading before it).
     """
     root = StructureNode(ROOT_ID, None, NodeType.DOCUMENT, 0, "", (), "/", 0, length, 0)
-    opened: list[_OpenSection] = []
-    stack: list[_OpenSection] = []
-    root_children = 0
-    for h in headings:
-        while stack and stack[-1].heading.level >= h.level:
-            stack.pop().end = h.start
+    # One pass nests the headings with a stack of indexes and fills per-section lists (no
+    # object per open section); the nodes are built once every end is known.
+    heads = list(headings)
+    ids = [f"s{i + 1}" for i in range(len(heads))]
+    ends = [length] * len(heads)
+    parent_ids: list[str] = []
+    paths: list[tuple[str, ...]] = []
+    canonical: list[str] = []
+    kids = [0] * len(heads)  # children so far, per section
+    root_kids = 0
+    stack: list[int] = []  # the sections still open, outermost first
+    for i, (start, _, level, title) in enumerate(heads):
+        while stack and heads[stack[-1]][2] >= level:
+            ends[stack.pop()] = start
         if stack:
-            parent = stack[-1]
-            parent.children += 1
-            sec = _OpenSection(
-                f"s{len(opened) + 1}",
-                parent.id,
-                h,
-                (*parent.path, h.title),
-                f"{parent.canonical_path}/s{parent.children}",
-            )
+            p = stack[-1]
+            kids[p] += 1
+            parent_ids.append(ids[p])
+            paths.append((*paths[p], title))
+            canonical.append(f"{canonical[p]}/s{kids[p]}")
         else:
-            root_children += 1
-            sec = _OpenSection(f"s{len(opened) + 1}", ROOT_ID, h, (h.title,), f"/s{root_children}")
-        stack.append(sec)
-        opened.append(sec)
-    sections = [s.freeze(length) for s in opened]
+            root_kids += 1
+            parent_ids.append(ROOT_ID)
+            paths.append((title,))
+            canonical.append(f"/s{root_kids}")
+        stack.append(i)
+    section, new = NodeType.SECTION, tuple.__new__
+    # tuple.__new__: a NamedTuple's own constructor costs several times more, per section
+    sections: list[StructureNode] = [
+        new(StructureNode, (sid, pid, section, h[2], h[3], path, canon, h[0], end, h[1]))
+        for sid, pid, h, path, canon, end in zip(
+            ids, parent_ids, heads, paths, canonical, ends, strict=True
+        )
+    ]
     if blocks is None:
         return StructureTree(length, [root, *sections], has_blocks=False)
     starts = [s.start for s in sections]

@@ -57,6 +57,8 @@ class RecursiveSplitter:
             level = Level.BLANK_LINE  # the heading level would only hand the range down
         if self._tokens:
             self._split_tokens(start, end, level, out)
+        elif not self._overlap and level in _SEARCHED:  # (what _split_chars would call)
+            self._pack_searched(start, end, level, out)
         else:
             self._split_chars(start, end, level, out)
         if self._min and len(out) > 1:
@@ -114,16 +116,21 @@ class RecursiveSplitter:
         back = width - 1  # a blank line may begin just before the piece: ("\n" + "\n...")
         cur = s
         while e - cur > mx:
-            p = text.rfind(needle, max(cur - base - back, 0), cur + mx - base)
+            lo = cur - base - back
+            p = text.rfind(needle, lo if lo > 0 else 0, cur + mx - base)
             if p >= 0:  # the furthest cut within max_size (it lies past `cur`)
                 c = p + width + base
                 out.append((cur, c))
                 cur = c
                 continue
-            # the next segment alone is too large: split it finer
-            p = text.find(needle, max(cur - base - back, 0), e - base - 1)
+            # the next segment alone is too large: split it finer. Its end is the first cut
+            # past the window just searched (a separator there would have been found)
+            p = text.find(needle, cur + mx - base - back, e - base - 1)
             nxt = e if p < 0 else p + width + base
-            self._split_chars(cur, nxt, level + 1, out)
+            if level + 1 in _SEARCHED:  # (what _split_chars would call)
+                self._pack_searched(cur, nxt, level + 1, out)
+            else:
+                self._split_chars(cur, nxt, level + 1, out)
             cur = nxt
             if cur >= e:
                 return

@@ -33,17 +33,20 @@ def structure_parent_seeds(text: str, tree: StructureTree) -> list[Seed]:
     sections = tree.sections()
     length = len(text)
     search = _NON_SPACE.search
+    new = tuple.__new__  # an Anchor per seed: its NamedTuple constructor costs several times more
     seeds: list[Seed] = []
-    first = sections[0].start if sections else length
+    starts = tree.section_starts
+    first = starts[0] if starts else length
     if search(text, 0, first):
         root = tree.root
         seeds.append((0, first, _STRUCTURE, Anchor((), root.id, root.node_type, "/")))
     pending = -1  # start of heading shells waiting for the next seed
-    for k, sec in enumerate(sections):
-        region_end = sections[k + 1].start if k + 1 < len(sections) else length
+    section = NodeType.SECTION
+    ends = [*starts[1:], length]  # a section's region ends where the next one starts
+    for sec, region_end in zip(sections, ends, strict=True):
         if search(text, sec.body_start, region_end):
             start = sec.start if pending < 0 else pending
-            anchor = Anchor(sec.section_path, sec.id, NodeType.SECTION, sec.canonical_path)
+            anchor = new(Anchor, (sec.section_path, sec.id, section, sec.canonical_path))
             seeds.append((start, region_end, _STRUCTURE, anchor))
             pending = -1
         elif pending < 0:
