@@ -53,7 +53,6 @@ def score_fusion(
     weights: Mapping[str, float] | None = None,
     limit: int | None = None,
     standard: bool = False,
-    window: int | None = None,
 ) -> list[tuple[str, float]]:
     """Fuse scored lists (best first) by their min-max normalised scores, weighted.
 
@@ -65,13 +64,6 @@ def score_fusion(
     `standard` uses z-scores instead ((score - mean) / deviation over the list; an absent
     item gets the list's lowest): a top hit far above its list counts for more than the top
     of a flat list, which min-max would both map to 1.
-
-    `window` takes each list's scale (deviation, or max - min) from its first `window`
-    scores only, while its floor stays its last score. A list deeper than the others (a
-    dense pool of 200 beside lists of 40) then keeps the spacing it would have at the common
-    depth, instead of its top hit rising above the other lists' tops as its tail lengthens
-    (the exact BM25 match of a known item lost to a dense decoy, docs/retrieval.md); its
-    deep candidates still score above an item it does not hold.
     """
     if weights is not None and any(w < 0 for w in weights.values()):
         raise ValueError("weights must not be negative")
@@ -82,9 +74,6 @@ def score_fusion(
         if not ranked:
             continue
         values = [score for _, score in ranked]
-        floor = min(values)
-        if window is not None:
-            values = values[: max(window, 1)]
         low, high = min(values), max(values)
         mean = math.fsum(values) / len(values)
         spread = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / len(values))
@@ -94,10 +83,9 @@ def score_fusion(
                 continue
             seen.add(item)
             if standard:
-                normalised = 0.0 if spread == 0 else (score - floor) / spread
+                normalised = 0.0 if spread == 0 else (score - low) / spread
             else:
-                span = high - low if high > low else high - floor
-                normalised = 1.0 if span == 0 else (score - floor) / span
+                normalised = 1.0 if high == low else (score - low) / (high - low)
             parts.setdefault(item, []).append(weight * normalised)
             best_rank[item] = min(best_rank.get(item, rank), rank)
     scores = {item: math.fsum(p) for item, p in parts.items()}

@@ -291,7 +291,7 @@ class HybridSearch:
             for h in found.get(name, ())
             if isinstance(h, VectorHit)
         }
-        return _Candidates(scored, fuse(scored, tuning, top_k), parents, missing)
+        return _Candidates(scored, fuse(scored, tuning), parents, missing)
 
     async def _dense(
         self,
@@ -443,17 +443,12 @@ class HybridSearch:
 
 
 def fuse(
-    scored: Mapping[str, Sequence[tuple[str, float]]], tuning: SearchTuning, top_k: int
+    scored: Mapping[str, Sequence[tuple[str, float]]], tuning: SearchTuning
 ) -> list[tuple[str, float]]:
-    """The retrievers' lists as one ranking, by the tuning's fusion and weights; scores are
-    scaled over the common pool, so a deeper dense pool adds candidates, not weight."""
+    """The retrievers' lists as one ranking, by the tuning's fusion and weights; each list is
+    scaled over its own candidates (docs/retrieval.md: a common window measured worse)."""
     if tuning.fusion in ("score", "zscore"):
-        return score_fusion(
-            scored,
-            weights=tuning.weights,
-            standard=tuning.fusion == "zscore",
-            window=tuning.pool("bm25", top_k),
-        )
+        return score_fusion(scored, weights=tuning.weights, standard=tuning.fusion == "zscore")
     ids = {name: [i for i, _ in hits] for name, hits in scored.items()}
     return reciprocal_rank_fusion(ids, k=tuning.rrf_k, weights=tuning.weights)
 

@@ -2,7 +2,7 @@
 
     .venv/bin/python -m benchmarks.retrieval.tune --data-dir DIR GOLD.jsonl[@DIR]... [--top 15]
         [--pool 20] [--feedback K:W] [--depths 4:0,4:20] [--weights 1:0.5:0.5]
-        [--unwindowed] [--compressed] [--json OUT]
+        [--compressed] [--json OUT]
 
 Traces every question once through HybridSearch.trace_many (each retriever's `--pool` x 10
 candidates; 4 x 10 = 40 by default, as `ragline eval` sees them), then re-fuses those lists
@@ -12,11 +12,11 @@ dense_candidates) cuts each traced list to its pool first, so one deep trace mea
 shallower pool. `GOLD@DIR` reads that gold set against another data dir (the large set's
 questions and the small known-item guard in one objective). `--feedback K:W` traces with
 Rocchio feedback on (it changes the dense list itself, so it cannot be re-fused from a
-plain trace). `--unwindowed` scores every setting a second time with each list scaled over
-its whole depth, as the fusion did before the common window (docs/retrieval.md);
-`--compressed` a third time with each list's top kept where the common window puts it and
-its deep tail squeezed between that and its last score (a prototype, not in the
-application: `compressed_zscore`). `--json`
+plain trace). The application scales each list over its own candidates (a common window
+was tried and measured worse on the large set: docs/retrieval.md). `--compressed` scores
+every setting a second time with each list's top kept at its z-score over the lexical
+pools' depth and its deep tail squeezed between that and its last score (a prototype, not in
+the application: `compressed_zscore`). `--json`
 writes every setting's figures per gold set (not only the printed top), best first. Only tune
 on dev sets; confirm the pick with `ragline eval` (benchmarks.retrieval.run).
 """
@@ -29,7 +29,7 @@ import itertools
 import json
 import math
 from pathlib import Path
-from typing import Any, Literal, TypeAlias
+from typing import Any
 
 import attrs
 
@@ -45,9 +45,6 @@ from ragline.bootstrap.entry import shut_down
 from ragline.domain.evaluation import mean_scores, score_ranking
 
 TOP_K = 10
-Scaling: TypeAlias = bool | Literal["compressed"]
-"""How a setting scales the lists: windowed (True, main's fusion), per-list (False), compressed."""
-UNWINDOWED = 10**6  # a top_k whose common window is deeper than any traced list
 
 
 async def traces(
@@ -96,19 +93,18 @@ def compressed_zscore(
     return score_fusion(scored, weights=weights)
 
 
-def final_hits(trace: SearchTrace, tuning: SearchTuning, *, windowed: Scaling = True) -> list[Any]:
-    """The top_k the search would answer with under `tuning`; `windowed=False` scales each
-    list over its whole depth (the fusion before the common window, for comparison);
-    `windowed="compressed"` uses `compressed_zscore` (z-score settings only)."""
+def final_hits(trace: SearchTrace, tuning: SearchTuning, *, compressed: bool = False) -> list[Any]:
+    """The top_k the search would answer with under `tuning`; `compressed` uses
+    `compressed_zscore` instead of the application's fusion (z-score settings only)."""
     hydrated = {h.chunk_id: h for hits in trace.rankings.values() for h in hits}
     scored = {
         name: [(h.chunk_id, h.score) for h in trace.rankings[name][: tuning.pool(name, TOP_K)]]
         for name in ("dense", "sparse", "bm25")
     }
-    if windowed == "compressed" and tuning.fusion == "zscore":
+    if compressed and tuning.fusion == "zscore":
         fused = compressed_zscore(scored, tuning, tuning.pool("bm25", TOP_K))
     else:
-        fused = fuse(scored, tuning, TOP_K if windowed else UNWINDOWED)
+        fused = fuse(scored, tuning)
     hits = [attrs.evolve(hydrated[i], score=s) for i, s in fused]
     if tuning.parent_evidence:
         hits = by_parent(hits, tuning.sibling_bonus)
@@ -165,9 +161,6 @@ def main() -> None:
     ap.add_argument("--depths", default="", help="LEXICAL:DENSE pools to try, e.g. 4:4,4:20")
     ap.add_argument("--feedback", default="", help="K:W, trace with Rocchio feedback")
     ap.add_argument(
-        "--unwindowed", action="store_true", help="also each setting with per-list scaling"
-    )
-    ap.add_argument(
         "--compressed", action="store_true", help="also each setting with compressed_zscore"
     )
     ap.add_argument("--json", type=Path, help="write every setting's figures here")
@@ -188,22 +181,20 @@ def main() -> None:
         if args.fusion in (None, t.fusion)
         and (not only or tuple(t.weights[n] for n in ("dense", "sparse", "bm25")) in only)
     ]
-    modes: tuple[Scaling, ...] = (True, False) if args.unwindowed else (True,)
-    if args.compressed:
-        modes += ("compressed",)
-    for tuning, windowed in [(SearchTuning(), True), *itertools.product(tried, modes)]:
+    modes = (False, True) if args.compressed else (False,)
+    for tuning, compressed in [(SearchTuning(), False), *itertools.product(tried, modes)]:
         figures = {}
         for name, pairs in sets.items():
             mean = mean_scores(
-                score_ranking(q.found(final_hits(t, tuning, windowed=windowed)), q.relevant)
+                score_ranking(q.found(final_hits(t, tuning, compressed=compressed)), q.relevant)
                 for q, t in pairs
             )
             figures[name] = mean
-        rows.append((tuning, windowed, figures))
+        rows.append((tuning, compressed, figures))
     paraphrased = [n for n in sets if "known" not in n]
     known = [n for n in sets if "known" in n]
 
-    def objective(row: tuple[SearchTuning, Scaling, dict[str, Any]]) -> float:
+    def objective(row: tuple[SearchTuning, bool, dict[str, Any]]) -> float:
         f = row[2]
         gain = sum(f[n].recall_at(5) + f[n].mrr for n in paraphrased)
         penalty = sum(max(0.0, 0.95 - f[n].recall_at(1)) * 4 for n in known)
@@ -212,16 +203,15 @@ def main() -> None:
     baseline = rows[0]
     rows.sort(key=objective, reverse=True)
 
-    def label(tuning: SearchTuning, windowed: Scaling) -> str:
-        mode = {True: "", False: " unwindowed", "compressed": " compressed"}[windowed]
-        return describe(tuning) + mode
+    def label(tuning: SearchTuning, compressed: bool) -> str:
+        return describe(tuning) + (" compressed" if compressed else "")
 
-    for tuning, windowed, f in [baseline, *rows[: args.top]]:
+    for tuning, compressed, f in [baseline, *rows[: args.top]]:
         cells = "  ".join(
             f"{n}: R@1 {f[n].recall_at(1):.3f} R@5 {f[n].recall_at(5):.3f} MRR {f[n].mrr:.3f}"
             for n in sets
         )
-        print(f"{label(tuning, windowed):45} {cells}")
+        print(f"{label(tuning, compressed):45} {cells}")
     if args.json:
         out = [
             {

@@ -11,7 +11,7 @@ import pytest
 from ragline.application.evaluation import EvaluateRetrieval, GoldQuestion
 from ragline.application.search.feedback import rocchio
 from ragline.application.search.tuning import SearchTuning
-from ragline.application.search.use_case import HybridSearch, fuse
+from ragline.application.search.use_case import HybridSearch
 from ragline.domain.parse_run import PipelineStatus
 from tests.fakes.harness import DIMENSION, Harness
 from tests.fakes.models import FakeEmbedder
@@ -73,26 +73,6 @@ async def test_a_deeper_dense_pool_leaves_the_lexical_pools_alone(indexed: Harne
     report = await EvaluateRetrieval(search)([GoldQuestion("q", QUERY, "topic 3")], "7", "3", 1)
     assert list(report.candidate_recall["dense"]) == [5]
     assert list(report.candidate_recall["bm25"]) == [2]
-
-
-@pytest.mark.parametrize("fusion", ["zscore", "score"])
-def test_a_deeper_dense_pool_keeps_the_scores_of_the_common_window(fusion: str) -> None:
-    """The search's fusion scales every list over the common pool (4 x top_k): what dense's
-    first 40 score moves by one constant when dense reaches 200 (the list's floor, which an
-    item it does not hold gets, is now rank 200's score), so the gaps between them stay and a
-    longer tail cannot stretch dense's top away from the rest; the tail scores below them."""
-    dense = [(f"d{n}", 0.9 - 0.001 * n - 0.0001 * n * n) for n in range(200)]
-    bm25 = [("exact", 30.0)] + [(f"d{n}", 12.0 - 0.2 * n) for n in range(1, 40)]
-    scored = {"dense": dense[:40], "sparse": [], "bm25": bm25}
-    near = dict(fuse(scored, SearchTuning(fusion=fusion), 10))
-    deeper = scored | {"dense": dense}
-    far = dict(fuse(deeper, SearchTuning(fusion=fusion, dense_candidates=20), 10))
-    shift = far["d0"] - near["d0"]
-    assert shift > 0
-    for name in ("d1", "d5", "d39"):
-        assert far[name] - near[name] == pytest.approx(shift)
-    assert far["exact"] == pytest.approx(near["exact"])
-    assert far["d39"] > far["d150"] > far["d199"] == 0.0 and "d150" not in near
 
 
 async def test_feedback_searches_dense_again_from_the_moved_query(indexed: Harness) -> None:

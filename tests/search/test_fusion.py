@@ -105,32 +105,3 @@ def test_standardised_fusion_weighs_a_standout_over_an_even_list() -> None:
     assert max(fused, key=fused.__getitem__) == "k"
     flat = score_fusion({"dense": [("a", 0.5), ("b", 0.5)]}, standard=True)
     assert dict(flat) == {"a": 0.0, "b": 0.0}
-
-
-def test_a_deeper_list_keeps_its_spacing_over_the_common_window() -> None:
-    """A dense pool of 200 beside lexical pools of 40: over the window the dense scores keep
-    the spacing they have at depth 40 (the gap between any two of them unchanged), so a
-    longer tail cannot lift dense's top over BM25's exact match; the tail still scores above
-    an item dense does not hold."""
-    from ragline.application.search.fusion import score_fusion
-
-    dense = [(f"d{n}", 0.95 - 0.002 * n) for n in range(200)]
-    dense[0] = ("d0", 0.99)
-    bm25 = [("k", 25.0)] + [(f"b{n}", 10.0 - 0.1 * n) for n in range(39)]
-    for standard in (False, True):
-        shallow = dict(score_fusion({"dense": dense[:40], "bm25": bm25}, standard=standard))
-        deep = dict(score_fusion({"dense": dense, "bm25": bm25}, standard=standard, window=40))
-        unwindowed = dict(score_fusion({"dense": dense, "bm25": bm25}, standard=standard))
-        assert deep["d0"] - deep["d1"] == pytest.approx(shallow["d0"] - shallow["d1"])
-        assert deep["d0"] - deep["d39"] == pytest.approx(shallow["d0"] - shallow["d39"])
-        assert unwindowed["d0"] - unwindowed["d39"] != pytest.approx(deep["d0"] - deep["d39"])
-        assert deep["d199"] == 0.0 and deep["d150"] > 0.0 and deep["k"] > deep["b0"]
-    # a window at least the list's depth changes nothing
-    scored = {"dense": dense[:40], "bm25": bm25}
-    for standard in (False, True):
-        assert score_fusion(scored, standard=standard, window=40) == score_fusion(
-            scored, standard=standard
-        )
-        assert score_fusion(scored, standard=standard, window=400) == score_fusion(
-            scored, standard=standard
-        )
