@@ -215,20 +215,20 @@ def main() -> None:
     if args.json:
         out = [
             {
-                "setting": label(t, w),
-                "default": i == 0,
-                "objective": round(objective((t, w, f)), 4),
+                "setting": label(row[0], row[1]),
+                "default": row is baseline,
+                "objective": round(objective(row), 4),
                 "sets": {
                     n: {
-                        "R@1": round(f[n].recall_at(1), 4),
-                        "R@5": round(f[n].recall_at(5), 4),
-                        "R@10": round(f[n].recall_at(10), 4),
-                        "MRR@10": round(f[n].mrr, 4),
+                        "R@1": round(row[2][n].recall_at(1), 4),
+                        "R@5": round(row[2][n].recall_at(5), 4),
+                        "R@10": round(row[2][n].recall_at(10), 4),
+                        "MRR@10": round(row[2][n].mrr, 4),
                     }
                     for n in sets
                 },
             }
-            for i, (t, w, f) in enumerate([baseline, *rows])
+            for row in rows  # best first; the defaults' row is among them, marked
         ]
         args.json.write_text(json.dumps(out, indent=1) + "\n", "utf-8")
 

@@ -81,7 +81,7 @@ def clean_range(
         return None
     if len(t) != len(raw):
         if raw[0].isspace():
-            s += _NON_SPACE.search(raw).start()  # type: ignore[union-attr]  # t is not blank
+            s += len(raw) - len(raw.lstrip())
         e = s + len(t)
     if seen is None:
         return (s, e, t, source, anchor)

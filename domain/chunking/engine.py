@@ -29,7 +29,7 @@ from ragline.domain.chunking.cleanup import (
 )
 from ragline.domain.chunking.models import ChunkModels
 from ragline.domain.chunking.plan import ChunkPlan, ChunkStep, SizeUnit, StepParams, Strategy
-from ragline.domain.chunking.separators import CutIndex, Level
+from ragline.domain.chunking.separators import CutIndex
 from ragline.domain.chunking.strategies.llm import align_proposal, spans_from_cuts
 from ragline.domain.chunking.strategies.recursive import RecursiveSplitter
 from ragline.domain.chunking.strategies.semantic import semantic_groups
@@ -305,10 +305,7 @@ class _Run:
         2): the output of child_seeds + cleanup_children, built straight from the cut spans.
         Only for a parent longer than the step's max_size (a shorter one is its own child)."""
         ps, pe, ptext, _, anchor = parent
-        # a section's text holds no heading cut: start at blank lines (what split would do
-        # with _parent_index's empty heading list, without building one)
-        level = Level.BLANK_LINE if anchor.node_type in _NO_HEADING_CUTS else Level.HEADING
-        spans = sp.split(CutIndex(ptext, ps), ps, pe, level)
+        spans = sp.split(_parent_index(parent), ps, pe)
         return trimmed_children(ptext, ps, spans, _RECURSIVE, anchor, self.tally)
 
 

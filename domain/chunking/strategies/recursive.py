@@ -57,8 +57,6 @@ class RecursiveSplitter:
             level = Level.BLANK_LINE  # the heading level would only hand the range down
         if self._tokens:
             self._split_tokens(start, end, level, out)
-        elif not self._overlap and level in _SEARCHED:  # (what _split_chars would call)
-            self._pack_searched(start, end, level, out)
         else:
             self._split_chars(start, end, level, out)
         if self._min and len(out) > 1:
@@ -127,10 +125,7 @@ class RecursiveSplitter:
             # past the window just searched (a separator there would have been found)
             p = text.find(needle, cur + mx - base - back, e - base - 1)
             nxt = e if p < 0 else p + width + base
-            if level + 1 in _SEARCHED:  # (what _split_chars would call)
-                self._pack_searched(cur, nxt, level + 1, out)
-            else:
-                self._split_chars(cur, nxt, level + 1, out)
+            self._split_chars(cur, nxt, level + 1, out)
             cur = nxt
             if cur >= e:
                 return
