@@ -15,7 +15,9 @@ are never reported.
 from __future__ import annotations
 
 import argparse
+import base64
 import json
+import struct
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -26,7 +28,9 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         body: dict[str, Any] = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
-        vector = [1.0] + [0.0] * (DIMENSION - 1)
+        vector: list[float] | str = [1.0] + [0.0] * (DIMENSION - 1)
+        if body.get("encoding_format") == "base64":  # as OpenAI: little-endian float32
+            vector = base64.b64encode(struct.pack(f"<{DIMENSION}f", *vector)).decode()
         data = [{"object": "embedding", "index": i, "embedding": vector} for i in range(len(texts))]
         payload = json.dumps({"object": "list", "data": data, "model": body.get("model")}).encode()
         self.send_response(200)

@@ -3,6 +3,10 @@
 Synchronous like the port (callers run it in a thread). Inputs go in batches; 429, 5xx and
 transport errors are retried with exponential backoff (Retry-After honoured, capped), other
 4xx fail at once. Vectors are checked against the configured dimension and L2-normalised.
+Vectors are asked for as base64 float32, as OpenAI's own client does: decoding a JSON list of
+decimal floats in Python cost more CPU than the rest of a constant-embedder ingest's
+vectorizing. A server that answers with lists anyway is read as before; one that rejects the
+field (400/422) is asked again with "float", and this client keeps asking for floats.
 The API key is sent as a bearer token and never appears in errors or repr: a server that
 echoes the Authorization header in its error body has the key masked (before the body is
 cut to length, so no piece of it survives either).
@@ -10,9 +14,12 @@ cut to length, so no piece of it survives either).
 
 from __future__ import annotations
 
+import base64
 import math
 import random
+import sys
 import time
+from array import array
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -61,6 +68,7 @@ class OpenAIEmbedder:
         self._prefix = {"query": query_prefix, "passage": document_prefix}
         self._send_input_type = send_input_type
         self._send_dimensions = send_dimensions
+        self._encoding = "base64"
         self._sleep = sleep
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._mask = SecretMask.of(api_key)
@@ -101,13 +109,14 @@ class OpenAIEmbedder:
         return vectors
 
     def _request(self, batch: list[str], side: str) -> list[list[float]]:
-        body: dict[str, Any] = {"model": self._model, "input": batch, "encoding_format": "float"}
+        body: dict[str, Any] = {"model": self._model, "input": batch}
         if self._send_input_type:
             body["input_type"] = side
         if self._send_dimensions:
             body["dimensions"] = self._dimension
         for attempt in range(self._max_retries + 1):
             last = attempt == self._max_retries
+            body["encoding_format"] = self._encoding
             try:
                 response = self._http.post(self._url, json=body)
             except httpx.TransportError as exc:  # connect/read errors and timeouts
@@ -117,6 +126,9 @@ class OpenAIEmbedder:
                 continue
             if response.status_code == 200:
                 return self._parse(response, len(batch))
+            if response.status_code in (400, 422) and self._encoding == "base64":
+                self._encoding = "float"  # a server without base64: ask again, not counted
+                return self._request(batch, side)
             if response.status_code in RETRYABLE and not last:
                 self._sleep(self._delay(attempt, response.headers.get("retry-after")))
                 continue
@@ -138,7 +150,7 @@ class OpenAIEmbedder:
     def _parse(self, response: httpx.Response, expected: int) -> list[list[float]]:
         try:
             data = sorted(response.json()["data"], key=lambda item: int(item["index"]))
-            vectors = [[float(x) for x in item["embedding"]] for item in data]
+            vectors = [_decoded(item["embedding"]) for item in data]
         except (ValueError, KeyError, TypeError) as exc:
             raise EmbedderUnavailable(f"{self._shown_url}: malformed response") from exc
         if len(vectors) != expected:
@@ -149,6 +161,21 @@ class OpenAIEmbedder:
         return [_normalised(v) for v in vectors]
 
 
+def _decoded(embedding: object) -> list[float]:
+    """A vector from base64 little-endian float32 (OpenAI's encoding) or a JSON list."""
+    if isinstance(embedding, str):
+        values = array("f")
+        values.frombytes(base64.b64decode(embedding, validate=True))
+        if sys.byteorder == "big":  # pragma: no cover - the wire is little-endian
+            values.byteswap()
+        return values.tolist()
+    if not isinstance(embedding, list):
+        raise TypeError("an embedding is a list or a base64 string")
+    return [float(x) for x in embedding]
+
+
 def _normalised(vector: list[float]) -> list[float]:
-    norm = math.sqrt(sum(x * x for x in vector))
-    return [x / norm for x in vector] if norm > 0 else vector
+    norm = math.hypot(*vector)
+    if abs(norm - 1.0) <= 1e-6 or norm == 0:  # already unit length, as most servers send
+        return vector
+    return [x / norm for x in vector]

@@ -199,7 +199,10 @@ def ingest(
         TimeElapsedColumn(),
         TimeRemainingColumn(),
     )
-    with Progress(*columns, console=console, transient=False) as progress:
+    # a pipe or a log file gets the bars once, at the end: no refresh thread drawing unseen
+    with Progress(
+        *columns, console=console, transient=False, auto_refresh=console.is_terminal
+    ) as progress:
         observer = ProgressObserver(progress, len(sources))
         previous = signal.signal(signal.SIGINT, _stop_now)
         try:

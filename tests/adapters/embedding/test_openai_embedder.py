@@ -4,6 +4,7 @@ loopback relay that answers 429/5xx/slow before forwarding to that server."""
 
 from __future__ import annotations
 
+import base64
 import json
 import threading
 import time
@@ -84,6 +85,13 @@ class Relay:
                     vector = [1.0] + [0.0] * (DIM - 1)
                     data = [{"index": 0, "embedding": vector}]
                     payload = json.dumps({"data": data}).encode()
+                elif step in ("base64 3-4-5", "base64 garbled"):  # canned, OpenAI's encoding
+                    status = 200
+                    vector32 = np.zeros(DIM, dtype="<f4")
+                    vector32[:2] = (3.0, 4.0)
+                    encoded = base64.b64encode(vector32.tobytes()).decode()
+                    embedding = encoded if step == "base64 3-4-5" else encoded[:-9] + "@"
+                    payload = json.dumps({"data": [{"index": 0, "embedding": embedding}]}).encode()
                 elif step == "forward":
                     request = urllib.request.Request(
                         relay.upstream + "/embeddings",
@@ -172,6 +180,35 @@ def test_batches_requests_and_sends_input_type(relay: Relay) -> None:
     assert {b["input_type"] for b in bodies} == {"passage"}  # type: ignore[index]
     remote.embed_query("q")
     assert relay.requests[-1]["body"]["input_type"] == "query"  # type: ignore[index]
+    remote.close()
+
+
+def test_asks_for_base64_and_falls_back_to_floats_once_where_it_is_rejected(
+    relay: Relay,
+) -> None:
+    remote = client(relay.url)
+    first = remote.embed_documents(["base64 from the start"])
+    relay.script = ["400"]  # as a server without base64 answers
+    fallen_back = remote.embed_documents(["base64 from the start"])
+    later = remote.embed_documents(["base64 from the start"])
+    formats = [r["body"]["encoding_format"] for r in relay.requests]  # type: ignore[index]
+    assert formats == ["base64", "base64", "float", "float"]
+    assert first == fallen_back == later  # float32 either way: the very same numbers
+    relay.script = ["400"]
+    with pytest.raises(EmbedderUnavailable, match="HTTP 400"):  # floats rejected: no loop
+        remote.embed_documents(["x"])
+    assert len(relay.requests) == 5
+    remote.close()
+
+
+def test_a_base64_vector_is_decoded_and_normalised(relay: Relay) -> None:
+    relay.script = ["base64 3-4-5"]
+    remote = client(relay.url)
+    [vector] = remote.embed_documents(["three four five"])
+    assert vector[:3] == pytest.approx([0.6, 0.8, 0.0]) and len(vector) == DIM
+    relay.script = ["base64 garbled"]
+    with pytest.raises(EmbedderUnavailable, match="malformed response"):
+        remote.embed_documents(["garbled"])
     remote.close()
 
 
