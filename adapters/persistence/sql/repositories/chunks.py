@@ -3,9 +3,9 @@
 Index-status moves are compare-and-sets over the move's allowed prior states; the caller
 gets the rowcount (chunks actually moved) and compares it with what it asked for.
 
-The statements every indexing stage runs per document (children pages, moves, count) are
-built once with bound parameters, so SQLAlchemy neither rebuilds them nor recomputes their
-cache keys on each call.
+The statements every indexing stage runs per document (children pages, moves, count, the
+lineage's replace and swap) are built once with bound parameters, so SQLAlchemy neither
+rebuilds them nor recomputes their cache keys on each call.
 """
 
 from __future__ import annotations
@@ -149,6 +149,25 @@ def _status_move(column: str) -> Update:
 
 _COUNT_DOCUMENT = select(func.count()).select_from(chunk).where(_IN_DOCUMENT_BOUND).where(_LIVE)
 
+_OF_LINEAGE_BOUND = and_(
+    _IN_DOCUMENT_BOUND, chunk.c.task_id == bindparam("b_lineage", type_=chunk.c.task_id.type)
+)
+_OF_OTHER_LINEAGES_BOUND = and_(
+    _IN_DOCUMENT_BOUND, chunk.c.task_id != bindparam("b_lineage", type_=chunk.c.task_id.type)
+)
+_CHILD = chunk.c.parent_id.is_not(None)
+# replace_lineage and swap_lineage, once a file each (scope params and `b_lineage`)
+_LINEAGE_CHILDREN = select(chunk.c.chunk_id).where(_OF_LINEAGE_BOUND).where(_CHILD)
+_DELETE_LINEAGE = delete(chunk).where(_OF_LINEAGE_BOUND)
+_LINEAGE_LIVE_COUNTS = (
+    select(chunk.c.live, func.count()).where(_OF_LINEAGE_BOUND).group_by(chunk.c.live)
+)
+_LINEAGE_GOES_LIVE = (
+    update(chunk).where(_OF_LINEAGE_BOUND).where(chunk.c.live.is_(False)).values(live=True)
+)
+_OTHER_LINEAGES_CHILDREN = select(chunk.c.chunk_id).where(_OF_OTHER_LINEAGES_BOUND).where(_CHILD)
+_DELETE_OTHER_LINEAGES = delete(chunk).where(_OF_OTHER_LINEAGES_BOUND)
+
 
 class SqlChunkRepository:
     def __init__(self, slot: ConnectionSlot) -> None:
@@ -164,13 +183,11 @@ class SqlChunkRepository:
         self, scope: DocumentScope, lineage: str, chunks: Iterable[ChunkRecord]
     ) -> list[str]:
         conn = self._slot.conn
-        mine = _of_lineage(scope, lineage)
+        params = {**_scope_params(scope), "b_lineage": lineage}
         with store_errors("chunk replace_lineage"):
-            result = await conn.execute(
-                select(chunk.c.chunk_id).where(mine).where(chunk.c.parent_id.is_not(None))
-            )
+            result = await conn.execute(_LINEAGE_CHILDREN, params)
             stale = [str(row[0]) for row in result.all()]
-            await conn.execute(delete(chunk).where(mine))
+            await conn.execute(_DELETE_LINEAGE, params)
             await _bulk_insert(conn, scope, chunks)
         return stale
 
@@ -183,31 +200,22 @@ class SqlChunkRepository:
 
     async def swap_lineage(self, scope: DocumentScope, lineage: str) -> list[str]:
         conn = self._slot.conn
-        mine, others = (
-            _of_lineage(scope, lineage),
-            and_(_in_document(scope), chunk.c.task_id != lineage),
-        )
+        params = {**_scope_params(scope), "b_lineage": lineage}
         with store_errors("chunk swap_lineage"):
-            rows = await conn.execute(
-                select(chunk.c.live, func.count()).where(mine).group_by(chunk.c.live)
-            )
+            rows = await conn.execute(_LINEAGE_LIVE_COUNTS, params)
             counts = {bool(live): int(n) for live, n in rows.all()}
             if not counts:
                 return []  # nothing of this run to swap in (the document was deleted)
             waiting = counts.get(False, 0)
             if waiting:
-                moved = await conn.execute(
-                    update(chunk).where(mine).where(chunk.c.live.is_(False)).values(live=True)
-                )
+                moved = await conn.execute(_LINEAGE_GOES_LIVE, params)
                 if moved.rowcount != waiting:
                     raise ConcurrentUpdate(
                         f"lineage {lineage} of {scope}: {moved.rowcount} of {waiting} went live"
                     )
-            result = await conn.execute(
-                select(chunk.c.chunk_id).where(others).where(chunk.c.parent_id.is_not(None))
-            )
+            result = await conn.execute(_OTHER_LINEAGES_CHILDREN, params)
             removed = [str(row[0]) for row in result.all()]
-            await conn.execute(delete(chunk).where(others))
+            await conn.execute(_DELETE_OTHER_LINEAGES, params)
         return removed
 
     async def list_document(self, scope: DocumentScope) -> list[ChunkRecord]:

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, false, func, not_, or_, select, true, update
+from sqlalchemy import ColumnElement, and_, bindparam, false, func, not_, or_, select, true, update
 from sqlalchemy.exc import IntegrityError
 
 from ragline.adapters.persistence.sql.connection import ConnectionSlot
@@ -30,6 +30,16 @@ PASSTHROUGH = ("md", "markdown")  # application.pipeline.context.MARKDOWN_PASSTH
 IN_USE_CHUNK = 50  # objects asked about per statement (each is one OR-ed pair of equalities)
 
 
+_METADATA_OF = select(document_metadata.c.metadata_json, document_metadata.c.version).where(
+    document_metadata.c.user_id == bindparam("b_user_id", type_=document_metadata.c.user_id.type),
+    document_metadata.c.dataset_id
+    == bindparam("b_dataset_id", type_=document_metadata.c.dataset_id.type),
+    document_metadata.c.doc_id == bindparam("b_doc_id", type_=document_metadata.c.doc_id.type),
+)
+"""Read by every indexing stage and its catch-up (four times a file): built once, so
+SQLAlchemy neither rebuilds it nor recomputes its cache key per call."""
+
+
 class SqlDocumentRepository:
     def __init__(self, slot: ConnectionSlot) -> None:
         self._slot = slot
@@ -45,9 +55,12 @@ class SqlDocumentRepository:
     async def metadata_of(self, scope: DocumentScope) -> StoredMetadata | None:
         with store_errors("document_metadata get"):
             result = await self._slot.conn.execute(
-                select(document_metadata.c.metadata_json, document_metadata.c.version).where(
-                    self._document(scope)
-                )
+                _METADATA_OF,
+                {
+                    "b_user_id": scope.user_id,
+                    "b_dataset_id": scope.dataset_id,
+                    "b_doc_id": scope.doc_id,
+                },
             )
             row = result.first()
         if row is None:

@@ -36,6 +36,9 @@ from ragline.domain.reembedding import (
 )
 
 g, r, b = embedding_generation.c, reembedding.c, reembedding_batch.c
+_GENERATIONS = select(embedding_generation).where(
+    g.user_id == bindparam("b_user_id", type_=g.user_id.type)
+)  # read by each vectorizing stage (three times a file): built once
 PENDING, COPYING = CopyBatchStatus.PENDING.value, CopyBatchStatus.COPYING.value
 ACTIVE = sorted(s.value for s in ACTIVE_REEMBEDDING)
 CLAIM_CANDIDATES = 8
@@ -195,11 +198,7 @@ class SqlReembeddingRepository:
 
     async def generations(self, user_id: str) -> Generations:
         with store_errors("embedding_generation get"):
-            row = (
-                await self._slot.conn.execute(
-                    select(embedding_generation).where(g.user_id == user_id)
-                )
-            ).first()
+            row = (await self._slot.conn.execute(_GENERATIONS, {"b_user_id": user_id})).first()
         return Generations(user_id) if row is None else _to_generations(row)
 
     async def save_generations(
