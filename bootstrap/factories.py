@@ -155,6 +155,7 @@ def parser(settings: Settings, workspace: Workspace) -> Parser:
         hidden=settings.files_parsers_must_not_read,
         readable=[workspace.folder],
         text_dir=workspace.folder,
+        prestart_memory_bytes=settings.parse_max_memory_mb * 1024 * 1024,
     )
 
 

@@ -15,14 +15,21 @@ def build_parser(
     hidden: Iterable[Path] = (),
     readable: Iterable[Path] = (),
     text_dir: Path | None = None,
+    prestart_memory_bytes: int | None = None,
 ) -> Parser:
     """sandbox=True (default): warm worker processes with memory/time bounds, a scrubbed
     environment, and `hidden` files unreadable. False: parse in the calling process
     (trusted input, tests, debugging); the output limit still applies. text_dir: where the
-    workers write the parsed text for the parent to read (the workspace)."""
+    workers write the parsed text for the parent to read (the workspace).
+    prestart_memory_bytes: start the first sandbox worker now, in the background, with this
+    memory limit (the one parses will ask for)."""
     if sandbox:
         return SandboxedParser(
-            max_workers=max_workers, hidden=hidden, readable=readable, text_dir=text_dir
+            max_workers=max_workers,
+            hidden=hidden,
+            readable=readable,
+            text_dir=text_dir,
+            prestart_memory_bytes=prestart_memory_bytes,
         )
     # imported here: the format parsers (pptx, docx, pdfium, lxml...) load only in the
     # process that parses; a sandboxed pipeline's own start-up does not pay for them

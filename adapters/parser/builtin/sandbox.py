@@ -39,6 +39,7 @@ import weakref
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Self
 
 from ragline.adapters.parser.builtin.landlock import readable_entries
 from ragline.adapters.parser.builtin.sandbox_wire import (
@@ -166,6 +167,7 @@ class SandboxedParser:
         extra_env_names: Iterable[str] = (),
         formats: str | None = None,
         text_dir: Path | None = None,
+        prestart_memory_bytes: int | None = None,
     ) -> None:
         """hidden: files a parser must not read (the secret key, a .env). readable: folders
         it must read even if created after the worker starts beside a hidden file (the temp
@@ -173,7 +175,10 @@ class SandboxedParser:
         formats: `module:attribute` of a file-type -> parser mapping for the worker's registry
         (tests); None: the registry's own, every format with OCR bound. text_dir: where the
         pool's private folder for parsed text is made (the workspace; None: the system's
-        temp dir); it is removed on close."""
+        temp dir); it is removed on close. prestart_memory_bytes: start one worker with this
+        memory limit (the pipeline's) on a background thread now, so the worker's interpreter
+        start-up (~0.3 s) runs beside the caller's own start-up instead of in front of the
+        first parse, which waits for that worker as for any busy one."""
         if max_workers < 1:
             raise ValueError("max_workers must be >= 1")
         self._max_workers = max_workers
@@ -193,6 +198,13 @@ class SandboxedParser:
         self._text_dir = text_dir.resolve() if text_dir is not None else None
         self._texts: Path | None = None
         self._text_names = itertools.count()
+        if prestart_memory_bytes is not None:
+            threading.Thread(
+                target=self._prestart_quietly,
+                args=(prestart_memory_bytes,),
+                name="parser-prestart",
+                daemon=True,
+            ).start()
 
     def _text_file(self) -> Path:
         """A new name in the pool's private folder (made on first use, mode 0700)."""
@@ -295,6 +307,14 @@ class SandboxedParser:
         limit = (options or ParseOptions()).limits.max_memory_bytes
         self._release(self._acquire(limit))
 
+    def _prestart_quietly(self, memory_limit: int) -> None:
+        """A failed start is only logged: the first parse starts a worker itself and reports
+        why that fails."""
+        try:
+            self._release(self._acquire(memory_limit))
+        except Exception as error:
+            _log.warning("parser worker prestart failed: %s", error)
+
     def close(self) -> None:
         with self._lock:
             self._closed = True
@@ -305,7 +325,7 @@ class SandboxedParser:
         if self._texts is not None:
             shutil.rmtree(self._texts, ignore_errors=True)
 
-    def __enter__(self) -> SandboxedParser:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

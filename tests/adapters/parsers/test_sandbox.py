@@ -128,6 +128,59 @@ def test_a_worker_that_died_idle_is_replaced_silently(tmp_path: Path) -> None:
         assert sandbox.parse(_small_md(tmp_path), "md", NAIVE).title == "Fine"
 
 
+class CountingSandbox(SandboxedParser):
+    """Records the memory limit of every worker it starts."""
+
+    def __init__(self, **options: object) -> None:
+        self.spawned: list[int] = []  # before the prestart thread can spawn
+        super().__init__(**options)  # type: ignore[arg-type]
+
+    def _spawn(self, memory_limit: int) -> object:  # type: ignore[override]
+        self.spawned.append(memory_limit)
+        return super()._spawn(memory_limit)
+
+
+def _join_prestart() -> None:
+    for thread in threading.enumerate():
+        if thread.name == "parser-prestart":
+            thread.join(60)
+
+
+def test_a_worker_starts_in_the_background_and_serves_the_first_parse(tmp_path: Path) -> None:
+    others = frozenset(_worker_pids())
+    limit = NAIVE.limits.max_memory_bytes
+    with CountingSandbox(max_workers=1, prestart_memory_bytes=limit) as sandbox:
+        _join_prestart()
+        assert sandbox.spawned == [limit]  # started with no parse asked for
+        (pid,) = _worker_pids(others)
+        assert sandbox.parse(_small_md(tmp_path), "md", NAIVE).title == "Fine"
+        assert sandbox.spawned == [limit] and _worker_pids(others) == [pid]
+
+
+def test_a_parse_asked_while_the_worker_starts_waits_for_it(tmp_path: Path) -> None:
+    limit = NAIVE.limits.max_memory_bytes
+    with CountingSandbox(max_workers=1, prestart_memory_bytes=limit) as sandbox:
+        assert sandbox.parse(_small_md(tmp_path), "md", NAIVE).title == "Fine"
+        _join_prestart()
+        assert sandbox.spawned == [limit]  # one worker for both, whichever came first
+
+
+def test_a_prestart_with_another_memory_limit_is_replaced(tmp_path: Path) -> None:
+    other = NAIVE.limits.max_memory_bytes // 2
+    with CountingSandbox(max_workers=1, prestart_memory_bytes=other) as sandbox:
+        _join_prestart()
+        assert sandbox.parse(_small_md(tmp_path), "md", NAIVE).title == "Fine"
+        assert sandbox.spawned == [other, NAIVE.limits.max_memory_bytes]
+
+
+def test_closing_while_the_prestart_runs_leaves_no_worker() -> None:
+    others = frozenset(_worker_pids())
+    sandbox = SandboxedParser(max_workers=1, prestart_memory_bytes=NAIVE.limits.max_memory_bytes)
+    sandbox.close()
+    _join_prestart()
+    assert _worker_pids(others) == []
+
+
 def test_memory_limit_turns_into_a_clean_failure(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
