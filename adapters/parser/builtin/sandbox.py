@@ -304,14 +304,16 @@ class SandboxedParser:
 
     def prestart(self, options: ParseOptions | None = None) -> None:
         """Start one worker now, so the first parse does not pay the interpreter start-up."""
-        limit = (options or ParseOptions()).limits.max_memory_bytes
-        self._release(self._acquire(limit))
+        self._start_idle((options or ParseOptions()).limits.max_memory_bytes)
+
+    def _start_idle(self, memory_limit: int) -> None:
+        self._release(self._acquire(memory_limit))
 
     def _prestart_quietly(self, memory_limit: int) -> None:
         """A failed start is only logged: the first parse starts a worker itself and reports
         why that fails."""
         try:
-            self._release(self._acquire(memory_limit))
+            self._start_idle(memory_limit)
         except Exception as error:
             _log.warning("parser worker prestart failed: %s", error)
 
