@@ -157,11 +157,12 @@ async def _ingest(
 ) -> IngestSummary:
     """Provision the user's embedding model, then ingest with a worker in this process
     (`ingest_workers` consumers; on a real broker, `ragline worker`s elsewhere share the
-    tasks)."""
+    tasks). The worker is built first: its parser sandbox starts a worker process in the
+    background, which then starts beside the provisioning instead of after it."""
+    worker = await entry.worker(concurrency=1)  # poll_window counts on it
     provision_embedding = await entry.use_cases.provision_embedding()
     await provision_embedding(user)
     ingest_files = await entry.use_cases.ingest_files()
-    worker = await entry.worker(concurrency=1)  # poll_window counts on it
     async with worker.running():
         summary: IngestSummary = await ingest_files(sources, user, dataset, observer, force=force)
         return summary
