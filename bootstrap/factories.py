@@ -155,7 +155,7 @@ def parser(settings: Settings, workspace: Workspace) -> Parser:
         hidden=settings.files_parsers_must_not_read,
         readable=[workspace.folder],
         text_dir=workspace.folder,
-        prestart_memory_bytes=settings.parse_max_memory_mb * 1024 * 1024,
+        prestart_memory_bytes=parse_limits(settings).max_memory_bytes,
     )
 
 
@@ -292,16 +292,20 @@ def workspace(settings: Settings) -> Iterator[Workspace]:
         workspace.release()
 
 
+def parse_limits(settings: Settings) -> ParseLimits:
+    return ParseLimits(
+        max_seconds=settings.parse_timeout_seconds,
+        max_memory_bytes=settings.parse_max_memory_mb * 1024 * 1024,
+    )
+
+
 def pipeline_settings(settings: Settings) -> PipelineSettings:
     return PipelineSettings(
         result_topic=settings.parse_result_topic,
         embed_batch_size=settings.embedding_batch_size,
         mineru_unavailable=MineruPolicy(settings.mineru_unavailable),
         contextual_headers=settings.contextual_headers,
-        parse_limits=ParseLimits(
-            max_seconds=settings.parse_timeout_seconds,
-            max_memory_bytes=settings.parse_max_memory_mb * 1024 * 1024,
-        ),
+        parse_limits=parse_limits(settings),
         heartbeat_interval=timedelta(seconds=settings.run_heartbeat_seconds),
         stale_after=timedelta(seconds=settings.stale_run_seconds),
     )
@@ -329,10 +333,7 @@ def parse_cache_settings(settings: Settings) -> ParseCacheSettings:
         prefix=settings.parse_cache_prefix,
         pages_per_batch=settings.parse_pages_per_batch,
         lease=timedelta(seconds=settings.parse_batch_lease_seconds),
-        limits=ParseLimits(
-            max_seconds=settings.parse_timeout_seconds,
-            max_memory_bytes=settings.parse_max_memory_mb * 1024 * 1024,
-        ),
+        limits=parse_limits(settings),
     )
 
 

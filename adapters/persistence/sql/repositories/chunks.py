@@ -97,10 +97,6 @@ _IN_DOCUMENT_BOUND = and_(
 _LIVE = chunk.c.live == true()
 
 
-def _of_lineage(scope: DocumentScope, lineage: str) -> ColumnElement[bool]:
-    return and_(_in_document(scope), chunk.c.task_id == lineage)
-
-
 @cache
 def _children_page(limit: int, of_lineage: bool) -> Select[Any]:
     """`list_children` for one page size (callers use one or two sizes), of one lineage
@@ -156,7 +152,8 @@ _OF_OTHER_LINEAGES_BOUND = and_(
     _IN_DOCUMENT_BOUND, chunk.c.task_id != bindparam("b_lineage", type_=chunk.c.task_id.type)
 )
 _CHILD = chunk.c.parent_id.is_not(None)
-# replace_lineage and swap_lineage, once a file each (scope params and `b_lineage`)
+# replace_lineage and swap_lineage, once a file each, and adopt_lineage (scope params and
+# `b_lineage`, the lineage they act on)
 _LINEAGE_CHILDREN = select(chunk.c.chunk_id).where(_OF_LINEAGE_BOUND).where(_CHILD)
 _DELETE_LINEAGE = delete(chunk).where(_OF_LINEAGE_BOUND)
 _LINEAGE_LIVE_COUNTS = (
@@ -167,6 +164,11 @@ _LINEAGE_GOES_LIVE = (
 )
 _OTHER_LINEAGES_CHILDREN = select(chunk.c.chunk_id).where(_OF_OTHER_LINEAGES_BOUND).where(_CHILD)
 _DELETE_OTHER_LINEAGES = delete(chunk).where(_OF_OTHER_LINEAGES_BOUND)
+_ADOPT_LINEAGE = (
+    update(chunk)
+    .where(_OF_LINEAGE_BOUND)
+    .values(task_id=bindparam("b_adopter", type_=chunk.c.task_id.type))
+)
 
 
 class SqlChunkRepository:
@@ -192,10 +194,9 @@ class SqlChunkRepository:
         return stale
 
     async def adopt_lineage(self, scope: DocumentScope, retried: str, lineage: str) -> int:
+        params = {**_scope_params(scope), "b_lineage": retried, "b_adopter": lineage}
         with store_errors("chunk adopt_lineage"):
-            result = await self._slot.conn.execute(
-                update(chunk).where(_of_lineage(scope, retried)).values(task_id=lineage)
-            )
+            result = await self._slot.conn.execute(_ADOPT_LINEAGE, params)
         return int(result.rowcount)
 
     async def swap_lineage(self, scope: DocumentScope, lineage: str) -> list[str]:
